@@ -1,0 +1,50 @@
+#include "engine/builder/builder.h"
+
+#include "engine/builder/static_shapes.h"
+#include "engine/passes/passes.h"
+
+namespace fb {
+
+namespace {
+std::string join_sources(const std::vector<std::string>& s) {
+  std::string r;
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + s[i];
+  return r;
+}
+}  // namespace
+
+Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vector<std::string>* log) {
+  if (config.precision != "fp32")
+    throw Error("precision '" + config.precision + "' is not supported yet (supported: fp32)");
+  if (config.batch < 1) throw Error("batch must be at least 1");
+  Graph g = imported;
+  std::map<std::string, Tensor> known = infer_static_shapes(g, config.batch);
+  log->push_back("imported: " + std::to_string(g.nodes.size()) + " nodes, " + std::to_string(g.initializers.size()) +
+                 " initializers, opset " + std::to_string(g.opset) + ", batch " + std::to_string(config.batch));
+  log->push_back(std::string("fusion level: ") + fusion_level_name(config.fusion) + ", precision: " + config.precision +
+                 ", threads: " + std::to_string(config.threads));
+  for (const Pass& p : passes_for(config.fusion)) {
+    PassContext ctx{g, config, known, *log};
+    const int n = p.run(ctx);
+    log->push_back(std::string("after ") + p.name + ": " + std::to_string(g.nodes.size()) + " layers (" +
+                   std::to_string(n) + " rewrites)");
+  }
+  return g;
+}
+
+std::unique_ptr<Engine> build_engine(const Graph& imported, const BuildConfig& config) {
+  std::vector<std::string> log;
+  Graph g = optimize_graph(imported, config, &log);
+  log.push_back("after fusion: " + std::to_string(g.nodes.size()) + " layers from " + std::to_string(imported.nodes.size()) +
+                " ONNX nodes");
+  auto engine = std::make_unique<Engine>(std::move(g), config, std::move(log));
+  // The layer map goes into the log too, so a stored build log stands on its own.
+  for (size_t i = 0; i < engine->layers().size(); ++i) {
+    const LayerInfo& l = engine->layers()[i];
+    engine->append_log("layer " + std::to_string(i) + ": " + l.kind + " [" + l.kernel + "] ← " + join_sources(l.sources));
+  }
+  engine->append_log("activation arena: " + std::to_string(engine->arena_bytes()) + " bytes");
+  return engine;
+}
+
+}  // namespace fb

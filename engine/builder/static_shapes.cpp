@@ -1,0 +1,77 @@
+#include "engine/builder/static_shapes.h"
+
+#include "engine/ops/op_registry.h"
+
+namespace fb {
+
+std::map<std::string, Shape> bind_input_shapes(const Graph& g, int64_t batch) {
+  std::map<std::string, Shape> r;
+  for (const GraphInput& in : g.inputs) {
+    Shape s = in.dims;
+    for (size_t d = 0; d < s.size(); ++d) {
+      if (s[d] >= 0) continue;
+      if (d != 0)
+        throw Error("graph input '" + in.name + "' has symbolic dimension " + std::to_string(d) + " ('" +
+                    in.dim_params[d] + "'); only the batch dimension (0) may be symbolic");
+      s[d] = batch;
+    }
+    r[in.name] = s;
+  }
+  return r;
+}
+
+std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch) {
+  constexpr int64_t kMaxFoldElements = 1 << 16;  // only small tensors are evaluated here
+  for (const auto& [name, shape] : bind_input_shapes(g, batch)) {
+    ValueInfo& v = g.values[name];
+    v.shape = shape;
+    v.shape_known = true;
+    for (const GraphInput& in : g.inputs)
+      if (in.name == name) v.dtype = in.dtype;
+  }
+  std::map<std::string, Tensor> known;  // build-time values
+  for (const auto& [k, t] : g.initializers) known[k] = t;
+  for (Node& n : g.nodes) {
+    ShapeContext sc{n, {}, {}};
+    bool all_known = true;
+    for (const std::string& in : n.inputs) {
+      if (in.empty()) {
+        sc.inputs.push_back(nullptr);
+        sc.constants.push_back(nullptr);
+        continue;
+      }
+      const ValueInfo& vi = g.value(in);
+      if (!vi.shape_known) throw Error(n.describe() + ": input '" + in + "' has no static shape");
+      sc.inputs.push_back(&vi);
+      auto it = known.find(in);
+      sc.constants.push_back(it == known.end() ? nullptr : &it->second);
+      all_known = all_known && it != known.end();
+    }
+    std::vector<ValueInfo> outs = infer_node(n, sc);
+    if (outs.size() < n.outputs.size())
+      throw Error(n.describe() + ": produces " + std::to_string(outs.size()) + " outputs, the model uses " +
+                  std::to_string(n.outputs.size()));
+    bool small = true;
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      if (n.outputs[i].empty()) continue;
+      if (!outs[i].shape_known) throw Error(n.describe() + ": output '" + n.outputs[i] + "' has a data-dependent shape");
+      g.values[n.outputs[i]] = outs[i];
+      small = small && shape_numel(outs[i].shape) <= kMaxFoldElements;
+    }
+    if (n.op_type == "Shape" && n.domain.empty()) {
+      Tensor dummy = Tensor::view(sc.inputs[0]->dtype, sc.inputs[0]->shape, nullptr);
+      known[n.outputs[0]] = evaluate_node(n, {&dummy})[0];
+    } else if (all_known && small) {
+      std::vector<const Tensor*> ins;
+      for (const std::string& in : n.inputs) ins.push_back(in.empty() ? nullptr : &known.at(in));
+      std::vector<Tensor> vals = evaluate_node(n, ins);
+      for (size_t i = 0; i < n.outputs.size(); ++i)
+        if (!n.outputs[i].empty()) known[n.outputs[i]] = vals[i];
+    }
+  }
+  for (const std::string& o : g.outputs)
+    if (!g.value(o).shape_known) throw Error("graph output '" + o + "' is produced by no node");
+  return known;
+}
+
+}  // namespace fb

@@ -1,0 +1,21 @@
+// Binds the batch dimension and gives every value a static shape. Small values that can
+// be computed at build time (Shape of a static tensor, arithmetic on such shapes,
+// Constant nodes) are evaluated along the way, so shape-computing subgraphs resolve.
+#pragma once
+#include <map>
+#include <string>
+
+#include "engine/ir/graph.h"
+
+namespace fb {
+
+// The concrete dims for each graph input: dim 0 left symbolic takes `batch`; any other
+// symbolic dimension is an Error naming the input and the dimension.
+std::map<std::string, Shape> bind_input_shapes(const Graph& g, int64_t batch);
+
+// Fills g.values with static shapes for every node output (bind_input_shapes first);
+// returns the build-time values of small computable tensors (for constant folding).
+// Errors name the node and op type, including unsupported ops.
+std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch);
+
+}  // namespace fb

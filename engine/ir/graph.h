@@ -1,0 +1,84 @@
+// The engine's IR: a graph of nodes connected by named values. Every value has a dtype
+// and, once the batch is bound, a static shape. Nodes keep `sources`: the names of the
+// ONNX nodes they stand for. An imported node lists itself; a fused node lists every node
+// it replaced. That list is what lets the profiler and the inspector see through fusion.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "engine/ir/tensor.h"
+
+namespace fb {
+
+struct Attribute {
+  std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
+               std::vector<std::string>, Tensor>
+      value;
+};
+
+struct Node {
+  std::string name;
+  std::string op_type;
+  std::string domain;  // "" for ONNX, "fusebench" for the engine's fused ops
+  std::vector<std::string> inputs;   // "" marks an omitted optional input
+  std::vector<std::string> outputs;
+  std::map<std::string, Attribute> attrs;
+  std::vector<std::string> sources;  // ONNX node names this node stands for
+  int64_t opset = 0;  // the model's opset for the node's domain (ops changed meaning across opsets)
+
+  // Attribute accessors with ONNX defaults; a present attribute of the wrong kind is an Error.
+  int64_t attr_int(const std::string& key, int64_t def) const;
+  float attr_float(const std::string& key, float def) const;
+  std::string attr_string(const std::string& key, const std::string& def) const;
+  std::vector<int64_t> attr_ints(const std::string& key, const std::vector<int64_t>& def = {}) const;
+  std::vector<float> attr_floats(const std::string& key, const std::vector<float>& def = {}) const;
+  const Tensor* attr_tensor(const std::string& key) const;
+  bool has_attr(const std::string& key) const { return attrs.count(key) != 0; }
+  // "node 'name' (OpType)": how errors name a node.
+  std::string describe() const;
+};
+
+struct ValueInfo {
+  DType dtype = DType::Undefined;
+  Shape shape;
+  bool shape_known = false;
+};
+
+struct GraphInput {
+  std::string name;
+  DType dtype;
+  // Dimensions as declared; -1 where the model leaves them symbolic (dim_param or unset).
+  Shape dims;
+  std::vector<std::string> dim_params;  // "" where the dimension is fixed
+};
+
+class Graph {
+ public:
+  std::string name;
+  int64_t opset = 0;
+  std::vector<GraphInput> inputs;
+  std::vector<std::string> outputs;
+  std::vector<Node> nodes;                     // in topological order
+  std::map<std::string, Tensor> initializers;  // constant tensors by value name
+  std::map<std::string, ValueInfo> values;     // every value's dtype and shape
+
+  bool is_initializer(const std::string& v) const { return initializers.count(v) != 0; }
+  bool is_graph_output(const std::string& v) const;
+  const ValueInfo& value(const std::string& v) const;
+  // The node producing `v`, or nullptr for graph inputs and initializers.
+  const Node* producer(const std::string& v) const;
+  // Indices of nodes consuming `v`.
+  std::vector<size_t> consumers(const std::string& v) const;
+  // Sorts `nodes` topologically; throws Error naming a node on a cycle or a missing input.
+  void topological_sort();
+  // Removes nodes whose outputs are never used and are not graph outputs, then
+  // initializers nobody reads.
+  void remove_dead_nodes();
+  // A fresh value name with the given stem that is not used yet.
+  std::string unique_value_name(const std::string& stem) const;
+};
+
+}  // namespace fb

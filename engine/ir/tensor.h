@@ -1,0 +1,66 @@
+// A dense row-major tensor: dtype, static shape and a data pointer. A Tensor either owns
+// its (64-byte aligned) storage through a shared buffer, or is a view into memory owned
+// elsewhere (the engine's activation arena). Copying a Tensor shares, never duplicates.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <span>
+
+#include "engine/ir/dtype.h"
+#include "engine/ir/error.h"
+#include "engine/ir/shape.h"
+
+namespace fb {
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Allocates zero-filled storage.
+  Tensor(DType dtype, Shape shape);
+  Tensor(DType dtype, Shape shape, bool zero_fill);
+  // Allocates storage without clearing it (for outputs a kernel overwrites in full).
+  static Tensor empty(DType dtype, Shape shape);
+  // A non-owning view of `data`.
+  static Tensor view(DType dtype, Shape shape, void* data);
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t numel() const { return shape_numel(shape_); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+  bool defined() const { return dtype_ != DType::Undefined; }
+
+  void* raw() { return data_; }
+  const void* raw() const { return data_; }
+  template <typename T> T* data() {
+    FB_CHECK(dtype_of<T>() == dtype_, "tensor is " + dtype_name(dtype_));
+    return static_cast<T*>(data_);
+  }
+  template <typename T> const T* data() const {
+    FB_CHECK(dtype_of<T>() == dtype_, "tensor is " + dtype_name(dtype_));
+    return static_cast<const T*>(data_);
+  }
+  template <typename T> std::span<const T> values() const { return {data<T>(), size_t(numel())}; }
+
+  // Points a non-owning view at other memory (the engine rebinds input views per run).
+  void rebind(void* data) {
+    FB_CHECK(!storage_, "rebind on an owning tensor");
+    data_ = data;
+  }
+  // Same storage, other shape (element count must match).
+  Tensor reshaped(Shape shape) const;
+  // A deep copy with its own storage.
+  Tensor clone() const;
+  // Integer tensor contents as int64 (for shape-like inputs: Reshape's shape, axes, ...).
+  std::vector<int64_t> as_int64_vector() const;
+  // Scalar or one-element tensor as double.
+  double scalar_as_double() const;
+
+ private:
+  DType dtype_ = DType::Undefined;
+  Shape shape_;
+  std::shared_ptr<std::byte> storage_;
+  void* data_ = nullptr;
+};
+
+}  // namespace fb

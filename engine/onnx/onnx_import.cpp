@@ -1,0 +1,249 @@
+#include "engine/onnx/onnx_import.h"
+
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace fb {
+
+namespace fs = std::filesystem;
+
+onnx::ModelProto load_onnx_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open the model file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  onnx::ModelProto model;
+  const std::string bytes = ss.str();
+  if (bytes.empty()) throw Error(path + ": the model file is empty");
+  if (!model.ParseFromString(bytes)) throw Error(path + ": not a valid ONNX model (protobuf parse failed)");
+  if (!model.has_graph()) throw Error(path + ": the ONNX model has no graph");
+  return model;
+}
+
+namespace {
+
+// Reads the bytes of an external-data tensor, refusing locations outside base_dir.
+std::string read_external(const onnx::TensorProto& t, const std::string& base_dir) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : t.external_data()) {
+    if (kv.key() == "location") location = kv.value();
+    else if (kv.key() == "offset") offset = std::stoll(kv.value());
+    else if (kv.key() == "length") length = std::stoll(kv.value());
+  }
+  const std::string what = "tensor '" + t.name() + "'";
+  if (base_dir.empty()) throw Error(what + " uses external data, which an in-memory model cannot resolve");
+  if (location.empty()) throw Error(what + " has external data without a location");
+  fs::path loc(location);
+  if (loc.is_absolute()) throw Error(what + ": external data location '" + location + "' must be relative to the model");
+  const fs::path base = fs::weakly_canonical(fs::absolute(base_dir));
+  const fs::path full = fs::weakly_canonical(base / loc);
+  auto [b_end, f_it] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
+  if (b_end != base.end())
+    throw Error(what + ": external data location '" + location + "' escapes the model's folder " + base.string());
+  std::ifstream in(full, std::ios::binary);
+  if (!in) throw Error(what + ": cannot open external data file " + full.string());
+  in.seekg(0, std::ios::end);
+  const int64_t size = in.tellg();
+  if (offset < 0 || offset > size) throw Error(what + ": external data offset is beyond the end of " + full.string());
+  if (length < 0) length = size - offset;
+  if (offset + length > size) throw Error(what + ": external data runs past the end of " + full.string());
+  std::string bytes(size_t(length), '\0');
+  in.seekg(offset);
+  in.read(bytes.data(), length);
+  return bytes;
+}
+
+template <typename T, typename Field>
+void copy_field(const Field& f, Tensor& out) {
+  T* d = out.data<T>();
+  for (int i = 0; i < f.size(); ++i) d[i] = static_cast<T>(f.Get(i));
+}
+
+}  // namespace
+
+Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir) {
+  const std::string what = "tensor '" + t.name() + "'";
+  const DType dt = static_cast<DType>(t.data_type());
+  if (dtype_size(dt) == 0) throw Error(what + " has unsupported element type " + dtype_name(dt));
+  Shape shape(t.dims().begin(), t.dims().end());
+  for (int64_t d : shape)
+    if (d < 0) throw Error(what + " has a negative dimension");
+  // Guard against hostile sizes before allocating.
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d != 0 && n > (int64_t(1) << 40) / d) throw Error(what + " is too large " + shape_str(shape));
+    n *= d;
+  }
+  Tensor out(dt, shape);
+  const size_t bytes = out.nbytes();
+  std::string raw;
+  bool have_raw = false;
+  if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
+    raw = read_external(t, base_dir);
+    have_raw = true;
+  } else if (t.has_raw_data()) {
+    raw = t.raw_data();
+    have_raw = true;
+  }
+  if (have_raw) {
+    if (raw.size() != bytes)
+      throw Error(what + " holds " + std::to_string(raw.size()) + " bytes of data, expected " + std::to_string(bytes) +
+                  " for " + dtype_name(dt) + shape_str(shape));
+    if (bytes) std::memcpy(out.raw(), raw.data(), bytes);
+    return out;
+  }
+  auto check_count = [&](int count) {
+    if (count != n) throw Error(what + " holds " + std::to_string(count) + " values, expected " + std::to_string(n));
+  };
+  switch (dt) {
+    case DType::Float32: check_count(t.float_data_size()); copy_field<float>(t.float_data(), out); break;
+    case DType::Float64: check_count(t.double_data_size()); copy_field<double>(t.double_data(), out); break;
+    case DType::Int64: check_count(t.int64_data_size()); copy_field<int64_t>(t.int64_data(), out); break;
+    case DType::UInt32: case DType::UInt64:
+      check_count(t.uint64_data_size());
+      if (dt == DType::UInt32) copy_field<uint32_t>(t.uint64_data(), out); else copy_field<uint64_t>(t.uint64_data(), out);
+      break;
+    case DType::Int32: check_count(t.int32_data_size()); copy_field<int32_t>(t.int32_data(), out); break;
+    case DType::Int16: check_count(t.int32_data_size()); copy_field<int16_t>(t.int32_data(), out); break;
+    case DType::Int8: check_count(t.int32_data_size()); copy_field<int8_t>(t.int32_data(), out); break;
+    case DType::UInt16: check_count(t.int32_data_size()); copy_field<uint16_t>(t.int32_data(), out); break;
+    case DType::UInt8: check_count(t.int32_data_size()); copy_field<uint8_t>(t.int32_data(), out); break;
+    case DType::Bool: check_count(t.int32_data_size()); copy_field<bool>(t.int32_data(), out); break;
+    case DType::Float16: case DType::BFloat16: {
+      check_count(t.int32_data_size());
+      auto* d = static_cast<uint16_t*>(out.raw());
+      for (int i = 0; i < t.int32_data_size(); ++i) d[i] = static_cast<uint16_t>(t.int32_data(i));
+      break;
+    }
+    default: throw Error(what + " has unsupported element type " + dtype_name(dt));
+  }
+  return out;
+}
+
+onnx::TensorProto tensor_to_proto(const Tensor& t, const std::string& name) {
+  onnx::TensorProto p;
+  p.set_name(name);
+  p.set_data_type(static_cast<int32_t>(t.dtype()));
+  for (int64_t d : t.shape()) p.add_dims(d);
+  p.set_raw_data(std::string(static_cast<const char*>(t.raw()), t.nbytes()));
+  return p;
+}
+
+namespace {
+
+Attribute convert_attribute(const onnx::AttributeProto& a, const std::string& base_dir, const std::string& where) {
+  Attribute r;
+  switch (a.type()) {
+    case onnx::AttributeProto::FLOAT: r.value = a.f(); break;
+    case onnx::AttributeProto::INT: r.value = int64_t(a.i()); break;
+    case onnx::AttributeProto::STRING: r.value = a.s(); break;
+    case onnx::AttributeProto::TENSOR: r.value = tensor_from_proto(a.t(), base_dir); break;
+    case onnx::AttributeProto::FLOATS: r.value = std::vector<float>(a.floats().begin(), a.floats().end()); break;
+    case onnx::AttributeProto::INTS: r.value = std::vector<int64_t>(a.ints().begin(), a.ints().end()); break;
+    case onnx::AttributeProto::STRINGS: r.value = std::vector<std::string>(a.strings().begin(), a.strings().end()); break;
+    default:
+      throw Error(where + ": attribute '" + a.name() + "' has a type (" + std::to_string(int(a.type())) +
+                  ") the engine does not support yet (subgraphs, sparse tensors, type protos)");
+  }
+  return r;
+}
+
+ValueInfo info_from_type(const onnx::TypeProto& tp) {
+  ValueInfo v;
+  if (!tp.has_tensor_type()) return v;
+  v.dtype = static_cast<DType>(tp.tensor_type().elem_type());
+  if (!tp.tensor_type().has_shape()) return v;
+  v.shape_known = true;
+  for (const auto& d : tp.tensor_type().shape().dim()) {
+    if (d.has_dim_value()) v.shape.push_back(d.dim_value());
+    else {
+      v.shape.push_back(-1);
+      v.shape_known = false;
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+Graph import_onnx(const onnx::ModelProto& model_in, const std::string& source, const std::string& base_dir) {
+  onnx::ModelProto model = model_in;
+  // The checker catches structural damage (dangling names, bad attributes) up front.
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    throw Error(source + ": the ONNX checker rejected the model: " + std::string(e.what()).substr(0, 600));
+  }
+  try {
+    onnx::shape_inference::InferShapes(model);
+  } catch (const std::exception& e) {
+    throw Error(source + ": ONNX shape inference failed: " + std::string(e.what()).substr(0, 600));
+  }
+  const onnx::GraphProto& gp = model.graph();
+  Graph g;
+  g.name = gp.name();
+  for (const auto& op : model.opset_import())
+    if (op.domain().empty() || op.domain() == "ai.onnx") g.opset = op.version();
+  if (g.opset == 0) throw Error(source + ": the model imports no default-domain opset");
+
+  for (const auto& init : gp.initializer()) {
+    try {
+      g.initializers[init.name()] = tensor_from_proto(init, base_dir);
+    } catch (const Error& e) {
+      throw Error(source + ": initializer " + e.what());
+    }
+    g.values[init.name()] = ValueInfo{g.initializers[init.name()].dtype(), g.initializers[init.name()].shape(), true};
+  }
+  for (const auto& in : gp.input()) {
+    if (g.initializers.count(in.name())) continue;  // old exporters list initializers as inputs too
+    if (!in.type().has_tensor_type())
+      throw Error(source + ": graph input '" + in.name() + "' is not a tensor (sequences and maps are not supported)");
+    GraphInput gi{in.name(), static_cast<DType>(in.type().tensor_type().elem_type()), {}, {}};
+    for (const auto& d : in.type().tensor_type().shape().dim()) {
+      gi.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+      gi.dim_params.push_back(d.has_dim_value() ? "" : (d.dim_param().empty() ? "?" : d.dim_param()));
+    }
+    g.inputs.push_back(gi);
+    g.values[in.name()] = info_from_type(in.type());
+  }
+  for (const auto& vi : gp.value_info()) g.values.emplace(vi.name(), info_from_type(vi.type()));
+  for (const auto& out : gp.output()) {
+    g.outputs.push_back(out.name());
+    g.values.emplace(out.name(), info_from_type(out.type()));
+  }
+
+  std::set<std::string> names;
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const onnx::NodeProto& np = gp.node(i);
+    Node n;
+    n.op_type = np.op_type();
+    n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    n.name = np.name().empty() ? n.op_type + "_" + std::to_string(i) : np.name();
+    while (names.count(n.name)) n.name += "_" + std::to_string(i);
+    names.insert(n.name);
+    n.opset = g.opset;
+    n.inputs.assign(np.input().begin(), np.input().end());
+    n.outputs.assign(np.output().begin(), np.output().end());
+    n.sources = {n.name};
+    const std::string where = source + ": " + n.describe();
+    for (const auto& a : np.attribute()) n.attrs[a.name()] = convert_attribute(a, base_dir, where);
+    for (const std::string& o : n.outputs)
+      if (!o.empty()) g.values.emplace(o, ValueInfo{});
+    g.nodes.push_back(std::move(n));
+  }
+  try {
+    g.topological_sort();
+  } catch (const Error& e) {
+    throw Error(source + ": " + e.what());
+  }
+  return g;
+}
+
+}  // namespace fb

@@ -1,0 +1,26 @@
+// Elementwise math shared by the per-op kernels and the engine's fused elementwise
+// chains: one table of unary and binary functions, each applied over a strided run.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace fb {
+
+enum class UnaryFn { Relu, Sigmoid, Tanh, Erf, Sqrt, Exp, Log, Neg, Abs, Reciprocal, Gelu, Count };
+enum class BinaryFn { Add, Sub, Mul, Div, Pow, Min, Max, Count };
+
+// The ONNX op type for each function ("Gelu" is the engine's fused GELU, erf form).
+const char* unary_op_type(UnaryFn f);
+const char* binary_op_type(BinaryFn f);
+bool unary_from_op_type(const std::string& op, UnaryFn* f);
+bool binary_from_op_type(const std::string& op, BinaryFn* f);
+
+// out[i] = f(in[i]) for i < n.
+void apply_unary(UnaryFn f, const float* in, float* out, int64_t n);
+// out[i] = f(a[i * sa], b[i * sb]) for i < n, with strides sa, sb in {0, 1}.
+void apply_binary(BinaryFn f, const float* a, int64_t sa, const float* b, int64_t sb, float* out, int64_t n);
+// Scalar forms, for the odd element and for tests.
+float unary_scalar(UnaryFn f, float x);
+float binary_scalar(BinaryFn f, float a, float b);
+
+}  // namespace fb

@@ -1,0 +1,50 @@
+// Matrix products on oneDNN: numpy-style MatMul with batch broadcasting, with an optional
+// bias over the last dimension, an output scale and a fused activation. The primitive is
+// created once per shape; the reference executor makes one per call (oneDNN's primitive
+// cache makes that cheap, as PyTorch's does), the engine keeps it in the layer.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "engine/ir/tensor.h"
+
+namespace fb {
+
+enum class MatMulActivation { None, Relu, Gelu };
+MatMulActivation parse_matmul_activation(const std::string& s);  // "", "relu", "gelu"
+const char* matmul_activation_name(MatMulActivation a);
+
+struct MatMulSpec {
+  Shape a, b;              // as the inputs come (rank >= 1; 2-D when transposed)
+  bool trans_a = false;    // only for rank-2 a (Gemm)
+  bool trans_b = false;    // only for rank-2 b (Gemm)
+  bool has_bias = false;   // bias of shape [N] (or [1, N]) added to every row
+  float alpha = 1.f;
+  MatMulActivation activation = MatMulActivation::None;
+};
+
+// Output shape of a MatMul with numpy semantics (1-D operands promoted and squeezed);
+// throws Error on mismatched inner dimensions or unbroadcastable batches.
+Shape matmul_output_shape(const Shape& a, const Shape& b, bool trans_a = false, bool trans_b = false);
+
+struct Node;
+// The spec of a fusebench.FusedMatMul node (attributes transA, transB, alpha, activation).
+MatMulSpec fused_matmul_spec(const Node& n, const Shape& a, const Shape& b, bool has_bias);
+
+class MatMulKernel {
+ public:
+  explicit MatMulKernel(const MatMulSpec& spec);
+  ~MatMulKernel();
+  MatMulKernel(MatMulKernel&&) noexcept;
+  const Shape& output_shape() const;
+  // FLOPs of one call (2·M·N·K per batch).
+  double flops() const;
+  // Not thread-safe: the kernel keeps its oneDNN memory objects and rebinds their pointers.
+  void run(const float* a, const float* b, const float* bias, float* out);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fb

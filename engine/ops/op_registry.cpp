@@ -1,0 +1,106 @@
+#include "engine/ops/op_registry.h"
+
+#include <algorithm>
+
+namespace fb {
+
+const ValueInfo& ShapeContext::in(size_t i) const {
+  if (!has_input(i)) throw Error(node.describe() + ": input " + std::to_string(i) + " is missing");
+  return *inputs[i];
+}
+
+const Tensor& ShapeContext::constant(size_t i, const char* what) const {
+  const Tensor* t = constant_or_null(i);
+  if (!t)
+    throw Error(node.describe() + ": input " + std::to_string(i) + " (" + what +
+                ") must be a constant for a static-shape engine");
+  return *t;
+}
+
+const Tensor& OpContext::in(size_t i) const {
+  if (!has_input(i)) throw Error(node.describe() + ": input " + std::to_string(i) + " is missing");
+  return *inputs[i];
+}
+
+const OpRegistry& OpRegistry::instance() {
+  static const OpRegistry registry = [] {
+    OpRegistry r;
+    register_elementwise_ops(r);
+    register_matmul_ops(r);
+    register_reduce_ops(r);
+    register_softmax_ops(r);
+    register_shape_ops(r);
+    register_fused_ops(r);
+    return r;
+  }();
+  return registry;
+}
+
+const OpDef* OpRegistry::find(const std::string& domain, const std::string& op_type) const {
+  std::string d = domain == "ai.onnx" ? "" : domain;
+  for (const OpDef& def : defs_)
+    if (def.domain == d && def.op_type == op_type) return &def;
+  return nullptr;
+}
+
+void OpRegistry::add(OpDef def) {
+  FB_CHECK(find(def.domain, def.op_type) == nullptr, "op registered twice: " + def.op_type);
+  defs_.push_back(std::move(def));
+}
+
+std::vector<std::string> OpRegistry::op_names() const {
+  std::vector<std::string> names;
+  for (const OpDef& d : defs_) names.push_back(d.domain.empty() ? d.op_type : d.domain + "." + d.op_type);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+const OpDef& op_for(const Node& node) {
+  const OpDef* def = OpRegistry::instance().find(node.domain, node.op_type);
+  if (!def)
+    throw Error(node.describe() + ": unsupported op type '" +
+                (node.domain.empty() ? "" : node.domain + ".") + node.op_type + "'");
+  return *def;
+}
+
+std::vector<ValueInfo> infer_node(const Node& node, const ShapeContext& ctx) {
+  const OpDef& def = op_for(node);
+  try {
+    return def.infer(ctx);
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    if (msg.find(node.describe()) == std::string::npos) msg = node.describe() + ": " + msg;
+    throw Error(msg);
+  }
+}
+
+std::vector<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*>& inputs) {
+  const OpDef& def = op_for(node);
+  std::vector<ValueInfo> infos(inputs.size());
+  ShapeContext sc{node, {}, inputs};
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i]) {
+      sc.inputs.push_back(nullptr);
+      continue;
+    }
+    infos[i] = ValueInfo{inputs[i]->dtype(), inputs[i]->shape(), true};
+    sc.inputs.push_back(&infos[i]);
+  }
+  std::vector<ValueInfo> out_infos = infer_node(node, sc);
+  std::vector<Tensor> outs(out_infos.size());
+  OpContext oc{node, inputs, {}};
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (out_infos[i].shape_known) outs[i] = Tensor::empty(out_infos[i].dtype, out_infos[i].shape);
+    oc.outputs.push_back(&outs[i]);
+  }
+  try {
+    def.compute(oc);
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    if (msg.find(node.describe()) == std::string::npos) msg = node.describe() + ": " + msg;
+    throw Error(msg);
+  }
+  return outs;
+}
+
+}  // namespace fb

@@ -1,0 +1,87 @@
+// The op table: for every op the engine runs, its shape inference and its kernel.
+// Both executors use it: the reference executor runs the kernels eagerly, op by op;
+// the engine runs them (or a fused kernel) from a planned arena. Adding an op is adding
+// a row in one of the register_* functions listed in op_registry.cpp.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "engine/ir/graph.h"
+
+namespace fb {
+
+// What shape inference sees: the node, its inputs' dtypes and shapes (nullptr for an
+// omitted optional input), and the inputs' values where they are known constants
+// (always known in the reference executor, which infers on real tensors).
+struct ShapeContext {
+  const Node& node;
+  std::vector<const ValueInfo*> inputs;
+  std::vector<const Tensor*> constants;
+
+  const ValueInfo& in(size_t i) const;
+  bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
+  // The constant value of input i, or an Error naming the node when it is not constant.
+  const Tensor& constant(size_t i, const char* what) const;
+  const Tensor* constant_or_null(size_t i) const { return i < constants.size() ? constants[i] : nullptr; }
+};
+
+// What a kernel sees: inputs (nullptr for omitted), and outputs allocated (uninitialized:
+// a kernel writes every element) with the
+// inferred dtype and shape. A kernel whose output shape depends on input values
+// (shape_known == false at inference) assigns the output Tensor itself.
+struct OpContext {
+  const Node& node;
+  std::vector<const Tensor*> inputs;
+  std::vector<Tensor*> outputs;
+
+  const Tensor& in(size_t i) const;
+  bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
+  Tensor& out(size_t i) const { return *outputs.at(i); }
+};
+
+using InferFn = std::vector<ValueInfo> (*)(const ShapeContext&);
+using ComputeFn = void (*)(OpContext&);
+
+struct OpDef {
+  std::string domain;  // "" for ONNX
+  std::string op_type;
+  InferFn infer = nullptr;
+  ComputeFn compute = nullptr;
+  // Output 0 has the input 0's layout and elements map one to one (Relu, Add, Erf...):
+  // the elementwise-chain fusion may take such ops into one generated kernel.
+  bool elementwise = false;
+  // Output 0 is input 0's bytes reinterpreted (Reshape, Flatten, Squeeze, Identity):
+  // the engine aliases instead of copying.
+  bool alias_input0 = false;
+};
+
+class OpRegistry {
+ public:
+  static const OpRegistry& instance();
+  const OpDef* find(const std::string& domain, const std::string& op_type) const;
+  void add(OpDef def);
+  std::vector<std::string> op_names() const;
+
+ private:
+  std::vector<OpDef> defs_;
+};
+
+// The op's definition, or an Error naming the node and op type when unsupported.
+const OpDef& op_for(const Node& node);
+
+// Runs shape inference for one node; errors are rethrown naming the node.
+std::vector<ValueInfo> infer_node(const Node& node, const ShapeContext& ctx);
+
+// Eagerly evaluates one node on concrete inputs with fresh outputs (used by the
+// reference executor and by constant folding).
+std::vector<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*>& inputs);
+
+// Registration, one function per kernel family (each in its own file).
+void register_elementwise_ops(OpRegistry& r);
+void register_matmul_ops(OpRegistry& r);
+void register_reduce_ops(OpRegistry& r);
+void register_softmax_ops(OpRegistry& r);
+void register_shape_ops(OpRegistry& r);
+void register_fused_ops(OpRegistry& r);
+
+}  // namespace fb

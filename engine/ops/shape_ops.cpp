@@ -1,0 +1,400 @@
+// Ops that move or reinterpret data without arithmetic: Reshape, Flatten, Squeeze,
+// Unsqueeze, Identity, Dropout (inference), Transpose, Concat, Gather, Shape, Constant,
+// Cast, Slice. The reinterpreting ones are marked alias_input0, so the engine aliases
+// their output to their input instead of copying.
+#include <tbb/parallel_for.h>
+
+#include <cstring>
+
+#include "engine/ops/op_registry.h"
+
+namespace fb {
+
+namespace {
+
+void copy_input0(OpContext& c) {
+  if (c.out(0).raw() != c.in(0).raw()) std::memcpy(c.out(0).raw(), c.in(0).raw(), c.in(0).nbytes());
+}
+
+// ---- Reshape ---------------------------------------------------------------------------
+std::vector<ValueInfo> infer_reshape(const ShapeContext& c) {
+  const ValueInfo& x = c.in(0);
+  std::vector<int64_t> target = c.constant(1, "shape").as_int64_vector();
+  const bool allowzero = c.node.attr_int("allowzero", 0) != 0;
+  int64_t known = 1, infer_at = -1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == 0 && !allowzero) {
+      if (i >= x.shape.size()) throw Error("shape entry " + std::to_string(i) + " is 0 but the input has rank " + std::to_string(x.shape.size()));
+      target[i] = x.shape[i];
+    }
+    if (target[i] == -1) {
+      if (infer_at >= 0) throw Error("more than one -1 in the target shape");
+      infer_at = int64_t(i);
+    } else if (target[i] < 0) {
+      throw Error("invalid target shape entry " + std::to_string(target[i]));
+    } else {
+      known *= target[i];
+    }
+  }
+  const int64_t total = shape_numel(x.shape);
+  if (infer_at >= 0) {
+    if (known == 0 || total % known) throw Error("cannot reshape " + shape_str(x.shape) + " to " + shape_str(target));
+    target[infer_at] = total / known;
+  }
+  if (shape_numel(target) != total) throw Error("cannot reshape " + shape_str(x.shape) + " to " + shape_str(target));
+  return {ValueInfo{x.dtype, target, true}};
+}
+
+// ---- Flatten ---------------------------------------------------------------------------
+std::vector<ValueInfo> infer_flatten(const ShapeContext& c) {
+  const ValueInfo& x = c.in(0);
+  const int64_t rank = int64_t(x.shape.size());
+  int64_t axis = c.node.attr_int("axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) throw Error("axis out of range");
+  int64_t a = 1, b = 1;
+  for (int64_t d = 0; d < rank; ++d) (d < axis ? a : b) *= x.shape[d];
+  return {ValueInfo{x.dtype, {a, b}, true}};
+}
+
+// ---- Squeeze / Unsqueeze: axes from the attribute (opset < 13) or input 1 ----------------
+std::vector<int64_t> axes_of(const ShapeContext& c) {
+  if (c.has_input(1)) return c.constant(1, "axes").as_int64_vector();
+  return c.node.attr_ints("axes");
+}
+
+std::vector<ValueInfo> infer_squeeze(const ShapeContext& c) {
+  const ValueInfo& x = c.in(0);
+  const int64_t rank = int64_t(x.shape.size());
+  std::vector<int64_t> axes = axes_of(c);
+  std::vector<bool> drop(rank, false);
+  if (axes.empty()) {
+    for (int64_t d = 0; d < rank; ++d) drop[d] = x.shape[d] == 1;
+  } else {
+    for (int64_t a : axes) {
+      int64_t d = normalize_axis(a, rank);
+      if (x.shape[d] != 1) throw Error("cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(x.shape[d]));
+      drop[d] = true;
+    }
+  }
+  Shape out;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!drop[d]) out.push_back(x.shape[d]);
+  return {ValueInfo{x.dtype, out, true}};
+}
+
+std::vector<ValueInfo> infer_unsqueeze(const ShapeContext& c) {
+  const ValueInfo& x = c.in(0);
+  std::vector<int64_t> axes = axes_of(c);
+  const int64_t out_rank = int64_t(x.shape.size() + axes.size());
+  std::vector<bool> inserted(out_rank, false);
+  for (int64_t a : axes) {
+    int64_t d = normalize_axis(a, out_rank);
+    if (inserted[d]) throw Error("axis " + std::to_string(a) + " repeated");
+    inserted[d] = true;
+  }
+  Shape out;
+  size_t j = 0;
+  for (int64_t d = 0; d < out_rank; ++d) out.push_back(inserted[d] ? 1 : x.shape[j++]);
+  return {ValueInfo{x.dtype, out, true}};
+}
+
+std::vector<ValueInfo> infer_identity(const ShapeContext& c) { return {ValueInfo{c.in(0).dtype, c.in(0).shape, true}}; }
+
+std::vector<ValueInfo> infer_dropout(const ShapeContext& c) {
+  std::vector<ValueInfo> r{ValueInfo{c.in(0).dtype, c.in(0).shape, true}};
+  if (c.node.outputs.size() > 1) r.push_back(ValueInfo{DType::Bool, c.in(0).shape, true});
+  return r;
+}
+
+void compute_dropout(OpContext& c) {
+  copy_input0(c);
+  if (c.outputs.size() > 1 && c.outputs[1]) std::memset(c.out(1).raw(), 1, c.out(1).nbytes());  // mask: all kept
+}
+
+// ---- Transpose ---------------------------------------------------------------------------
+std::vector<int64_t> perm_of(const Node& n, int64_t rank) {
+  std::vector<int64_t> perm = n.attr_ints("perm");
+  if (perm.empty())
+    for (int64_t d = rank; d-- > 0;) perm.push_back(d);
+  if (int64_t(perm.size()) != rank) throw Error("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(rank));
+  std::vector<bool> seen(rank, false);
+  for (int64_t& p : perm) {
+    p = normalize_axis(p, rank);
+    if (seen[p]) throw Error("perm repeats axis " + std::to_string(p));
+    seen[p] = true;
+  }
+  return perm;
+}
+
+std::vector<ValueInfo> infer_transpose(const ShapeContext& c) {
+  const ValueInfo& x = c.in(0);
+  auto perm = perm_of(c.node, int64_t(x.shape.size()));
+  Shape out;
+  for (int64_t p : perm) out.push_back(x.shape[p]);
+  return {ValueInfo{x.dtype, out, true}};
+}
+
+void compute_transpose(OpContext& c) {
+  const Tensor& x = c.in(0);
+  const int64_t rank = x.rank();
+  auto perm = perm_of(c.node, rank);
+  const Shape& out_shape = c.out(0).shape();
+  auto in_strides = shape_strides(x.shape());
+  std::vector<int64_t> src_stride(rank);  // input stride for each output dim
+  for (int64_t d = 0; d < rank; ++d) src_stride[d] = in_strides[perm[d]];
+  const size_t es = dtype_size(x.dtype());
+  const auto* in = static_cast<const std::byte*>(x.raw());
+  auto* out = static_cast<std::byte*>(c.out(0).raw());
+  const int64_t inner = rank ? out_shape[rank - 1] : 1;
+  const int64_t rows = inner ? c.out(0).numel() / inner : 0;
+  const int64_t inner_stride = rank ? src_stride[rank - 1] : 1;
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(inner, 1))),
+                    [&](const tbb::blocked_range<int64_t>& r) {
+                      for (int64_t row = r.begin(); row < r.end(); ++row) {
+                        int64_t rem = row, off = 0;
+                        for (int64_t d = rank - 1; d-- > 0;) {
+                          off += (rem % out_shape[d]) * src_stride[d];
+                          rem /= out_shape[d];
+                        }
+                        std::byte* dst = out + size_t(row * inner) * es;
+                        if (es == 4) {
+                          const float* s = reinterpret_cast<const float*>(in) + off;
+                          float* o = reinterpret_cast<float*>(dst);
+                          for (int64_t i = 0; i < inner; ++i) o[i] = s[i * inner_stride];
+                        } else {
+                          for (int64_t i = 0; i < inner; ++i)
+                            std::memcpy(dst + size_t(i) * es, in + size_t(off + i * inner_stride) * es, es);
+                        }
+                      }
+                    });
+}
+
+// ---- Concat -------------------------------------------------------------------------------
+std::vector<ValueInfo> infer_concat(const ShapeContext& c) {
+  const ValueInfo& first = c.in(0);
+  const int64_t rank = int64_t(first.shape.size());
+  const int64_t axis = normalize_axis(c.node.attr_int("axis", 0), rank);
+  Shape out = first.shape;
+  out[axis] = 0;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const ValueInfo& v = c.in(i);
+    if (int64_t(v.shape.size()) != rank || v.dtype != first.dtype) throw Error("inputs differ in rank or type");
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && v.shape[d] != first.shape[d]) throw Error("input " + std::to_string(i) + " has shape " + shape_str(v.shape) + ", expected " + shape_str(first.shape) + " outside axis " + std::to_string(axis));
+    out[axis] += v.shape[axis];
+  }
+  return {ValueInfo{first.dtype, out, true}};
+}
+
+void compute_concat(OpContext& c) {
+  Tensor& out = c.out(0);
+  const int64_t rank = out.rank();
+  const int64_t axis = normalize_axis(c.node.attr_int("axis", 0), rank);
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= out.shape()[d];
+  const size_t es = dtype_size(out.dtype());
+  const size_t out_row = size_t(out.numel() / std::max<int64_t>(outer, 1)) * es;
+  auto* o = static_cast<std::byte*>(out.raw());
+  size_t col = 0;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const Tensor& t = c.in(i);
+    const size_t in_row = size_t(t.numel() / std::max<int64_t>(outer, 1)) * es;
+    const auto* src = static_cast<const std::byte*>(t.raw());
+    for (int64_t r = 0; r < outer; ++r) std::memcpy(o + r * out_row + col, src + r * in_row, in_row);
+    col += in_row;
+  }
+}
+
+// ---- Gather (axis) -------------------------------------------------------------------------
+std::vector<ValueInfo> infer_gather(const ShapeContext& c) {
+  const ValueInfo& x = c.in(0);
+  const ValueInfo& idx = c.in(1);
+  const int64_t axis = normalize_axis(c.node.attr_int("axis", 0), int64_t(x.shape.size()));
+  Shape out(x.shape.begin(), x.shape.begin() + axis);
+  out.insert(out.end(), idx.shape.begin(), idx.shape.end());
+  out.insert(out.end(), x.shape.begin() + axis + 1, x.shape.end());
+  return {ValueInfo{x.dtype, out, true}};
+}
+
+void compute_gather(OpContext& c) {
+  const Tensor& x = c.in(0);
+  std::vector<int64_t> idx = c.in(1).as_int64_vector();
+  const int64_t axis = normalize_axis(c.node.attr_int("axis", 0), x.rank());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.shape()[d];
+  for (int64_t d = axis + 1; d < x.rank(); ++d) inner *= x.shape()[d];
+  const int64_t dim = x.shape()[axis];
+  const size_t es = dtype_size(x.dtype()), block = size_t(inner) * es;
+  const auto* src = static_cast<const std::byte*>(x.raw());
+  auto* dst = static_cast<std::byte*>(c.out(0).raw());
+  for (int64_t& i : idx) {
+    if (i < -dim || i >= dim) throw Error("index " + std::to_string(i) + " is out of range for axis of size " + std::to_string(dim));
+    if (i < 0) i += dim;
+  }
+  for (int64_t o = 0; o < outer; ++o)
+    for (size_t j = 0; j < idx.size(); ++j)
+      std::memcpy(dst + (o * idx.size() + j) * block, src + (o * dim + idx[j]) * block, block);
+}
+
+// ---- Shape, Constant, Cast -----------------------------------------------------------------
+std::vector<ValueInfo> infer_shape_op(const ShapeContext& c) {
+  const int64_t rank = int64_t(c.in(0).shape.size());
+  int64_t start = c.node.attr_int("start", 0), end = c.node.attr_int("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, 0, rank);
+  return {ValueInfo{DType::Int64, {std::max<int64_t>(0, end - start)}, true}};
+}
+
+void compute_shape_op(OpContext& c) {
+  const Shape& s = c.in(0).shape();
+  const int64_t rank = int64_t(s.size());
+  int64_t start = c.node.attr_int("start", 0);
+  if (start < 0) start += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  int64_t* o = c.out(0).data<int64_t>();
+  for (int64_t i = 0; i < c.out(0).numel(); ++i) o[i] = s[start + i];
+}
+
+const Tensor& constant_value(const Node& n) {
+  const Tensor* t = n.attr_tensor("value");
+  if (!t) throw Error("only the 'value' form of Constant is supported");
+  return *t;
+}
+
+std::vector<ValueInfo> infer_constant(const ShapeContext& c) {
+  const Tensor& t = constant_value(c.node);
+  return {ValueInfo{t.dtype(), t.shape(), true}};
+}
+
+void compute_constant(OpContext& c) {
+  const Tensor& t = constant_value(c.node);
+  std::memcpy(c.out(0).raw(), t.raw(), t.nbytes());
+}
+
+std::vector<ValueInfo> infer_cast(const ShapeContext& c) {
+  auto to = static_cast<DType>(c.node.attr_int("to", 0));
+  if (dtype_size(to) == 0) throw Error("Cast to " + dtype_name(to) + " is not supported");
+  return {ValueInfo{to, c.in(0).shape, true}};
+}
+
+template <typename To>
+void cast_to(const Tensor& x, To* o) {
+  const int64_t n = x.numel();
+  switch (x.dtype()) {
+    case DType::Float32: for (int64_t i = 0; i < n; ++i) o[i] = To(x.data<float>()[i]); break;
+    case DType::Float64: for (int64_t i = 0; i < n; ++i) o[i] = To(x.data<double>()[i]); break;
+    case DType::Int64: for (int64_t i = 0; i < n; ++i) o[i] = To(x.data<int64_t>()[i]); break;
+    case DType::Int32: for (int64_t i = 0; i < n; ++i) o[i] = To(x.data<int32_t>()[i]); break;
+    case DType::Int8: for (int64_t i = 0; i < n; ++i) o[i] = To(x.data<int8_t>()[i]); break;
+    case DType::UInt8: for (int64_t i = 0; i < n; ++i) o[i] = To(x.data<uint8_t>()[i]); break;
+    case DType::Bool: for (int64_t i = 0; i < n; ++i) o[i] = To(x.data<bool>()[i]); break;
+    default: throw Error("Cast from " + dtype_name(x.dtype()) + " is not supported");
+  }
+}
+
+void compute_cast(OpContext& c) {
+  Tensor& out = c.out(0);
+  switch (out.dtype()) {
+    case DType::Float32: return cast_to(c.in(0), out.data<float>());
+    case DType::Float64: return cast_to(c.in(0), out.data<double>());
+    case DType::Int64: return cast_to(c.in(0), out.data<int64_t>());
+    case DType::Int32: return cast_to(c.in(0), out.data<int32_t>());
+    case DType::Int8: return cast_to(c.in(0), out.data<int8_t>());
+    case DType::UInt8: return cast_to(c.in(0), out.data<uint8_t>());
+    case DType::Bool: return cast_to(c.in(0), out.data<bool>());
+    default: throw Error("Cast to " + dtype_name(out.dtype()) + " is not supported");
+  }
+}
+
+// ---- Slice (opset >= 10: starts, ends, axes, steps as inputs) --------------------------------
+struct SliceParams { Shape out; std::vector<int64_t> start, step; };
+
+SliceParams slice_params(const Shape& in, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                         std::vector<int64_t> axes, std::vector<int64_t> steps) {
+  const int64_t rank = int64_t(in.size());
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(int64_t(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    throw Error("starts, ends, axes and steps differ in length");
+  SliceParams p{in, std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 1)};
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const int64_t d = normalize_axis(axes[i], rank), dim = in[d], step = steps[i];
+    if (step == 0) throw Error("slice step is 0");
+    int64_t s = starts[i], e = ends[i];
+    if (s < 0) s += dim;
+    if (e < 0) e += dim;
+    if (step > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      p.out[d] = e > s ? (e - s + step - 1) / step : 0;
+    } else {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      p.out[d] = s > e ? (s - e - step - 1) / -step : 0;
+    }
+    p.start[d] = s;
+    p.step[d] = step;
+  }
+  return p;
+}
+
+std::vector<int64_t> optional_ints(const ShapeContext& c, size_t i, const char* what) {
+  return c.has_input(i) ? c.constant(i, what).as_int64_vector() : std::vector<int64_t>{};
+}
+
+SliceParams slice_params_for(const ShapeContext& c) {
+  if (c.node.opset != 0 && c.node.opset < 10)
+    return slice_params(c.in(0).shape, c.node.attr_ints("starts"), c.node.attr_ints("ends"), c.node.attr_ints("axes"), {});
+  return slice_params(c.in(0).shape, c.constant(1, "starts").as_int64_vector(), c.constant(2, "ends").as_int64_vector(),
+                      optional_ints(c, 3, "axes"), optional_ints(c, 4, "steps"));
+}
+
+std::vector<ValueInfo> infer_slice(const ShapeContext& c) { return {ValueInfo{c.in(0).dtype, slice_params_for(c).out, true}}; }
+
+void compute_slice(OpContext& c) {
+  std::vector<ValueInfo> infos;
+  ShapeContext sc{c.node, {}, c.inputs};
+  for (const Tensor* t : c.inputs) infos.push_back(t ? ValueInfo{t->dtype(), t->shape(), true} : ValueInfo{});
+  for (size_t i = 0; i < c.inputs.size(); ++i) sc.inputs.push_back(c.inputs[i] ? &infos[i] : nullptr);
+  SliceParams p = slice_params_for(sc);
+  const Tensor& x = c.in(0);
+  const int64_t rank = x.rank();
+  const auto in_strides = shape_strides(x.shape());
+  const size_t es = dtype_size(x.dtype());
+  const auto* in = static_cast<const std::byte*>(x.raw());
+  auto* out = static_cast<std::byte*>(c.out(0).raw());
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t i = 0, n = c.out(0).numel(); i < n; ++i) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < rank; ++d) off += (p.start[d] + idx[d] * p.step[d]) * in_strides[d];
+    std::memcpy(out + size_t(i) * es, in + size_t(off) * es, es);
+    for (int64_t d = rank; d-- > 0;) {
+      if (++idx[d] < p.out[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+void register_shape_ops(OpRegistry& r) {
+  r.add(OpDef{"", "Reshape", infer_reshape, copy_input0, false, true});
+  r.add(OpDef{"", "Flatten", infer_flatten, copy_input0, false, true});
+  r.add(OpDef{"", "Squeeze", infer_squeeze, copy_input0, false, true});
+  r.add(OpDef{"", "Unsqueeze", infer_unsqueeze, copy_input0, false, true});
+  r.add(OpDef{"", "Identity", infer_identity, copy_input0, false, true});
+  r.add(OpDef{"", "Dropout", infer_dropout, compute_dropout});
+  r.add(OpDef{"", "Transpose", infer_transpose, compute_transpose});
+  r.add(OpDef{"", "Concat", infer_concat, compute_concat});
+  r.add(OpDef{"", "Gather", infer_gather, compute_gather});
+  r.add(OpDef{"", "Shape", infer_shape_op, compute_shape_op});
+  r.add(OpDef{"", "Constant", infer_constant, compute_constant});
+  r.add(OpDef{"", "Cast", infer_cast, compute_cast});
+  r.add(OpDef{"", "Slice", infer_slice, compute_slice});
+}
+
+}  // namespace fb

@@ -1,0 +1,19 @@
+// Every graph pass, one per file, and the pipeline that says which run at each fusion
+// level and in what order (pipeline.cpp).
+#pragma once
+#include <vector>
+
+#include "engine/passes/pass.h"
+
+namespace fb {
+
+int constant_folding(PassContext& ctx);
+int layernorm_fusion(PassContext& ctx);
+int gelu_fusion(PassContext& ctx);
+int matmul_bias_activation_fusion(PassContext& ctx);
+int elementwise_chain_fusion(PassContext& ctx);
+
+// The passes for a fusion level, in order.
+std::vector<Pass> passes_for(FusionLevel level);
+
+}  // namespace fb

@@ -1,0 +1,38 @@
+// The PyTorch-like baseline: eager, op by op, fp32, with a fresh output buffer for every
+// op and each intermediate freed after its last use (as reference counting does), no
+// graph rewriting. Kernels are the shared op table's (oneDNN for matrix products), so a
+// speedup over it measures optimization, not a deliberately slow baseline.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "engine/ir/graph.h"
+
+namespace fb {
+
+class ReferenceExecutor {
+ public:
+  // Validates the graph for this batch (every op supported, shapes consistent).
+  ReferenceExecutor(Graph graph, int64_t batch);
+
+  // Runs the graph on inputs given in graph-input order; returns outputs in graph-output order.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+  // Every value the graph computes, by name (for debugging and the mark-all comparison).
+  std::map<std::string, Tensor> run_all(const std::vector<Tensor>& inputs) const;
+
+  const Graph& graph() const { return graph_; }
+  // Input shapes with the batch bound.
+  const std::vector<Shape>& input_shapes() const { return input_shapes_; }
+  // High-water mark of live activation bytes in the last run.
+  size_t peak_activation_bytes() const { return peak_bytes_; }
+
+ private:
+  std::map<std::string, Tensor> execute(const std::vector<Tensor>& inputs, bool keep_all) const;
+
+  Graph graph_;
+  std::vector<Shape> input_shapes_;
+  std::vector<std::vector<std::string>> free_after_;  // values whose last use is node i
+  mutable size_t peak_bytes_ = 0;
+};
+
+}  // namespace fb

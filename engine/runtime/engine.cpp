@@ -1,0 +1,159 @@
+#include "engine/runtime/engine.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+
+#include "engine/ops/op_registry.h"
+#include "engine/runtime/arena_planner.h"
+
+namespace fb {
+
+namespace {
+std::string qualified(const Node& n) { return n.domain.empty() ? n.op_type : n.domain + "." + n.op_type; }
+}  // namespace
+
+Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::string> build_log)
+    : graph_(std::move(optimized)), config_(config), log_(std::move(build_log)), arena_(nullptr, std::free) {
+  Graph& g = graph_;
+  // One slot per value.
+  std::map<std::string, int> slot_of;
+  auto slot = [&](const std::string& v) {
+    auto it = slot_of.find(v);
+    if (it != slot_of.end()) return it->second;
+    const int s = int(slot_of.size());
+    slot_of[v] = s;
+    return s;
+  };
+  for (const GraphInput& in : g.inputs) input_slots_.push_back(slot(in.name));
+  for (const auto& [name, _] : g.initializers) slot(name);
+  for (const Node& n : g.nodes)
+    for (const std::string& o : n.outputs)
+      if (!o.empty()) slot(o);
+  const int n_slots = int(slot_of.size());
+  std::vector<std::string> name_of(n_slots);
+  for (const auto& [name, s] : slot_of) name_of[s] = name;
+
+  // Each slot is rooted in a graph input, an initializer, or an arena buffer; views
+  // (Reshape and friends) share their input's root.
+  enum class Root { Input, Initializer, Arena };
+  std::vector<Root> root_kind(n_slots, Root::Arena);
+  std::vector<int> root_of(n_slots);  // root slot
+  for (int s = 0; s < n_slots; ++s) root_of[s] = s;
+  for (int s : input_slots_) root_kind[s] = Root::Input;
+  for (const auto& [name, _] : g.initializers) root_kind[slot_of[name]] = Root::Initializer;
+  std::vector<bool> is_view_layer(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (!op_for(n).alias_input0 || n.inputs.empty() || n.inputs[0].empty()) continue;
+    const int out = slot_of.at(n.outputs[0]), in = slot_of.at(n.inputs[0]);
+    root_of[out] = root_of[in];
+    root_kind[out] = root_kind[root_of[in]];
+    is_view_layer[i] = true;
+  }
+  // Liveness of arena roots, in layer indices.
+  const int n_layers = int(g.nodes.size());
+  std::vector<int> first(n_slots, -1), last(n_slots, -1);
+  for (int i = 0; i < n_layers; ++i) {
+    const Node& n = g.nodes[i];
+    for (const std::string& o : n.outputs)
+      if (!o.empty()) {
+        const int r = root_of[slot_of.at(o)];
+        if (first[r] < 0) first[r] = i;
+        last[r] = std::max(last[r], i);
+      }
+    for (const std::string& in : n.inputs)
+      if (!in.empty()) last[root_of[slot_of.at(in)]] = std::max(last[root_of[slot_of.at(in)]], i);
+  }
+  for (const std::string& o : g.outputs) last[root_of[slot_of.at(o)]] = n_layers;  // outputs outlive the run
+  std::vector<BufferLife> lives;
+  std::vector<int> life_slot;
+  for (int s = 0; s < n_slots; ++s) {
+    if (root_kind[s] != Root::Arena || root_of[s] != s) continue;
+    const ValueInfo& vi = g.value(name_of[s]);
+    lives.push_back({shape_numel(vi.shape) * dtype_size(vi.dtype), first[s], last[s]});
+    life_slot.push_back(s);
+  }
+  std::vector<size_t> offsets = plan_arena(lives, &arena_bytes_);
+  arena_.reset(static_cast<std::byte*>(std::aligned_alloc(64, std::max<size_t>(64, arena_bytes_))));
+  if (!arena_) throw Error("out of memory allocating a " + std::to_string(arena_bytes_) + "-byte activation arena");
+  std::vector<size_t> root_offset(n_slots, 0);
+  for (size_t k = 0; k < life_slot.size(); ++k) root_offset[life_slot[k]] = offsets[k];
+
+  slots_.resize(n_slots);
+  for (const auto& [name, s] : slot_of) {
+    const ValueInfo& vi = g.value(name);
+    const int r = root_of[s];
+    switch (root_kind[s]) {
+      case Root::Arena: slots_[s] = Tensor::view(vi.dtype, vi.shape, arena_.get() + root_offset[r]); break;
+      case Root::Initializer:
+        slots_[s] = Tensor::view(vi.dtype, vi.shape, const_cast<void*>(g.initializers.at(name_of[r]).raw()));
+        break;
+      case Root::Input: {
+        slots_[s] = Tensor::view(vi.dtype, vi.shape, nullptr);
+        for (size_t i = 0; i < input_slots_.size(); ++i)
+          if (input_slots_[i] == r) input_aliases_.emplace_back(s, int(i));
+        break;
+      }
+    }
+  }
+  for (const std::string& o : g.outputs) output_slots_.push_back(slot_of.at(o));
+
+  // Layers.
+  for (int i = 0; i < n_layers; ++i) {
+    const Node& n = g.nodes[i];
+    std::vector<const Tensor*> ins;
+    std::vector<Tensor*> outs;
+    LayerInfo info{n.name, qualified(n), "", config_.precision, n.sources, {}, {}, 0};
+    for (const std::string& in : n.inputs) {
+      ins.push_back(in.empty() ? nullptr : &slots_[slot_of.at(in)]);
+      if (!in.empty()) info.input_shapes.push_back(slots_[slot_of.at(in)].shape());
+    }
+    for (const std::string& o : n.outputs) {
+      outs.push_back(o.empty() ? nullptr : &slots_[slot_of.at(o)]);
+      if (!o.empty()) info.output_shapes.push_back(slots_[slot_of.at(o)].shape());
+    }
+    if (is_view_layer[i]) {
+      info.kernel = "view";
+      layers_.push_back(nullptr);
+    } else {
+      layers_.push_back(make_layer(n, ins, outs));
+      info.kernel = layers_.back()->kernel();
+      info.flops = layers_.back()->flops();
+    }
+    infos_.push_back(std::move(info));
+  }
+}
+
+Engine::~Engine() = default;
+
+void Engine::run(const std::vector<Tensor>& inputs, std::vector<double>* layer_ms) {
+  if (inputs.size() != input_slots_.size())
+    throw Error("the engine takes " + std::to_string(input_slots_.size()) + " inputs, got " + std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Tensor& s = slots_[input_slots_[i]];
+    if (inputs[i].shape() != s.shape() || inputs[i].dtype() != s.dtype())
+      throw Error("input '" + graph_.inputs[i].name + "' must be " + dtype_name(s.dtype()) + shape_str(s.shape()) +
+                  ", got " + dtype_name(inputs[i].dtype()) + shape_str(inputs[i].shape()));
+  }
+  for (const auto& [slot, i] : input_aliases_) slots_[slot].rebind(const_cast<void*>(inputs[i].raw()));
+  if (layer_ms) layer_ms->assign(layers_.size(), 0.0);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (!layers_[i]) continue;
+    if (!layer_ms) {
+      layers_[i]->run();
+      continue;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    layers_[i]->run();
+    (*layer_ms)[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+}
+
+std::vector<Tensor> Engine::outputs() const {
+  std::vector<Tensor> r;
+  for (int s : output_slots_) r.push_back(slots_[s]);
+  return r;
+}
+
+}  // namespace fb

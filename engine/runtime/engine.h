@@ -1,0 +1,58 @@
+// A built engine: the optimized graph as a list of layers over one planned activation
+// arena. Every activation has a fixed offset decided at build time (liveness-based
+// reuse), reshapes are views, matrix primitives are prebuilt: run() allocates nothing.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/builder/build_config.h"
+#include "engine/ir/graph.h"
+#include "engine/runtime/layer.h"
+
+namespace fb {
+
+struct LayerInfo {
+  std::string name;
+  std::string kind;     // op type, domain-qualified for fused ops ("fusebench.FusedMatMul")
+  std::string kernel;   // what runs it ("onednn.matmul+bias+gelu", "view" for reshapes)
+  std::string precision;
+  std::vector<std::string> sources;  // source ONNX node names
+  std::vector<Shape> input_shapes, output_shapes;
+  double flops = 0;
+};
+
+class Engine {
+ public:
+  Engine(Graph optimized, const BuildConfig& config, std::vector<std::string> build_log);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Runs on inputs in graph-input order (views are taken, not copies). When layer_ms is
+  // given, each layer's wall time is written there (for the profiler).
+  void run(const std::vector<Tensor>& inputs, std::vector<double>* layer_ms = nullptr);
+  // Views of the outputs of the last run (valid until the next run).
+  std::vector<Tensor> outputs() const;
+
+  const std::vector<LayerInfo>& layers() const { return infos_; }
+  const std::vector<std::string>& build_log() const { return log_; }
+  void append_log(std::string line) { log_.push_back(std::move(line)); }
+  const BuildConfig& config() const { return config_; }
+  const Graph& graph() const { return graph_; }
+  size_t arena_bytes() const { return arena_bytes_; }
+
+ private:
+  Graph graph_;
+  BuildConfig config_;
+  std::vector<std::string> log_;
+  std::vector<Tensor> slots_;              // one per value; addresses stable after build
+  std::vector<int> input_slots_, output_slots_;
+  std::vector<std::pair<int, int>> input_aliases_;  // (slot, input index): views of graph inputs
+  std::vector<std::unique_ptr<Layer>> layers_;      // nullptr for view layers
+  std::vector<LayerInfo> infos_;
+  std::unique_ptr<std::byte, void (*)(void*)> arena_;
+  size_t arena_bytes_ = 0;
+};
+
+}  // namespace fb

@@ -1,0 +1,80 @@
+#include "engine/runtime/layer.h"
+
+#include "engine/ops/matmul.h"
+#include "engine/ops/op_registry.h"
+
+namespace fb {
+
+namespace {
+
+// Runs the op table's kernel on the slots.
+class KernelLayer : public Layer {
+ public:
+  KernelLayer(const Node& node, std::vector<const Tensor*> ins, std::vector<Tensor*> outs)
+      : node_(node), def_(op_for(node)), ctx_{node_, std::move(ins), std::move(outs)} {}
+  void run() override {
+    try {
+      def_.compute(ctx_);
+    } catch (const Error& e) {
+      throw Error(node_.describe() + ": " + e.what());
+    }
+  }
+  std::string kernel() const override { return (node_.domain.empty() ? "onnx." : node_.domain + ".") + node_.op_type; }
+
+ private:
+  Node node_;
+  const OpDef& def_;
+  OpContext ctx_;
+};
+
+// MatMul, Gemm (with a [N] bias and beta = 1) and FusedMatMul on a prebuilt oneDNN primitive.
+class MatMulLayer : public Layer {
+ public:
+  MatMulLayer(MatMulSpec spec, std::vector<const Tensor*> ins, Tensor* out)
+      : spec_(spec), kernel_(spec), ins_(std::move(ins)), out_(out) {}
+  void run() override {
+    kernel_.run(ins_[0]->data<float>(), ins_[1]->data<float>(), spec_.has_bias ? ins_[2]->data<float>() : nullptr,
+                out_->data<float>());
+  }
+  std::string kernel() const override {
+    std::string k = "onednn.matmul";
+    if (spec_.has_bias) k += "+bias";
+    if (spec_.activation != MatMulActivation::None) k += std::string("+") + matmul_activation_name(spec_.activation);
+    return k;
+  }
+  double flops() const override { return kernel_.flops(); }
+
+ private:
+  MatMulSpec spec_;
+  MatMulKernel kernel_;
+  std::vector<const Tensor*> ins_;
+  Tensor* out_;
+};
+
+bool all_float(const std::vector<const Tensor*>& ins) {
+  for (const Tensor* t : ins)
+    if (t && t->dtype() != DType::Float32) return false;
+  return true;
+}
+
+}  // namespace
+
+std::unique_ptr<Layer> make_layer(const Node& node, std::vector<const Tensor*> ins, std::vector<Tensor*> outs) {
+  const bool has_third = ins.size() > 2 && ins[2] != nullptr;
+  if (all_float(ins)) {
+    if (node.domain.empty() && node.op_type == "MatMul")
+      return std::make_unique<MatMulLayer>(MatMulSpec{ins[0]->shape(), ins[1]->shape()}, ins, outs[0]);
+    if (node.domain == "fusebench" && node.op_type == "FusedMatMul")
+      return std::make_unique<MatMulLayer>(fused_matmul_spec(node, ins[0]->shape(), ins[1]->shape(), has_third), ins, outs[0]);
+    if (node.domain.empty() && node.op_type == "Gemm" && node.attr_float("beta", 1.f) == 1.f &&
+        (!has_third || (node.attr_float("alpha", 1.f) == 1.f && ins[2]->numel() == outs[0]->shape().back() &&
+                        ins[2]->shape().back() == outs[0]->shape().back()))) {
+      MatMulSpec s{ins[0]->shape(), ins[1]->shape(), node.attr_int("transA", 0) != 0, node.attr_int("transB", 0) != 0, has_third};
+      s.alpha = node.attr_float("alpha", 1.f);
+      return std::make_unique<MatMulLayer>(s, ins, outs[0]);
+    }
+  }
+  return std::make_unique<KernelLayer>(node, std::move(ins), std::move(outs));
+}
+
+}  // namespace fb

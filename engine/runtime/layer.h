@@ -1,0 +1,26 @@
+// An engine layer's executable form. Most layers run the op table's kernel on
+// preallocated arena views; matrix products keep a prebuilt oneDNN primitive.
+// Layers are created once at build time; run() allocates nothing.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/ir/graph.h"
+
+namespace fb {
+
+class Layer {
+ public:
+  virtual ~Layer() = default;
+  virtual void run() = 0;
+  // The kernel that runs it, e.g. "onednn.matmul[gelu]" or "fusebench.LayerNorm".
+  virtual std::string kernel() const = 0;
+  // Floating-point operations of one run (0 where not counted).
+  virtual double flops() const { return 0; }
+};
+
+// `inputs`/`outputs` point at the engine's slot tensors (stable for the engine's life).
+std::unique_ptr<Layer> make_layer(const Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor*> outputs);
+
+}  // namespace fb

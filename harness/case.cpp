@@ -1,0 +1,128 @@
+#include "harness/case.h"
+
+#include <limits>
+
+#include "engine/ir/error.h"
+#include "harness/sha256.h"
+
+namespace fb {
+namespace {
+
+using json = nlohmann::json;
+
+// Field readers for from_json: a missing key leaves the default, a key of the wrong type
+// is an error naming its path ("timing.min_iterations").
+[[noreturn]] void bad_field(const std::string& field, const char* want, const json& v) {
+  throw Error("case config: field '" + field + "' must be " + want + ", got " +
+              v.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+void read(const json& j, const char* key, const std::string& prefix, std::string& out) {
+  auto it = j.find(key);
+  if (it == j.end()) return;
+  if (!it->is_string()) bad_field(prefix + key, "a string", *it);
+  out = it->get<std::string>();
+}
+
+void read(const json& j, const char* key, const std::string& prefix, double& out) {
+  auto it = j.find(key);
+  if (it == j.end()) return;
+  if (!it->is_number()) bad_field(prefix + key, "a number", *it);
+  out = it->get<double>();
+}
+
+template <typename Int>
+void read_int(const json& j, const char* key, const std::string& prefix, Int& out) {
+  auto it = j.find(key);
+  if (it == j.end()) return;
+  const char* want = std::numeric_limits<Int>::is_signed ? "an integer" : "a non-negative integer";
+  if (!it->is_number_integer()) bad_field(prefix + key, want, *it);
+  if (it->is_number_unsigned()) {
+    auto v = it->get<uint64_t>();
+    if (v > static_cast<uint64_t>(std::numeric_limits<Int>::max())) bad_field(prefix + key, want, *it);
+    out = static_cast<Int>(v);
+  } else {
+    auto v = it->get<int64_t>();
+    if (v < static_cast<int64_t>(std::numeric_limits<Int>::min()) ||
+        (v > 0 && static_cast<uint64_t>(v) > static_cast<uint64_t>(std::numeric_limits<Int>::max())))
+      bad_field(prefix + key, want, *it);
+    out = static_cast<Int>(v);
+  }
+}
+
+const json& object_at(const json& j, const char* key, const std::string& field) {
+  static const json empty = json::object();
+  auto it = j.find(key);
+  if (it == j.end()) return empty;
+  if (!it->is_object()) bad_field(field, "an object", *it);
+  return *it;
+}
+
+}  // namespace
+
+nlohmann::json CaseSpec::to_json() const {
+  return json{
+      {"scenario", scenario},
+      {"scenario_file", scenario_file},
+      {"model", model},
+      {"model_hash", model_hash},
+      {"precision", precision},
+      {"batch", batch},
+      {"fusion", fusion},
+      {"threads", threads},
+      {"timing",
+       {{"warmup_ms", timing.warmup_ms},
+        {"warmup_iterations", timing.warmup_iterations},
+        {"min_iterations", timing.min_iterations},
+        {"max_iterations", timing.max_iterations},
+        {"max_seconds", timing.max_seconds},
+        {"target_rel_ci", timing.target_rel_ci}}},
+      {"accuracy", {{"atol", accuracy.atol}, {"rtol", accuracy.rtol}}},
+      {"seed", seed},
+  };
+}
+
+CaseSpec CaseSpec::from_json(const nlohmann::json& j) {
+  if (!j.is_object()) bad_field("(case config)", "an object", j);
+  CaseSpec s;
+  read(j, "scenario", "", s.scenario);
+  read(j, "scenario_file", "", s.scenario_file);
+  read(j, "model", "", s.model);
+  read(j, "model_hash", "", s.model_hash);
+  read(j, "precision", "", s.precision);
+  read_int(j, "batch", "", s.batch);
+  read(j, "fusion", "", s.fusion);
+  read_int(j, "threads", "", s.threads);
+  read_int(j, "seed", "", s.seed);
+
+  const json& t = object_at(j, "timing", "timing");
+  read(t, "warmup_ms", "timing.", s.timing.warmup_ms);
+  read_int(t, "warmup_iterations", "timing.", s.timing.warmup_iterations);
+  read_int(t, "min_iterations", "timing.", s.timing.min_iterations);
+  read_int(t, "max_iterations", "timing.", s.timing.max_iterations);
+  read(t, "max_seconds", "timing.", s.timing.max_seconds);
+  read(t, "target_rel_ci", "timing.", s.timing.target_rel_ci);
+
+  const json& a = object_at(j, "accuracy", "accuracy");
+  read(a, "atol", "accuracy.", s.accuracy.atol);
+  read(a, "rtol", "accuracy.", s.accuracy.rtol);
+  return s;
+}
+
+std::string CaseSpec::case_key() const {
+  // nlohmann::json objects keep keys sorted and dump() without indentation is compact, so
+  // this text is canonical: the same settings always give the same bytes.
+  json config{{"precision", precision}, {"batch", batch}, {"fusion", fusion},
+              {"threads", threads},     {"seed", seed}};
+  std::string canonical =
+      model_hash + "|" + config.dump(-1, ' ', false, json::error_handler_t::replace);
+  return sha256_hex(canonical).substr(0, 16);
+}
+
+std::string CaseSpec::label() const {
+  const std::string& name = scenario.empty() ? model : scenario;
+  return name + " b=" + std::to_string(batch) + " " + precision + " " + fusion +
+         " t=" + std::to_string(threads);
+}
+
+}  // namespace fb

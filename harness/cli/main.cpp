@@ -1,0 +1,64 @@
+// fusebench: one binary, git-style subcommands.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "harness/cli/commands.h"
+
+namespace {
+
+const char* kUsage = R"(usage: fusebench COMMAND [options]
+
+Benchmark an optimizing inference engine against an eager PyTorch-style reference.
+
+commands:
+  run SCENARIO... --db FILE    expand scenarios into cases; build, check, time, store
+  report --db FILE -o FILE     write the self-contained HTML report of a run
+  gate --db FILE [rules]       the CI verdict: exit 0 pass, 1 fail, 2 error
+  inspect MODEL                engine layers, kernels, source nodes and the build log
+  zoo list | zoo export NAME   the built-in models, as real ONNX files
+
+A MODEL is an ONNX path or zoo:NAME[?param=value&...].
+Run 'fusebench COMMAND --help' for a command's options.
+)";
+
+// Debian's oneDNN runs on OpenMP; by default libgomp's idle workers spin for a while
+// after each parallel region, taking the cores our oneTBB kernels run on next. Passive
+// waiting must be set before libgomp initializes, so set it and re-exec once.
+void ensure_passive_openmp(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  execv("/proc/self/exe", argv);
+  // If re-exec fails we run on with the default policy: slower, never wrong.
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ensure_passive_openmp(argv);
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    std::cout << kUsage;
+    return argc < 2 ? fb::cli::kExitError : fb::cli::kExitOk;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    std::cout << "fusebench " << FUSEBENCH_VERSION << " (" << FUSEBENCH_GIT_COMMIT << ")\n";
+    return 0;
+  }
+  const std::string cmd = argv[1];
+  try {
+    if (cmd == "run") return fb::cli::cmd_run(argc - 1, argv + 1);
+    if (cmd == "report") return fb::cli::cmd_report(argc - 1, argv + 1);
+    if (cmd == "gate") return fb::cli::cmd_gate(argc - 1, argv + 1);
+    if (cmd == "inspect") return fb::cli::cmd_inspect(argc - 1, argv + 1);
+    if (cmd == "zoo") return fb::cli::cmd_zoo(argc - 1, argv + 1);
+  } catch (const std::exception& e) {
+    std::cerr << "fusebench " << cmd << ": error: " << e.what() << "\n";
+    return fb::cli::kExitError;
+  }
+  std::cerr << "fusebench: unknown command '" << cmd << "'\n\n" << kUsage;
+  return fb::cli::kExitError;
+}

@@ -1,0 +1,28 @@
+// Shared command-line plumbing: cxxopts with fusebench's conventions (every command has
+// --help; a parse error is exit code 2 with the command named).
+#pragma once
+#include <cxxopts.hpp>
+
+#include "engine/ir/error.h"
+#include <iostream>
+#include <optional>
+
+namespace fb::cli {
+
+// Parses or prints help. Returns an exit code to return early with, or nullopt to go on.
+inline std::optional<int> parse_or_help(cxxopts::Options& opts, int argc, char** argv, cxxopts::ParseResult* out) {
+  opts.add_options()("h,help", "show this help");
+  try {
+    *out = opts.parse(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << opts.program() << ": " << e.what() << "\n\n" << opts.help();
+    return 2;
+  }
+  if (out->count("help")) {
+    std::cout << opts.help();
+    return 0;
+  }
+  return std::nullopt;
+}
+
+}  // namespace fb::cli

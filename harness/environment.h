@@ -1,0 +1,36 @@
+// The environment fingerprint stored with every run: what machine, what software, what
+// code. Every stored figure can be traced back to it.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace fb {
+
+struct RunInfo {
+  std::string started_at;   // ISO 8601 UTC
+  std::string git_commit;   // the commit fusebench was built from
+  bool git_dirty = false;   // whether the build tree had uncommitted changes (unknown: false)
+  std::string host;
+  std::string cpu_model;
+  std::string cpu_flags;    // the flags that matter for kernels (avx2, avx512*, amx*, ...)
+  int cores = 0;            // logical CPUs online
+  int64_t memory_bytes = 0;
+  std::string kernel;       // uname -sr
+  std::string compiler;     // e.g. "g++ 12.2.0"
+  nlohmann::json library_versions;  // {"onednn": "2.6.3", "onnx": "1.12.0", "tbb": ..., "sqlite": ...}
+  std::string fusebench_version;
+  std::string command;      // the command line of the run
+};
+
+// Reads the current machine's fingerprint; fields that cannot be read stay empty.
+RunInfo capture_environment();
+std::string utc_now_iso8601();  // "2024-05-01T12:34:56Z"
+
+// The 1, 5 and 15 minute load averages (getloadavg); all -1 when they cannot be read. A busy
+// machine makes timings noisy, so the runner can record or refuse to start on one.
+std::array<double, 3> load_average();
+
+}  // namespace fb

@@ -1,0 +1,72 @@
+// The SQLite result store: every run, case, sample, layer map and build log, kept so that
+// every stored figure can be traced to its samples, its environment and its configuration.
+// One file (results.db), WAL mode so a report can read while a run writes; each case is
+// written in its own transaction, so an interrupted run never leaves half a case behind.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/case.h"
+#include "harness/environment.h"
+
+struct sqlite3;
+
+namespace fb {
+
+struct StoredRun {
+  int64_t id = 0;
+  RunInfo info;
+  std::string finished_at;  // "" while the run is going on, or when it was interrupted
+  int case_count = 0;
+};
+
+struct StoredCase {
+  int64_t id = 0;
+  int64_t run_id = 0;
+  CaseResult result;  // fully rehydrated, samples included
+};
+
+class ResultStore {
+ public:
+  // The newest schema this build reads and writes; see the migration list in the .cpp.
+  static constexpr int kSchemaVersion = 1;
+
+  // Opens or creates the database and applies pending migrations. Throws fb::Error naming
+  // the path when it is not a SQLite database, not a fusebench one, from a newer fusebench,
+  // locked by another process, or cannot be opened. A refused file is never modified.
+  explicit ResultStore(const std::string& path);
+  ~ResultStore();
+  ResultStore(const ResultStore&) = delete;
+  ResultStore& operator=(const ResultStore&) = delete;
+  ResultStore(ResultStore&& other) noexcept;
+  ResultStore& operator=(ResultStore&& other) noexcept;
+
+  int64_t begin_run(const RunInfo& info);
+  void finish_run(int64_t run_id);  // sets finished_at = now
+  // Stores one case in one transaction (BEGIN IMMEDIATE ... COMMIT): on any error it rolls
+  // back, so the case is either there in full or not at all, and throws fb::Error.
+  void write_case(int64_t run_id, const CaseResult& r);
+
+  std::vector<StoredRun> list_runs() const;  // oldest first (by started_at, then id)
+  std::optional<int64_t> latest_run() const;  // the most recently started run
+  StoredRun load_run(int64_t run_id) const;   // fb::Error if absent
+  std::vector<StoredCase> load_cases(int64_t run_id) const;  // in insertion order
+
+  const std::string& path() const { return path_; }
+  int schema_version() const;  // as recorded in the meta table
+  // How long a statement waits for another process's lock before failing (default 5000).
+  void set_busy_timeout_ms(int ms);
+
+ private:
+  sqlite3* db() const;
+  void open_and_migrate();
+  void close() noexcept;
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  int busy_timeout_ms_ = 5000;
+};
+
+}  // namespace fb

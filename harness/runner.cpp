@@ -1,0 +1,63 @@
+#include "harness/runner.h"
+
+#include <chrono>
+
+#include "engine/builder/builder.h"
+#include "engine/reference/reference_executor.h"
+#include "engine/runtime/thread_scope.h"
+#include "harness/accuracy.h"
+#include "harness/inputs.h"
+
+namespace fb {
+
+const LoadedModel& CaseRunner::model(const std::string& reference) {
+  auto it = models_.find(reference);
+  if (it == models_.end()) it = models_.emplace(reference, std::make_unique<LoadedModel>(load_model(reference))).first;
+  return *it->second;
+}
+
+CaseResult CaseRunner::run(const CaseSpec& spec_in, const ProgressFn& progress) {
+  CaseResult r;
+  r.spec = spec_in;
+  try {
+    const LoadedModel& m = model(spec_in.model);
+    r.spec.model_hash = m.hash;
+    r.onnx_nodes = int(m.onnx_nodes);
+    BuildConfig cfg;
+    cfg.precision = r.spec.precision;
+    cfg.fusion = parse_fusion_level(r.spec.fusion);
+    cfg.batch = r.spec.batch;
+    cfg.threads = r.spec.threads;
+
+    ThreadScope threads(r.spec.threads);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::unique_ptr<Engine> engine = threads.run([&] { return build_engine(m.graph, cfg); });
+    r.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    for (const std::string& line : engine->build_log()) r.build_log += line + "\n";
+    for (size_t i = 0; i < engine->layers().size(); ++i) {
+      const LayerInfo& l = engine->layers()[i];
+      r.layers.push_back(LayerRecord{int(i), l.name, l.kind, l.sources});
+    }
+    ReferenceExecutor reference(m.graph, r.spec.batch);
+    const std::vector<Tensor> inputs = make_inputs(m.graph, reference.input_shapes(), r.spec.seed);
+
+    threads.run([&] {
+      const std::vector<Tensor> expected = reference.run(inputs);
+      engine->run(inputs);
+      r.accuracy = compare_outputs(engine->outputs(), expected, m.graph.outputs, r.spec.accuracy);
+      SideBySide timed = time_side_by_side([&] { engine->run(inputs); }, [&] { reference.run(inputs); }, r.spec.timing,
+                                           r.spec.batch, progress);
+      r.engine = std::move(timed.engine);
+      r.reference = std::move(timed.reference);
+      r.stop_reason = timed.stop_reason;
+    });
+    r.speedup = r.engine.stats.median > 0 ? r.reference.stats.median / r.engine.stats.median : 0;
+    r.status = r.accuracy.passed ? "passed" : "failed";
+  } catch (const std::exception& e) {
+    r.status = "error";
+    r.error = e.what();
+  }
+  return r;
+}
+
+}  // namespace fb

@@ -1,0 +1,45 @@
+// Scenario files: JSON with comments that name a model and the matrix of settings to
+// benchmark it under. Loading is strict: every mistake is an fb::Error naming the file and
+// the field path ("matrix.batch[1]"), so a typo never silently benchmarks the wrong thing.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/case.h"
+
+namespace fb {
+
+struct Scenario {
+  std::string name;  // "name" field; defaults to the file's stem
+  std::string file;  // absolute path of the scenario file
+  // "zoo:..." kept as written, or an ONNX path resolved against the scenario file's folder
+  // (absolute, normalized; the file exists when loading succeeded).
+  std::string model;
+  std::string description;
+  std::vector<std::string> precisions{"fp32"};
+  std::vector<int64_t> batches{1};
+  std::vector<std::string> fusions{"standard"};
+  std::vector<int> threads{1};  // "threads": 2  or  "matrix": {"threads": [1, 2]}
+  TimingConfig timing;          // "timing": {warmup_ms, warmup_iterations, ...}
+  AccuracyConfig accuracy;      // "accuracy": {atol, rtol}
+  std::optional<double> gate_min_speedup;  // "gate": {"min_speedup": 1.2}
+  uint64_t seed = 1234;                    // "seed"
+};
+
+// The values a scenario may name. The one place these lists live: add a precision or a
+// fusion level here when the engine learns it.
+const std::vector<std::string>& supported_precisions();  // "fp32"
+const std::vector<std::string>& supported_fusions();     // "none", "standard"
+
+// Reads and validates a scenario file; throws fb::Error naming the file and field.
+Scenario load_scenario(const std::string& path);
+// The same from text; `path` is used in messages and to resolve a relative model path.
+Scenario parse_scenario(const std::string& text, const std::string& path);
+
+// The cross product precision × batch × fusion × threads, nested in that order (precision
+// outermost). model_hash is left empty: the runner fills it once it has read the model.
+std::vector<CaseSpec> expand_cases(const Scenario& s);
+
+}  // namespace fb

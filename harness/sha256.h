@@ -1,0 +1,12 @@
+// A small self-contained SHA-256 (FIPS 180-4): hashes model bytes and case keys without
+// pulling in a crypto library.
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace fb {
+
+// The SHA-256 digest of `bytes` as 64 lowercase hex characters.
+std::string sha256_hex(std::string_view bytes);
+
+}  // namespace fb

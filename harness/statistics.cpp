@@ -1,0 +1,122 @@
+#include "harness/statistics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <tuple>
+
+#include "engine/ir/error.h"
+
+namespace fb {
+
+namespace {
+
+// Above this many samples the binomial quantile comes from the normal approximation; below,
+// from exact sums (in log space, so 2^-n does not underflow to garbage).
+constexpr size_t kExactBinomialMaxN = 1000;
+
+double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+
+// The standard normal quantile, by bisection: called once per CI, so simplicity wins.
+double normal_quantile(double p) {
+  double lo = -40, hi = 40;
+  for (int i = 0; i < 200 && hi - lo > 1e-15; ++i) {
+    double mid = 0.5 * (lo + hi);
+    (normal_cdf(mid) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+// The 1-based lower rank j of the median CI (the upper is n + 1 - j): the largest j with
+// P(B <= j - 1) <= (1 - confidence) / 2, B ~ Binomial(n, 1/2), so that
+// P(j <= B < n + 1 - j) >= confidence. 0 when even [min, max] falls short.
+size_t median_ci_rank(size_t n, double confidence) {
+  const double tail = (1 - confidence) / 2;
+  if (n > kExactBinomialMaxN) {
+    // P(B <= j - 1) ~ Phi((j - 1/2 - n/2) / (sqrt(n)/2)) with continuity correction.
+    double z = normal_quantile(1 - tail);
+    double j = std::floor(n / 2.0 + 0.5 - z * std::sqrt(static_cast<double>(n)) / 2);
+    return j < 0 ? 0 : static_cast<size_t>(j);
+  }
+  const double dn = static_cast<double>(n);
+  const double log_norm = std::lgamma(dn + 1) + dn * std::log(0.5);
+  double cdf = 0;
+  size_t j = 0;
+  for (size_t i = 0; i <= n / 2; ++i) {
+    const double di = static_cast<double>(i);
+    cdf += std::exp(log_norm - std::lgamma(di + 1) - std::lgamma(dn - di + 1));
+    if (cdf > tail * (1 + 1e-12)) break;  // the tolerance keeps exact ties on the inclusive side
+    j = i + 1;
+  }
+  return j;
+}
+
+// The callers' vectors are meant to be sorted; a copy is sorted only when they are not.
+template <class F>
+auto with_sorted(const std::vector<double>& v, F f) {
+  if (std::is_sorted(v.begin(), v.end())) return f(v);
+  std::vector<double> copy = v;
+  std::sort(copy.begin(), copy.end());
+  return f(copy);
+}
+
+}  // namespace
+
+double percentile(std::vector<double> sorted, double q) {
+  FB_CHECK(q >= 0 && q <= 1, "percentile q must lie in [0, 1], got " + std::to_string(q));
+  if (sorted.empty()) return 0;
+  if (!std::is_sorted(sorted.begin(), sorted.end())) std::sort(sorted.begin(), sorted.end());
+  const double h = static_cast<double>(sorted.size() - 1) * q;
+  const size_t lo = static_cast<size_t>(std::floor(h));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+std::pair<double, double> median_ci(const std::vector<double>& sorted, double confidence) {
+  FB_CHECK(confidence > 0 && confidence < 1,
+           "median_ci confidence must lie in (0, 1), got " + std::to_string(confidence));
+  return with_sorted(sorted, [&](const std::vector<double>& x) -> std::pair<double, double> {
+    const size_t n = x.size();
+    if (n == 0) return {0, 0};
+    size_t j = std::max<size_t>(median_ci_rank(n, confidence), 1);
+    j = std::min(j, (n + 1) / 2);
+    return {x[j - 1], x[n - j]};
+  });
+}
+
+double median_rel_ci_halfwidth(const std::vector<double>& sorted) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (sorted.size() < 2) return kInf;
+  return with_sorted(sorted, [&](const std::vector<double>& x) {
+    const double median = percentile(x, 0.5);
+    if (median == 0) return kInf;
+    auto [lo, hi] = median_ci(x);
+    return (hi - lo) / 2 / std::fabs(median);
+  });
+}
+
+SampleStats compute_stats(const std::vector<double>& samples_ms) {
+  SampleStats s;
+  s.n = samples_ms.size();
+  if (s.n == 0) return s;
+  for (double v : samples_ms) FB_CHECK(std::isfinite(v), "timing sample is not finite");
+
+  std::vector<double> sorted = samples_ms;
+  std::sort(sorted.begin(), sorted.end());
+  s.min = sorted.front();
+  s.max = sorted.back();
+  s.median = percentile(sorted, 0.5);
+  s.p90 = percentile(sorted, 0.9);
+  s.p99 = percentile(sorted, 0.99);
+  s.mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(s.n);
+  if (s.n >= 2) {
+    double ss = 0;  // two passes: no cancellation when samples sit far from zero
+    for (double v : sorted) ss += (v - s.mean) * (v - s.mean);
+    s.stddev = std::sqrt(ss / static_cast<double>(s.n - 1));
+  }
+  std::tie(s.ci_low, s.ci_high) = median_ci(sorted);
+  return s;
+}
+
+}  // namespace fb

@@ -1,0 +1,31 @@
+// Summary statistics of timing samples. The median and its confidence interval are
+// distribution-free (order statistics), because timing samples are skewed and heavy-tailed:
+// a mean ± stddev would be pulled by every interrupt and page fault.
+#pragma once
+#include <utility>
+#include <vector>
+
+#include "harness/case.h"
+
+namespace fb {
+
+// Everything in SampleStats from the samples in the order run. n == 0 gives all zeros;
+// n == 1 gives stddev 0 (the sample stddev, with n - 1, for n >= 2).
+SampleStats compute_stats(const std::vector<double>& samples_ms);
+
+// The q-quantile, q in [0, 1], interpolating linearly between order statistics (numpy's
+// default, "linear"). Sorts its copy if it is not sorted already; 0 for no samples.
+double percentile(std::vector<double> sorted, double q);
+
+// The `confidence` interval of the median by binomial order statistics: the 1-based ranks
+// j, k = n + 1 - j with the largest j such that P(j <= B < k) >= confidence for
+// B ~ Binomial(n, 0.5), i.e. [sorted[j-1], sorted[k-1]]. Exact binomial sums for n <= 1000,
+// a normal approximation above. When no j qualifies (n < 6 at 95%) the interval is
+// [min, max]. {0, 0} for no samples.
+std::pair<double, double> median_ci(const std::vector<double>& sorted, double confidence = 0.95);
+
+// Relative half-width of the median's 95% CI: (hi - lo) / 2 / median; +inf when n < 2 or
+// the median is 0. The timer stops once this falls below TimingConfig::target_rel_ci.
+double median_rel_ci_halfwidth(const std::vector<double>& sorted);
+
+}  // namespace fb

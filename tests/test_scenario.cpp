@@ -1,0 +1,291 @@
+// Scenario files: parsing, defaults, model path resolution, matrix expansion, and the
+// messages for every kind of mistake (each must name the file and the field).
+#include "harness/scenario.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "engine/ir/error.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class ScenarioTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("fusebench_scenario_" + std::to_string(getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "models");
+    std::ofstream(dir_ / "models" / "tiny.onnx") << "not really onnx; only its existence matters here";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    fs::path p = dir_ / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+    return p.string();
+  }
+
+  // The message of the fb::Error that loading `text` raises, or "" when it loads.
+  std::string error_of(const std::string& text, const std::string& name = "bad.json") {
+    std::string path = write(name, text);
+    try {
+      (void)fb::load_scenario(path);
+    } catch (const fb::Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(ScenarioTest, ValidFileWithCommentsParsesAllFields) {
+  std::string path = write("scenarios/bert.json", R"({
+    // a line comment
+    "name": "bert-fusion",            /* a block comment */
+    "description": "fusion levels at two batch sizes",
+    "model": "../models/tiny.onnx",   // relative to this file's folder
+    "matrix": {
+      "precision": ["fp32"],
+      "batch": [1, 8],
+      "fusion": ["none", "standard"],
+      "threads": [1, 4]
+    },
+    "timing": { "warmup_ms": 50, "warmup_iterations": 5, "min_iterations": 10,
+                "max_iterations": 500, "max_seconds": 2.5, "target_rel_ci": 0.02 },
+    "accuracy": { "atol": 1e-5, "rtol": 0 },
+    "gate": { "min_speedup": 1.2 },
+    "seed": 99
+  })");
+  fb::Scenario s = fb::load_scenario(path);
+  EXPECT_EQ(s.name, "bert-fusion");
+  EXPECT_EQ(s.description, "fusion levels at two batch sizes");
+  EXPECT_EQ(s.file, (dir_ / "scenarios" / "bert.json").lexically_normal().string());
+  EXPECT_EQ(s.model, (dir_ / "models" / "tiny.onnx").lexically_normal().string());
+  EXPECT_EQ(s.precisions, (std::vector<std::string>{"fp32"}));
+  EXPECT_EQ(s.batches, (std::vector<int64_t>{1, 8}));
+  EXPECT_EQ(s.fusions, (std::vector<std::string>{"none", "standard"}));
+  EXPECT_EQ(s.threads, (std::vector<int>{1, 4}));
+  EXPECT_DOUBLE_EQ(s.timing.warmup_ms, 50);
+  EXPECT_EQ(s.timing.warmup_iterations, 5);
+  EXPECT_EQ(s.timing.min_iterations, 10);
+  EXPECT_EQ(s.timing.max_iterations, 500);
+  EXPECT_DOUBLE_EQ(s.timing.max_seconds, 2.5);
+  EXPECT_DOUBLE_EQ(s.timing.target_rel_ci, 0.02);
+  EXPECT_DOUBLE_EQ(s.accuracy.atol, 1e-5);
+  EXPECT_DOUBLE_EQ(s.accuracy.rtol, 0);
+  ASSERT_TRUE(s.gate_min_speedup.has_value());
+  EXPECT_DOUBLE_EQ(*s.gate_min_speedup, 1.2);
+  EXPECT_EQ(s.seed, 99u);
+}
+
+TEST_F(ScenarioTest, DefaultsAndZooModelKeptAsWritten) {
+  std::string path = write("quick-start.json", R"({ "model": "zoo:bert?layers=4&hidden=256" })");
+  fb::Scenario s = fb::load_scenario(path);
+  EXPECT_EQ(s.name, "quick-start");  // the file's stem
+  EXPECT_EQ(s.model, "zoo:bert?layers=4&hidden=256");
+  EXPECT_EQ(s.precisions, (std::vector<std::string>{"fp32"}));
+  EXPECT_EQ(s.batches, (std::vector<int64_t>{1}));
+  EXPECT_EQ(s.fusions, (std::vector<std::string>{"standard"}));
+  EXPECT_EQ(s.threads, (std::vector<int>{1}));
+  fb::TimingConfig defaults;
+  EXPECT_DOUBLE_EQ(s.timing.warmup_ms, defaults.warmup_ms);
+  EXPECT_EQ(s.timing.min_iterations, defaults.min_iterations);
+  EXPECT_DOUBLE_EQ(s.timing.target_rel_ci, defaults.target_rel_ci);
+  EXPECT_DOUBLE_EQ(s.accuracy.atol, fb::AccuracyConfig{}.atol);
+  EXPECT_FALSE(s.gate_min_speedup.has_value());
+  EXPECT_EQ(s.seed, 1234u);
+}
+
+TEST_F(ScenarioTest, ScalarThreadsIsOneValue) {
+  fb::Scenario s = fb::load_scenario(write("t.json", R"({ "model": "zoo:mlp", "threads": 2 })"));
+  EXPECT_EQ(s.threads, (std::vector<int>{2}));
+}
+
+TEST_F(ScenarioTest, ParseFromTextResolvesAgainstTheGivenPath) {
+  std::string path = (dir_ / "scenarios" / "x.json").string();  // need not exist itself
+  fb::Scenario s = fb::parse_scenario(R"({"model": "../models/tiny.onnx"})", path);
+  EXPECT_EQ(s.model, (dir_ / "models" / "tiny.onnx").string());
+  EXPECT_EQ(s.name, "x");
+}
+
+TEST_F(ScenarioTest, ModelPathResolution) {
+  fs::create_directories(dir_ / "a" / "b");
+  std::ofstream(dir_ / "a" / "m.onnx") << "x";
+
+  // Relative to the scenario's folder, not to the working directory; normalized.
+  fb::Scenario s1 = fb::load_scenario(write("a/b/s1.json", R"({"model": "./../m.onnx"})"));
+  EXPECT_EQ(s1.model, (dir_ / "a" / "m.onnx").string());
+  fb::Scenario s2 = fb::load_scenario(write("a/s2.json", R"({"model": "b/../m.onnx"})"));
+  EXPECT_EQ(s2.model, (dir_ / "a" / "m.onnx").string());
+  // An absolute path stays as it is.
+  std::string abs = (dir_ / "models" / "tiny.onnx").string();
+  fb::Scenario s3 = fb::load_scenario(write("a/b/s3.json", "{\"model\": \"" + abs + "\"}"));
+  EXPECT_EQ(s3.model, abs);
+  EXPECT_TRUE(fs::path(s3.file).is_absolute());
+}
+
+TEST_F(ScenarioTest, ExpandCasesIsTheCrossProductInOrder) {
+  fb::Scenario s = fb::load_scenario(write("grid.json", R"({
+    "name": "grid", "model": "zoo:mlp", "seed": 7,
+    "matrix": { "batch": [1, 8], "fusion": ["none", "standard"], "threads": [1, 2] },
+    "timing": { "min_iterations": 5 }, "accuracy": { "atol": 0.5 }
+  })"));
+  std::vector<fb::CaseSpec> cases = fb::expand_cases(s);
+  ASSERT_EQ(cases.size(), 8u);
+  // precision (outermost) × batch × fusion × threads (innermost)
+  struct Expect { int64_t batch; const char* fusion; int threads; };
+  const Expect expected[] = {{1, "none", 1}, {1, "none", 2}, {1, "standard", 1}, {1, "standard", 2},
+                             {8, "none", 1}, {8, "none", 2}, {8, "standard", 1}, {8, "standard", 2}};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE("case " + std::to_string(i));
+    const fb::CaseSpec& c = cases[i];
+    EXPECT_EQ(c.precision, "fp32");
+    EXPECT_EQ(c.batch, expected[i].batch);
+    EXPECT_EQ(c.fusion, expected[i].fusion);
+    EXPECT_EQ(c.threads, expected[i].threads);
+    EXPECT_EQ(c.scenario, "grid");
+    EXPECT_EQ(c.scenario_file, s.file);
+    EXPECT_EQ(c.model, "zoo:mlp");
+    EXPECT_TRUE(c.model_hash.empty());
+    EXPECT_EQ(c.seed, 7u);
+    EXPECT_EQ(c.timing.min_iterations, 5);
+    EXPECT_DOUBLE_EQ(c.accuracy.atol, 0.5);
+  }
+}
+
+TEST_F(ScenarioTest, DefaultScenarioExpandsToOneCase) {
+  std::vector<fb::CaseSpec> cases = fb::expand_cases(fb::load_scenario(write("one.json", R"({"model":"zoo:mlp"})")));
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_EQ(cases[0].batch, 1);
+  EXPECT_EQ(cases[0].fusion, "standard");
+}
+
+TEST_F(ScenarioTest, MissingFileNamesIt) {
+  std::string path = (dir_ / "nowhere.json").string();
+  try {
+    (void)fb::load_scenario(path);
+    FAIL() << "no error";
+  } catch (const fb::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not found"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ScenarioTest, SyntaxErrorGivesFileLineAndColumn) {
+  std::string msg = error_of("{\n  \"model\": \"zoo:mlp\",\n  \"seed\": ,\n}\n", "syntax.json");
+  EXPECT_NE(msg.find("syntax.json"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("line 3"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("column"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("[json.exception"), std::string::npos) << msg;
+}
+
+TEST_F(ScenarioTest, ModelFileThatDoesNotExist) {
+  std::string msg = error_of(R"({"model": "models/missing.onnx"})");
+  EXPECT_NE(msg.find("bad.json: field 'model'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find((dir_ / "models" / "missing.onnx").string()), std::string::npos) << msg;
+}
+
+// Each bad scenario, and what its message must say besides the file name.
+struct BadCase {
+  const char* what;
+  const char* json;
+  std::vector<std::string> expect;
+};
+
+TEST_F(ScenarioTest, EveryMistakeNamesFileAndField) {
+  const BadCase cases[] = {
+      {"batch not a number", R"({"model":"zoo:m","matrix":{"batch":[1,"eight"]}})",
+       {"field 'matrix.batch[1]': expected a positive integer, got \"eight\""}},
+      {"misspelled matrix field", R"({"model":"zoo:m","matrix":{"fusoin":["none"]}})",
+       {"unknown field 'matrix.fusoin' (known: precision, batch, fusion, threads)", "did you mean 'fusion'"}},
+      {"model missing", R"({"name":"x"})", {"field 'model' is required"}},
+      {"model empty", R"({"model":""})", {"field 'model'", "must not be empty"}},
+      {"model not a string", R"({"model":3})", {"field 'model'", "expected a string, got 3"}},
+      {"zoo without a name", R"({"model":"zoo:"})", {"field 'model'", "zoo:NAME"}},
+      {"unknown top-level field", R"({"model":"zoo:m","modle":"x"})",
+       {"unknown field 'modle' (known: name, model, matrix, threads, timing, accuracy, gate, seed, description)"}},
+      {"top level not an object", R"([1, 2])", {"expected a JSON object at the top level"}},
+      {"matrix not an object", R"({"model":"zoo:m","matrix":[1]})", {"field 'matrix': expected an object"}},
+      {"unsupported precision", R"({"model":"zoo:m","matrix":{"precision":["int8"]}})",
+       {"field 'matrix.precision[0]': precision 'int8' is not supported yet (supported: fp32)"}},
+      {"unsupported fusion", R"({"model":"zoo:m","matrix":{"fusion":["none","aggressive"]}})",
+       {"field 'matrix.fusion[1]'", "'aggressive'", "allowed: none, standard"}},
+      {"fusion not a string", R"({"model":"zoo:m","matrix":{"fusion":[1]}})",
+       {"field 'matrix.fusion[0]': expected a string"}},
+      {"batch zero", R"({"model":"zoo:m","matrix":{"batch":[0]}})",
+       {"field 'matrix.batch[0]': expected a positive integer, got 0"}},
+      {"batch too large", R"({"model":"zoo:m","matrix":{"batch":[65537]}})",
+       {"field 'matrix.batch[0]'", "at most 65536"}},
+      {"batch fractional", R"({"model":"zoo:m","matrix":{"batch":[8.5]}})",
+       {"field 'matrix.batch[0]': expected a positive integer, got 8.5"}},
+      {"batch not a list", R"({"model":"zoo:m","matrix":{"batch":8}})",
+       {"field 'matrix.batch': expected a list, got 8"}},
+      {"empty list", R"({"model":"zoo:m","matrix":{"batch":[]}})", {"field 'matrix.batch': must not be empty"}},
+      {"duplicate list value", R"({"model":"zoo:m","matrix":{"batch":[1,8,1]}})",
+       {"field 'matrix.batch[2]': duplicate value 1 (also at matrix.batch[0])"}},
+      {"duplicate fusion", R"({"model":"zoo:m","matrix":{"fusion":["none","none"]}})",
+       {"field 'matrix.fusion[1]': duplicate value \"none\""}},
+      {"threads zero", R"({"model":"zoo:m","threads":0})", {"field 'threads': expected a positive integer, got 0"}},
+      {"threads too many", R"({"model":"zoo:m","matrix":{"threads":[1,2048]}})",
+       {"field 'matrix.threads[1]'", "at most 1024"}},
+      {"threads twice", R"({"model":"zoo:m","threads":2,"matrix":{"threads":[1]}})",
+       {"field 'threads'", "matrix.threads"}},
+      {"warmup not positive", R"({"model":"zoo:m","timing":{"warmup_ms":0}})",
+       {"field 'timing.warmup_ms': expected a positive number, got 0"}},
+      {"max_seconds negative", R"({"model":"zoo:m","timing":{"max_seconds":-1}})",
+       {"field 'timing.max_seconds': expected a positive number"}},
+      {"min_iterations a string", R"({"model":"zoo:m","timing":{"min_iterations":"20"}})",
+       {"field 'timing.min_iterations': expected a positive integer"}},
+      {"min above max", R"({"model":"zoo:m","timing":{"min_iterations":50,"max_iterations":10}})",
+       {"field 'timing.min_iterations'", "more than max_iterations (10)"}},
+      {"target_rel_ci 1", R"({"model":"zoo:m","timing":{"target_rel_ci":1}})",
+       {"field 'timing.target_rel_ci'", "between 0 and 1"}},
+      {"target_rel_ci 0", R"({"model":"zoo:m","timing":{"target_rel_ci":0}})", {"field 'timing.target_rel_ci'"}},
+      {"unknown timing field", R"({"model":"zoo:m","timing":{"warmup":5}})", {"unknown field 'timing.warmup'"}},
+      {"atol negative", R"({"model":"zoo:m","accuracy":{"atol":-1e-3}})",
+       {"field 'accuracy.atol': expected a number >= 0"}},
+      {"rtol a string", R"({"model":"zoo:m","accuracy":{"rtol":"tight"}})", {"field 'accuracy.rtol'"}},
+      {"gate speedup zero", R"({"model":"zoo:m","gate":{"min_speedup":0}})",
+       {"field 'gate.min_speedup': expected a positive number"}},
+      {"unknown gate field", R"({"model":"zoo:m","gate":{"max_slowdown":2}})",
+       {"unknown field 'gate.max_slowdown' (known: min_speedup)"}},
+      {"seed negative", R"({"model":"zoo:m","seed":-1})", {"field 'seed': expected an integer >= 0, got -1"}},
+      {"name empty", R"({"model":"zoo:m","name":""})", {"field 'name': must not be empty"}},
+      {"key given twice", R"({"model":"zoo:m","matrix":{"batch":[1],"batch":[8]}})",
+       {"field 'matrix.batch' is given twice"}},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.what);
+    std::string msg = error_of(c.json);
+    ASSERT_FALSE(msg.empty()) << "no error for " << c.json;
+    EXPECT_NE(msg.find((dir_ / "bad.json").string() + ": "), std::string::npos) << msg;
+    for (const std::string& part : c.expect) EXPECT_NE(msg.find(part), std::string::npos) << msg;
+  }
+}
+
+TEST_F(ScenarioTest, TextErrorsNameThePathGiven) {
+  try {
+    (void)fb::parse_scenario(R"({"model":"zoo:m","matrix":{"batch":["x"]}})", "scenarios/x.json");
+    FAIL() << "no error";
+  } catch (const fb::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("scenarios/x.json: field 'matrix.batch[0]'"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ScenarioLists, OneSourceOfAllowedValues) {
+  EXPECT_EQ(fb::supported_precisions(), (std::vector<std::string>{"fp32"}));
+  EXPECT_EQ(fb::supported_fusions(), (std::vector<std::string>{"none", "standard"}));
+}
+
+}  // namespace

@@ -1,0 +1,580 @@
+// The SQLite result store: round trips, migrations and refusals, one transaction per case,
+// concurrent readers, and the case key and hashing it relies on.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "engine/ir/error.h"
+#include "harness/case.h"
+#include "harness/environment.h"
+#include "harness/result_store.h"
+#include "harness/sha256.h"
+
+namespace fs = std::filesystem;
+using fb::CaseResult;
+using fb::CaseSpec;
+using fb::ResultStore;
+using fb::RunInfo;
+
+namespace {
+
+// A fresh folder per test, removed afterwards.
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("fusebench_test_store_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+
+  fs::path dir_;
+};
+
+// What a call threw, as text ("" when it did not throw fb::Error).
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const fb::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Direct SQLite access, for what the store's API deliberately cannot do.
+struct RawDb {
+  explicit RawDb(const std::string& path) {
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 2000);
+  }
+  ~RawDb() { sqlite3_close(db); }
+  void exec(const std::string& sql) {
+    char* err = nullptr;
+    int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+    EXPECT_EQ(rc, SQLITE_OK) << sql << ": " << (err ? err : "");
+    sqlite3_free(err);
+  }
+  int64_t count(const std::string& table) {
+    sqlite3_stmt* s = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, ("SELECT count(*) FROM " + table).c_str(), -1, &s, nullptr),
+              SQLITE_OK);
+    int64_t n = -1;
+    if (sqlite3_step(s) == SQLITE_ROW) n = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return n;
+  }
+  sqlite3* db = nullptr;
+};
+
+RunInfo make_run_info() {
+  RunInfo i;
+  i.started_at = "2024-05-01T11:59:00Z";
+  i.git_commit = "0123456789ab";
+  i.git_dirty = true;
+  i.host = "bench-01";
+  i.cpu_model = "Intel(R) Xeon(R) Platinum 8480+";
+  i.cpu_flags = "avx2 avx512f avx512bw amx_tile";
+  i.cores = 16;
+  i.memory_bytes = int64_t(128) << 30;
+  i.kernel = "Linux 6.1.0-18-amd64";
+  i.compiler = "g++ 12.2.0";
+  i.library_versions = {{"onednn", "2.6.3"}, {"onnx", "1.12.0"}, {"sqlite", "3.40.1"}};
+  i.fusebench_version = "0.1.0";
+  i.command = "fusebench run scenarios/bert.json --db results.db";
+  return i;
+}
+
+fb::Measurement make_measurement(const std::string& executor, double base, int n) {
+  fb::Measurement m;
+  m.executor = executor;
+  for (int i = 0; i < n; ++i) m.samples_ms.push_back(base + 0.001 * i + (i % 3) * 0.25);
+  m.stats.n = static_cast<size_t>(n);
+  m.stats.median = base + 0.25;
+  m.stats.p90 = base + 0.5;
+  m.stats.p99 = base + 0.51;
+  m.stats.mean = base + 0.26;
+  m.stats.stddev = 0.2;
+  m.stats.min = base;
+  m.stats.max = base + 0.52;
+  m.stats.ci_low = base + 0.2;
+  m.stats.ci_high = base + 0.3;
+  m.items_per_s = 8 / ((base + 0.25) / 1000);
+  m.first_iteration_ms = base * 10;
+  return m;
+}
+
+CaseResult make_case(const std::string& scenario, int64_t batch, const std::string& fusion) {
+  CaseResult r;
+  CaseSpec& s = r.spec;
+  s.scenario = scenario;
+  s.scenario_file = "/work/scenarios/" + scenario + ".json";
+  s.model = "zoo:bert?layers=4&hidden=256";
+  s.model_hash = fb::sha256_hex("model bytes");
+  s.precision = "fp32";
+  s.batch = batch;
+  s.fusion = fusion;
+  s.threads = 2;
+  s.timing.warmup_ms = 150;
+  s.timing.warmup_iterations = 4;
+  s.timing.min_iterations = 30;
+  s.timing.max_iterations = 5000;
+  s.timing.max_seconds = 7.5;
+  s.timing.target_rel_ci = 0.02;
+  s.accuracy.atol = 2e-4;
+  s.accuracy.rtol = 3e-3;
+  s.seed = 18446744073709551615ull;  // the largest seed must survive JSON and SQLite
+  r.status = "passed";
+  r.engine = make_measurement("engine", 1.5 * batch, 37);
+  r.reference = make_measurement("reference", 4.0 * batch, 25);
+  r.accuracy.max_abs_err = 3.5e-6;
+  r.accuracy.max_rel_err = 1.25e-5;
+  r.accuracy.cosine = 0.99999988;
+  r.accuracy.passed = true;
+  r.speedup = r.reference.stats.median / r.engine.stats.median;
+  r.build_ms = 123.456;
+  r.onnx_nodes = 311;
+  r.build_log = "pass fuse_matmul_bias: 12 fusions\n\"quoted\" <tags> & 'apostrophes'\nünïcödé ✓\n";
+  for (int i = 0; i < 4; ++i) {
+    fb::LayerRecord l;
+    l.index = i;
+    l.name = "layer_" + std::to_string(i);
+    l.kind = i % 2 ? "fusebench.FusedMatMul" : "Softmax";
+    l.sources = {"/encoder/layer." + std::to_string(i) + "/MatMul", "/encoder/layer." + std::to_string(i) + "/Add"};
+    r.layers.push_back(l);
+  }
+  return r;
+}
+
+void expect_same(const fb::Measurement& a, const fb::Measurement& b) {
+  EXPECT_EQ(a.executor, b.executor);
+  EXPECT_EQ(a.samples_ms, b.samples_ms);
+  EXPECT_EQ(a.stats.n, b.stats.n);
+  EXPECT_EQ(a.stats.median, b.stats.median);
+  EXPECT_EQ(a.stats.p90, b.stats.p90);
+  EXPECT_EQ(a.stats.p99, b.stats.p99);
+  EXPECT_EQ(a.stats.mean, b.stats.mean);
+  EXPECT_EQ(a.stats.stddev, b.stats.stddev);
+  EXPECT_EQ(a.stats.min, b.stats.min);
+  EXPECT_EQ(a.stats.max, b.stats.max);
+  EXPECT_EQ(a.stats.ci_low, b.stats.ci_low);
+  EXPECT_EQ(a.stats.ci_high, b.stats.ci_high);
+  EXPECT_EQ(a.items_per_s, b.items_per_s);
+  EXPECT_EQ(a.first_iteration_ms, b.first_iteration_ms);
+}
+
+void expect_same(const CaseResult& a, const CaseResult& b) {
+  EXPECT_EQ(a.spec.to_json(), b.spec.to_json());  // every CaseSpec field
+  EXPECT_EQ(a.spec.case_key(), b.spec.case_key());
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.error, b.error);
+  expect_same(a.engine, b.engine);
+  expect_same(a.reference, b.reference);
+  EXPECT_EQ(a.accuracy.max_abs_err, b.accuracy.max_abs_err);
+  EXPECT_EQ(a.accuracy.max_rel_err, b.accuracy.max_rel_err);
+  EXPECT_EQ(a.accuracy.cosine, b.accuracy.cosine);
+  EXPECT_EQ(a.accuracy.passed, b.accuracy.passed);
+  EXPECT_EQ(a.accuracy.detail, b.accuracy.detail);
+  EXPECT_EQ(a.speedup, b.speedup);
+  EXPECT_EQ(a.build_ms, b.build_ms);
+  EXPECT_EQ(a.onnx_nodes, b.onnx_nodes);
+  EXPECT_EQ(a.build_log, b.build_log);
+  ASSERT_EQ(a.layers.size(), b.layers.size());
+  for (size_t i = 0; i < a.layers.size(); ++i) {
+    EXPECT_EQ(a.layers[i].index, b.layers[i].index);
+    EXPECT_EQ(a.layers[i].name, b.layers[i].name);
+    EXPECT_EQ(a.layers[i].kind, b.layers[i].kind);
+    EXPECT_EQ(a.layers[i].sources, b.layers[i].sources);
+  }
+}
+
+void expect_same(const RunInfo& a, const RunInfo& b) {
+  EXPECT_EQ(a.started_at, b.started_at);
+  EXPECT_EQ(a.git_commit, b.git_commit);
+  EXPECT_EQ(a.git_dirty, b.git_dirty);
+  EXPECT_EQ(a.host, b.host);
+  EXPECT_EQ(a.cpu_model, b.cpu_model);
+  EXPECT_EQ(a.cpu_flags, b.cpu_flags);
+  EXPECT_EQ(a.cores, b.cores);
+  EXPECT_EQ(a.memory_bytes, b.memory_bytes);
+  EXPECT_EQ(a.kernel, b.kernel);
+  EXPECT_EQ(a.compiler, b.compiler);
+  EXPECT_EQ(a.library_versions, b.library_versions);
+  EXPECT_EQ(a.fusebench_version, b.fusebench_version);
+  EXPECT_EQ(a.command, b.command);
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+}  // namespace
+
+// ---- round trip ----
+
+TEST_F(StoreTest, RoundTripsRunAndCasesWithEverything) {
+  const std::string db = file("results.db");
+  const RunInfo info = make_run_info();
+  CaseResult c1 = make_case("bert-fusion", 1, "standard");
+  CaseResult c2 = make_case("O'Brien\"; DROP TABLE runs; --", 8, "none");
+  c2.status = "failed";
+  c2.accuracy.passed = false;
+  c2.accuracy.max_abs_err = 0.5;
+  c2.accuracy.detail = "output 'logits' [0, 3, 17]: 0.5 vs 0.0 (atol 1e-4)";
+  c2.error = "";
+  int64_t run = 0;
+  {
+    ResultStore store(db);
+    EXPECT_EQ(store.path(), db);
+    EXPECT_FALSE(store.latest_run().has_value());
+    run = store.begin_run(info);
+    store.write_case(run, c1);
+    store.write_case(run, c2);
+    store.finish_run(run);
+  }
+  ResultStore store(db);  // reopened: everything comes from the file
+  const fb::StoredRun loaded = store.load_run(run);
+  EXPECT_EQ(loaded.id, run);
+  expect_same(loaded.info, info);
+  EXPECT_EQ(loaded.finished_at, "2024-05-01T12:00:00Z");
+  EXPECT_EQ(loaded.case_count, 2);
+
+  const auto cases = store.load_cases(run);
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[0].run_id, run);
+  EXPECT_LT(cases[0].id, cases[1].id);
+  expect_same(cases[0].result, c1);
+  expect_same(cases[1].result, c2);
+
+  RawDb raw(db);
+  EXPECT_EQ(raw.count("samples"), 2 * (37 + 25));
+  EXPECT_EQ(raw.count("layers"), 8);
+  EXPECT_EQ(raw.count("build_logs"), 2);
+  EXPECT_EQ(raw.count("runs"), 1);  // the scenario name was data, never SQL
+}
+
+TEST_F(StoreTest, ErrorCaseWithoutSamplesAndNaNAccuracyRoundTrips) {
+  ResultStore store(file("results.db"));
+  CaseResult c;
+  c.spec.scenario = "broken";
+  c.spec.model = "/models/broken.onnx";
+  c.status = "error";
+  c.error = "node 'Conv_3' (Conv): weight shape [3, 3] does not fit input [1, 8, 32, 32]";
+  c.accuracy.max_abs_err = std::numeric_limits<double>::quiet_NaN();
+  c.accuracy.cosine = std::numeric_limits<double>::quiet_NaN();
+  c.speedup = std::numeric_limits<double>::infinity();
+  int64_t run = store.begin_run(RunInfo{});
+  store.write_case(run, c);
+  auto cases = store.load_cases(run);
+  ASSERT_EQ(cases.size(), 1u);
+  const CaseResult& r = cases[0].result;
+  EXPECT_EQ(r.status, "error");
+  EXPECT_EQ(r.error, c.error);
+  EXPECT_TRUE(std::isnan(r.accuracy.max_abs_err));
+  EXPECT_TRUE(std::isnan(r.accuracy.cosine));
+  EXPECT_EQ(r.accuracy.max_rel_err, 0);
+  EXPECT_EQ(r.speedup, std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(r.engine.samples_ms.empty());
+  EXPECT_TRUE(r.build_log.empty());
+  EXPECT_TRUE(r.layers.empty());
+  EXPECT_EQ(store.load_run(run).finished_at, "");  // never finished
+}
+
+TEST_F(StoreTest, ListsRunsOldestFirstAndFindsTheLatest) {
+  ResultStore store(file("results.db"));
+  RunInfo a = make_run_info(), b = make_run_info(), c = make_run_info();
+  a.started_at = "2024-05-01T10:00:00Z";
+  b.started_at = "2024-05-03T10:00:00Z";
+  c.started_at = "2024-05-02T10:00:00Z";
+  int64_t ia = store.begin_run(a), ib = store.begin_run(b), ic = store.begin_run(c);
+  store.write_case(ib, make_case("s", 1, "none"));
+  auto runs = store.list_runs();
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].id, ia);
+  EXPECT_EQ(runs[1].id, ic);
+  EXPECT_EQ(runs[2].id, ib);
+  EXPECT_EQ(runs[2].case_count, 1);
+  EXPECT_EQ(runs[0].case_count, 0);
+  EXPECT_EQ(store.latest_run(), ib);
+}
+
+TEST_F(StoreTest, MissingRunIsAClearError) {
+  const std::string db = file("results.db");
+  ResultStore store(db);
+  EXPECT_EQ(error_of([&] { store.load_run(7); }), "run 7 is not in " + db);
+  EXPECT_NE(error_of([&] { store.load_cases(7); }).find("run 7 is not in " + db), std::string::npos);
+  EXPECT_NE(error_of([&] { store.finish_run(7); }).find("run 7 is not in " + db), std::string::npos);
+  EXPECT_NE(error_of([&] { store.write_case(7, make_case("s", 1, "none")); }).find("run 7 is not in"),
+            std::string::npos);
+  RawDb raw(db);
+  EXPECT_EQ(raw.count("cases"), 0);
+}
+
+TEST_F(StoreTest, MovedStoreKeepsWorking) {
+  ResultStore a(file("results.db"));
+  int64_t run = a.begin_run(make_run_info());
+  ResultStore b(std::move(a));
+  b.write_case(run, make_case("s", 1, "none"));
+  ResultStore c(file("other.db"));
+  c = std::move(b);
+  EXPECT_EQ(c.load_cases(run).size(), 1u);
+  EXPECT_EQ(c.path(), file("results.db"));
+}
+
+// ---- schema versions and refusals ----
+
+TEST_F(StoreTest, RecordsSchemaVersionAndReopensWithoutChange) {
+  const std::string db = file("results.db");
+  {
+    ResultStore store(db);
+    EXPECT_EQ(store.schema_version(), ResultStore::kSchemaVersion);
+    store.begin_run(make_run_info());
+  }
+  {
+    RawDb raw(db);
+    sqlite3_stmt* s = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(raw.db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &s,
+                                 nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
+    EXPECT_EQ(sqlite3_column_int(s, 0), 1);
+    sqlite3_finalize(s);
+    EXPECT_EQ(raw.count("meta"), 1);
+  }
+  ResultStore again(db);
+  EXPECT_EQ(again.list_runs().size(), 1u);
+  EXPECT_EQ(again.schema_version(), 1);
+}
+
+TEST_F(StoreTest, RefusesADatabaseFromANewerFusebench) {
+  const std::string db = file("results.db");
+  { ResultStore store(db); }
+  {
+    RawDb raw(db);
+    raw.exec("UPDATE meta SET value = 99 WHERE key = 'schema_version'");
+  }
+  std::string msg = error_of([&] { ResultStore store(db); });
+  EXPECT_EQ(msg, db + " has schema version 99; this fusebench understands up to 1 — upgrade fusebench");
+  RawDb raw(db);
+  EXPECT_EQ(raw.count("meta WHERE key = 'schema_version' AND value = 99"), 1);  // untouched
+}
+
+TEST_F(StoreTest, RefusesGarbageNamingTheFileAndLeavesItAlone) {
+  const std::string bin = file("random.db");
+  {
+    std::mt19937 rng(42);
+    std::string bytes(8192, '\0');
+    for (char& c : bytes) c = static_cast<char>(rng() & 0xff);
+    std::ofstream(bin, std::ios::binary) << bytes;
+  }
+  const std::string text = file("notes.txt");
+  std::ofstream(text) << "These are my notes, not a database.\nSecond line.\n";
+  const std::string big_text = file("big.txt");
+  {
+    std::ofstream f(big_text);
+    for (int i = 0; i < 2000; ++i) f << "line " << i << " of a text file that is not a database\n";
+  }
+
+  for (const std::string& path : {bin, text, big_text}) {
+    const std::string before = read_bytes(path);
+    std::string msg = error_of([&] { ResultStore store(path); });
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    EXPECT_NE(msg.find("not a SQLite database"), std::string::npos) << msg;
+    EXPECT_EQ(read_bytes(path), before) << path << " was modified";
+    EXPECT_FALSE(fs::exists(path + "-wal")) << path;
+  }
+}
+
+TEST_F(StoreTest, RefusesAnotherApplicationsSqliteDatabase) {
+  const std::string db = file("other.sqlite");
+  {
+    RawDb raw(db);
+    raw.exec("CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('ada')");
+  }
+  std::string msg = error_of([&] { ResultStore store(db); });
+  EXPECT_NE(msg.find(db), std::string::npos) << msg;
+  EXPECT_NE(msg.find("not a fusebench result store"), std::string::npos) << msg;
+  RawDb raw(db);
+  EXPECT_EQ(raw.count("sqlite_master WHERE type = 'table'"), 1);  // nothing was added
+}
+
+TEST_F(StoreTest, UnopenablePathNamesIt) {
+  const std::string db = file("no/such/folder/results.db");
+  std::string msg = error_of([&] { ResultStore store(db); });
+  EXPECT_NE(msg.find(db), std::string::npos) << msg;
+}
+
+// ---- one transaction per case ----
+
+TEST_F(StoreTest, AFailedCaseWriteLeavesNoPartialRows) {
+  const std::string db = file("results.db");
+  ResultStore store(db);
+  int64_t run = store.begin_run(make_run_info());
+  const CaseResult good = make_case("s", 1, "standard");
+  store.write_case(run, good);
+
+  // Two layers with the same index violate the layers primary key; layers are written
+  // last, so the case row, both measurements, all samples and the build log are already
+  // in when it fails.
+  CaseResult dup_layer = make_case("s", 8, "standard");
+  dup_layer.layers[2].index = 1;
+  std::string msg = error_of([&] { store.write_case(run, dup_layer); });
+  EXPECT_NE(msg.find(db), std::string::npos) << msg;
+  EXPECT_NE(msg.find("s b=8 fp32 standard t=2"), std::string::npos) << msg;
+
+  // A NaN timing sample is refused half-way through the reference samples.
+  CaseResult nan_sample = make_case("s", 4, "none");
+  nan_sample.reference.samples_ms[10] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_NE(error_of([&] { store.write_case(run, nan_sample); }), "");
+
+  auto cases = store.load_cases(run);
+  ASSERT_EQ(cases.size(), 1u);
+  expect_same(cases[0].result, good);
+  {
+    RawDb raw(db);
+    EXPECT_EQ(raw.count("cases"), 1);
+    EXPECT_EQ(raw.count("measurements"), 2);
+    EXPECT_EQ(raw.count("samples"), 37 + 25);
+    EXPECT_EQ(raw.count("build_logs"), 1);
+    EXPECT_EQ(raw.count("layers"), 4);
+  }
+  EXPECT_EQ(store.load_run(run).case_count, 1);
+
+  // No transaction was left open: the store goes on writing.
+  store.write_case(run, make_case("s", 2, "none"));
+  EXPECT_EQ(store.load_cases(run).size(), 2u);
+}
+
+// ---- concurrency ----
+
+TEST_F(StoreTest, ReaderWorksWhileAnotherStoreWrites) {
+  const std::string db = file("results.db");
+  ResultStore writer(db);
+  int64_t run = writer.begin_run(make_run_info());
+  writer.write_case(run, make_case("s", 1, "none"));
+
+  ResultStore reader(db);
+  EXPECT_EQ(reader.load_cases(run).size(), 1u);
+  writer.write_case(run, make_case("s", 2, "none"));
+  EXPECT_EQ(reader.load_cases(run).size(), 2u);
+  EXPECT_EQ(reader.load_run(run).case_count, 2);
+
+  // Another process holds the write lock mid-transaction: readers go on (WAL) and see the
+  // committed state; a writer waits, then fails with a message that says why.
+  RawDb other(db);
+  other.exec("BEGIN IMMEDIATE; INSERT INTO meta (key, value) VALUES ('held', 1)");
+  EXPECT_EQ(reader.load_cases(run).size(), 2u);
+  ResultStore late_reader(db);  // opening an existing store needs no write lock
+  EXPECT_EQ(late_reader.list_runs().size(), 1u);
+  writer.set_busy_timeout_ms(50);
+  std::string msg = error_of([&] { writer.write_case(run, make_case("s", 4, "none")); });
+  EXPECT_NE(msg.find(db + " is locked by another process"), std::string::npos) << msg;
+  other.exec("COMMIT");
+
+  writer.write_case(run, make_case("s", 4, "none"));
+  EXPECT_EQ(reader.load_cases(run).size(), 3u);
+}
+
+// ---- case identity ----
+
+TEST(CaseSpec, CaseKeyIsStableAndDependsOnlyOnWhatAffectsTheNumbers) {
+  CaseSpec a;
+  a.scenario = "bert";
+  a.model = "zoo:bert";
+  a.model_hash = "0123abcd";
+  a.precision = "fp32";
+  a.batch = 8;
+  a.fusion = "standard";
+  a.threads = 2;
+  a.seed = 1234;
+  // Pinned: changing the key's recipe breaks every stored history, so it must be deliberate.
+  EXPECT_EQ(a.case_key(), "0e2ce4f016c4808b");
+  EXPECT_EQ(a.case_key(),
+            fb::sha256_hex(R"(0123abcd|{"batch":8,"fusion":"standard","precision":"fp32","seed":1234,"threads":2})")
+                .substr(0, 16));
+
+  CaseSpec same = a;
+  same.scenario = "renamed";
+  same.scenario_file = "/elsewhere/renamed.json";
+  same.model = "/models/bert-copy.onnx";  // same content, other path
+  same.timing.warmup_ms = 1;
+  same.timing.min_iterations = 3;
+  same.timing.max_seconds = 99;
+  same.accuracy.atol = 1;
+  EXPECT_EQ(same.case_key(), a.case_key());
+
+  auto differs = [&](auto change) {
+    CaseSpec b = a;
+    change(b);
+    return b.case_key() != a.case_key();
+  };
+  EXPECT_TRUE(differs([](CaseSpec& b) { b.batch = 16; }));
+  EXPECT_TRUE(differs([](CaseSpec& b) { b.fusion = "none"; }));
+  EXPECT_TRUE(differs([](CaseSpec& b) { b.model_hash = "0123abce"; }));
+  EXPECT_TRUE(differs([](CaseSpec& b) { b.precision = "fp16"; }));
+  EXPECT_TRUE(differs([](CaseSpec& b) { b.threads = 4; }));
+  EXPECT_TRUE(differs([](CaseSpec& b) { b.seed = 1; }));
+}
+
+TEST(CaseSpec, LabelNamesTheCase) {
+  CaseSpec s;
+  s.scenario = "bert";
+  s.batch = 8;
+  s.threads = 2;
+  EXPECT_EQ(s.label(), "bert b=8 fp32 standard t=2");
+}
+
+TEST(CaseSpec, JsonRoundTripAndFieldErrors) {
+  CaseSpec s = make_case("json", 3, "aggressive").spec;
+  CaseSpec back = CaseSpec::from_json(s.to_json());
+  EXPECT_EQ(back.to_json(), s.to_json());
+  EXPECT_EQ(back.seed, s.seed);
+
+  // Missing keys keep their defaults.
+  CaseSpec partial = CaseSpec::from_json(nlohmann::json{{"batch", 4}});
+  EXPECT_EQ(partial.batch, 4);
+  EXPECT_EQ(partial.fusion, "standard");
+  EXPECT_EQ(partial.timing.min_iterations, 20);
+
+  EXPECT_NE(error_of([] { CaseSpec::from_json(nlohmann::json{{"batch", "eight"}}); }).find("'batch'"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { CaseSpec::from_json(nlohmann::json{{"batch", 2.5}}); }).find("'batch'"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              CaseSpec::from_json(nlohmann::json{{"timing", {{"min_iterations", "many"}}}});
+            }).find("'timing.min_iterations'"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { CaseSpec::from_json(nlohmann::json{{"seed", -1}}); }).find("'seed'"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { CaseSpec::from_json(nlohmann::json::array()); }), "");
+}
+
+TEST(Sha256, KnownVectors) {
+  EXPECT_EQ(fb::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(fb::sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(fb::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(fb::sha256_hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  // Lengths around the padding boundary (55, 56, 64 bytes).
+  EXPECT_EQ(fb::sha256_hex(std::string(55, 'a')),
+            "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
+  EXPECT_EQ(fb::sha256_hex(std::string(56, 'a')),
+            "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
+  EXPECT_EQ(fb::sha256_hex(std::string(64, 'a')),
+            "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
+}
