@@ -77,6 +77,7 @@ CREATE TABLE cases (
   accuracy_passed INTEGER NOT NULL CHECK (accuracy_passed IN (0, 1)),
   accuracy_detail TEXT NOT NULL,
   speedup         REAL,                  -- reference median / engine median
+  stop_reason     TEXT NOT NULL,         -- why timing stopped: converged, time-cap, iteration-cap
   build_ms        REAL,
   onnx_nodes      INTEGER NOT NULL,
   layer_count     INTEGER NOT NULL       -- how many rows this case has in layers
@@ -504,8 +505,8 @@ void ResultStore::write_case(int64_t run_id, const CaseResult& r) {
            "INSERT INTO cases (run_id, case_key, scenario, scenario_file, model, model_hash, "
            "precision, batch, fusion, threads, config_json, status, error, max_abs_err, "
            "max_rel_err, cosine, accuracy_passed, accuracy_detail, speedup, build_ms, onnx_nodes, "
-           "layer_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-           "?16, ?17, ?18, ?19, ?20, ?21, ?22)");
+           "layer_count, stop_reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+           "?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)");
     c.bind_int(1, run_id);
     c.bind_text(2, spec.case_key());
     c.bind_text(3, spec.scenario);
@@ -528,6 +529,7 @@ void ResultStore::write_case(int64_t run_id, const CaseResult& r) {
     c.bind_real(20, r.build_ms);
     c.bind_int(21, r.onnx_nodes);
     c.bind_int(22, static_cast<int64_t>(r.layers.size()));
+    c.bind_text(23, r.stop_reason);
     c.run(what);
     const int64_t case_id = sqlite3_last_insert_rowid(db_);
 
@@ -626,7 +628,7 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id) const {
   Stmt c(db_, path_,
          "SELECT id, scenario, scenario_file, model, model_hash, precision, batch, fusion, "
          "threads, config_json, status, error, max_abs_err, max_rel_err, cosine, "
-         "accuracy_passed, accuracy_detail, speedup, build_ms, onnx_nodes "
+         "accuracy_passed, accuracy_detail, speedup, build_ms, onnx_nodes, stop_reason "
          "FROM cases WHERE run_id = ?1 ORDER BY id");
   Stmt m(db_, path_,
          "SELECT id, executor, n, median_ms, p90_ms, p99_ms, mean_ms, stddev_ms, min_ms, max_ms, "
@@ -672,6 +674,7 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id) const {
     r.speedup = c.real_at(17);
     r.build_ms = c.real_at(18);
     r.onnx_nodes = static_cast<int>(c.int_at(19));
+    r.stop_reason = c.text_at(20);
 
     m.bind_int(1, sc.id);
     while (m.step(doing)) {

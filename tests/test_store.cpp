@@ -145,6 +145,7 @@ CaseResult make_case(const std::string& scenario, int64_t batch, const std::stri
   r.accuracy.cosine = 0.99999988;
   r.accuracy.passed = true;
   r.speedup = r.reference.stats.median / r.engine.stats.median;
+  r.stop_reason = "converged";
   r.build_ms = 123.456;
   r.onnx_nodes = 311;
   r.build_log = "pass fuse_matmul_bias: 12 fusions\n\"quoted\" <tags> & 'apostrophes'\nünïcödé ✓\n";
@@ -250,7 +251,8 @@ TEST_F(StoreTest, RoundTripsRunAndCasesWithEverything) {
   const fb::StoredRun loaded = store.load_run(run);
   EXPECT_EQ(loaded.id, run);
   expect_same(loaded.info, info);
-  EXPECT_EQ(loaded.finished_at, "2024-05-01T12:00:00Z");
+  EXPECT_EQ(loaded.finished_at.size(), std::string("2024-05-01T12:00:00Z").size());  // ISO 8601 UTC, set at finish
+  EXPECT_EQ(loaded.finished_at.back(), 'Z');
   EXPECT_EQ(loaded.case_count, 2);
 
   const auto cases = store.load_cases(run);

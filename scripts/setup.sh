@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every Debian package fusebench needs to build, test and run. Idempotent: a
+# package already installed is skipped, and `apt-get update` runs only when one is missing.
+set -euo pipefail
+
+PACKAGES=(
+  g++ make cmake pkg-config git
+  libsqlite3-dev            # the result store
+  libonnx-dev               # ModelProto, checker, shape inference
+  libprotobuf-dev protobuf-compiler
+  libtbb-dev                # our kernels' intra-op threads
+  libdnnl-dev               # oneDNN: matrix and convolution kernels
+  nlohmann-json3-dev        # scenario files, JSON output
+  libcxxopts-dev            # the command line
+  libgtest-dev              # tests
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup: done"
