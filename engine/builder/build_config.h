@@ -1,7 +1,10 @@
 // What the builder is asked for: precision, fusion level and its limits, batch, threads.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
+
+#include "engine/ir/tensor.h"
 
 namespace fb {
 
@@ -17,6 +20,12 @@ struct BuildConfig {
   std::vector<std::string> exclude_nodes;     // node-name globs fusion leaves alone
   std::vector<std::string> exclude_op_types;  // op types fusion leaves alone
   std::vector<std::string> partition_points;  // tensor names fusion may not cross
+  // Shapes for graph inputs whose dims the model leaves symbolic beyond the batch (or to
+  // override them); by input name.
+  std::map<std::string, Shape> input_shapes;
+  // Graph inputs bound to fixed values at build time (shape tensors, like TensorRT's):
+  // they become initializers and the engine no longer takes them as inputs.
+  std::map<std::string, Tensor> constant_inputs;
 };
 
 }  // namespace fb

@@ -18,7 +18,8 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
     throw Error("precision '" + config.precision + "' is not supported yet (supported: fp32)");
   if (config.batch < 1) throw Error("batch must be at least 1");
   Graph g = imported;
-  std::map<std::string, Tensor> known = infer_static_shapes(g, config.batch);
+  bind_constant_inputs(g, config.constant_inputs);
+  std::map<std::string, Tensor> known = infer_static_shapes(g, config.batch, config.input_shapes);
   log->push_back("imported: " + std::to_string(g.nodes.size()) + " nodes, " + std::to_string(g.initializers.size()) +
                  " initializers, opset " + std::to_string(g.opset) + ", batch " + std::to_string(config.batch));
   log->push_back(std::string("fusion level: ") + fusion_level_name(config.fusion) + ", precision: " + config.precision +

@@ -1,12 +1,28 @@
 #include "engine/builder/static_shapes.h"
 
+#include <algorithm>
+
 #include "engine/ops/op_registry.h"
 
 namespace fb {
 
-std::map<std::string, Shape> bind_input_shapes(const Graph& g, int64_t batch) {
+std::map<std::string, Shape> bind_input_shapes(const Graph& g, int64_t batch,
+                                               const std::map<std::string, Shape>& overrides) {
   std::map<std::string, Shape> r;
+  for (const auto& [name, _] : overrides) {
+    bool found = false;
+    for (const GraphInput& in : g.inputs) found = found || in.name == name;
+    if (!found) throw Error("a shape is given for '" + name + "', which is not a graph input");
+  }
   for (const GraphInput& in : g.inputs) {
+    auto ov = overrides.find(in.name);
+    if (ov != overrides.end()) {
+      if (!in.dims.empty() && ov->second.size() != in.dims.size())
+        throw Error("graph input '" + in.name + "' has rank " + std::to_string(in.dims.size()) + ", the given shape " +
+                    shape_str(ov->second) + " does not");
+      r[in.name] = ov->second;
+      continue;
+    }
     Shape s = in.dims;
     for (size_t d = 0; d < s.size(); ++d) {
       if (s[d] >= 0) continue;
@@ -20,9 +36,21 @@ std::map<std::string, Shape> bind_input_shapes(const Graph& g, int64_t batch) {
   return r;
 }
 
-std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch) {
+void bind_constant_inputs(Graph& g, const std::map<std::string, Tensor>& values) {
+  for (const auto& [name, value] : values) {
+    auto it = std::find_if(g.inputs.begin(), g.inputs.end(), [&](const GraphInput& in) { return in.name == name; });
+    if (it == g.inputs.end()) throw Error("a constant is given for '" + name + "', which is not a graph input");
+    if (it->dtype != value.dtype())
+      throw Error("graph input '" + name + "' is " + dtype_name(it->dtype) + ", the constant given is " + dtype_name(value.dtype()));
+    g.initializers[name] = value;
+    g.values[name] = ValueInfo{value.dtype(), value.shape(), true};
+    g.inputs.erase(it);
+  }
+}
+
+std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch, const std::map<std::string, Shape>& overrides) {
   constexpr int64_t kMaxFoldElements = 1 << 16;  // only small tensors are evaluated here
-  for (const auto& [name, shape] : bind_input_shapes(g, batch)) {
+  for (const auto& [name, shape] : bind_input_shapes(g, batch, overrides)) {
     ValueInfo& v = g.values[name];
     v.shape = shape;
     v.shape_known = true;

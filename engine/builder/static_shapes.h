@@ -11,11 +11,18 @@ namespace fb {
 
 // The concrete dims for each graph input: dim 0 left symbolic takes `batch`; any other
 // symbolic dimension is an Error naming the input and the dimension.
-std::map<std::string, Shape> bind_input_shapes(const Graph& g, int64_t batch);
+// `overrides` gives full shapes for inputs by name and wins over the model's dims.
+std::map<std::string, Shape> bind_input_shapes(const Graph& g, int64_t batch,
+                                               const std::map<std::string, Shape>& overrides = {});
 
 // Fills g.values with static shapes for every node output (bind_input_shapes first);
 // returns the build-time values of small computable tensors (for constant folding).
 // Errors name the node and op type, including unsupported ops.
-std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch);
+std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch,
+                                                  const std::map<std::string, Shape>& overrides = {});
+
+// Turns the named graph inputs into initializers holding the given values (dtype and
+// shape must fit the model's declaration); errors name the input.
+void bind_constant_inputs(Graph& g, const std::map<std::string, Tensor>& values);
 
 }  // namespace fb

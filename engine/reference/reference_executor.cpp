@@ -5,10 +5,10 @@
 
 namespace fb {
 
-ReferenceExecutor::ReferenceExecutor(Graph graph, int64_t batch) : graph_(std::move(graph)) {
-  Graph probe = graph_;
-  infer_static_shapes(probe, batch);  // rejects unsupported ops and bad shapes before timing
-  auto shapes = bind_input_shapes(graph_, batch);
+ReferenceExecutor::ReferenceExecutor(Graph graph, int64_t batch, const std::map<std::string, Shape>& input_shapes)
+    : graph_(std::move(graph)) {
+  for (const Node& n : graph_.nodes) op_for(n);  // an unsupported op is an error naming the node, before any run
+  auto shapes = bind_input_shapes(graph_, batch, input_shapes);
   for (const GraphInput& in : graph_.inputs) input_shapes_.push_back(shapes.at(in.name));
   std::map<std::string, size_t> last_use;
   for (size_t i = 0; i < graph_.nodes.size(); ++i)

@@ -12,8 +12,10 @@ namespace fb {
 
 class ReferenceExecutor {
  public:
-  // Validates the graph for this batch (every op supported, shapes consistent).
-  ReferenceExecutor(Graph graph, int64_t batch);
+  // Checks that every op is supported and binds the input shapes (dim 0 to `batch`,
+  // `input_shapes` by name for the rest). Shapes are computed as it runs, like eager
+  // PyTorch, so a bad shape is an error at run time naming the node.
+  ReferenceExecutor(Graph graph, int64_t batch, const std::map<std::string, Shape>& input_shapes = {});
 
   // Runs the graph on inputs given in graph-input order; returns outputs in graph-output order.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
