@@ -58,9 +58,22 @@ const json& object_at(const json& j, const char* key, const std::string& field) 
   return *it;
 }
 
+// A gate rule in JSON: present only when set, so a stored config says which rules apply.
+void read_optional(const json& j, const char* key, const std::string& prefix, std::optional<double>& out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return;
+  double v = 0;
+  read(j, key, prefix, v);
+  out = v;
+}
+
 }  // namespace
 
 nlohmann::json CaseSpec::to_json() const {
+  json g = json::object();
+  if (gate.min_speedup) g["min_speedup"] = *gate.min_speedup;
+  if (gate.max_regression) g["max_regression"] = *gate.max_regression;
+  if (gate.max_abs_err) g["max_abs_err"] = *gate.max_abs_err;
   return json{
       {"scenario", scenario},
       {"scenario_file", scenario_file},
@@ -76,8 +89,12 @@ nlohmann::json CaseSpec::to_json() const {
         {"min_iterations", timing.min_iterations},
         {"max_iterations", timing.max_iterations},
         {"max_seconds", timing.max_seconds},
-        {"target_rel_ci", timing.target_rel_ci}}},
+        {"target_rel_ci", timing.target_rel_ci},
+        {"stop_rule", timing.stop_rule},
+        {"pin_cpus", timing.pin_cpus},
+        {"inject_delay_us", timing.inject_delay_us}}},
       {"accuracy", {{"atol", accuracy.atol}, {"rtol", accuracy.rtol}}},
+      {"gate", g},
       {"seed", seed},
   };
 }
@@ -102,10 +119,26 @@ CaseSpec CaseSpec::from_json(const nlohmann::json& j) {
   read_int(t, "max_iterations", "timing.", s.timing.max_iterations);
   read(t, "max_seconds", "timing.", s.timing.max_seconds);
   read(t, "target_rel_ci", "timing.", s.timing.target_rel_ci);
+  read(t, "stop_rule", "timing.", s.timing.stop_rule);
+  read(t, "inject_delay_us", "timing.", s.timing.inject_delay_us);
+  if (auto it = t.find("pin_cpus"); it != t.end()) {
+    if (!it->is_array()) bad_field("timing.pin_cpus", "a list of CPU numbers", *it);
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& v = (*it)[i];
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 65535)
+        bad_field("timing.pin_cpus[" + std::to_string(i) + "]", "a CPU number", v);
+      s.timing.pin_cpus.push_back(static_cast<int>(v.get<int64_t>()));
+    }
+  }
 
   const json& a = object_at(j, "accuracy", "accuracy");
   read(a, "atol", "accuracy.", s.accuracy.atol);
   read(a, "rtol", "accuracy.", s.accuracy.rtol);
+
+  const json& g = object_at(j, "gate", "gate");
+  read_optional(g, "min_speedup", "gate.", s.gate.min_speedup);
+  read_optional(g, "max_regression", "gate.", s.gate.max_regression);
+  read_optional(g, "max_abs_err", "gate.", s.gate.max_abs_err);
   return s;
 }
 

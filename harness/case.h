@@ -3,6 +3,7 @@
 // case can run in-process, in a worker process or on an MPI rank.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,23 @@ struct TimingConfig {
   int max_iterations = 100000;   // and at most
   double max_seconds = 10;       // time cap for one executor's timed phase
   double target_rel_ci = 0.01;   // stop when the median's 95% CI half-width / median falls below
+  // What target_rel_ci applies to: "median-ci" (each executor's median, by order
+  // statistics) or "speedup-ci" (the speedup's bootstrap interval: stops as soon as the
+  // ratio is known, even when each executor alone is noisier).
+  std::string stop_rule = "median-ci";
+  std::vector<int> pin_cpus;     // pin every thread to these CPUs while timing; empty: no pinning
+  // Test hook, not a benchmark setting: busy-waits this long after every engine run, so a
+  // known slowdown can be switched on (scripts/nightly_sim.sh). Left out of the case key so
+  // the slowed-down case keeps its history.
+  double inject_delay_us = 0;
+};
+
+// The scenario's "gate" block, stored with each case so `fusebench gate` can judge a run
+// without the scenario file. Unset rules are not checked.
+struct GateConfig {
+  std::optional<double> min_speedup;     // speedup over the reference, at least
+  std::optional<double> max_regression;  // engine median vs the baseline's: at most this much slower (0.05 = 5%)
+  std::optional<double> max_abs_err;     // accuracy: largest |engine - reference|, at most
 };
 
 struct AccuracyConfig {
@@ -35,6 +53,7 @@ struct CaseSpec {
   int threads = 1;
   TimingConfig timing;
   AccuracyConfig accuracy;
+  GateConfig gate;
   uint64_t seed = 1234;  // for the generated inputs
 
   // The configuration as JSON (stored with the case; every field above).
@@ -53,8 +72,18 @@ struct CaseSpec {
 // Summary statistics of one executor's samples, all in milliseconds.
 struct SampleStats {
   size_t n = 0;
-  double median = 0, p90 = 0, p99 = 0, mean = 0, stddev = 0, min = 0, max = 0;
-  double ci_low = 0, ci_high = 0;  // 95% confidence interval of the median
+  double median = 0, p90 = 0, p95 = 0, p99 = 0, mean = 0, stddev = 0, min = 0, max = 0;
+  double cv = 0;                   // stddev / mean (0 when the mean is 0)
+  double ci_low = 0, ci_high = 0;  // 95% confidence interval of the median (order statistics)
+  double boot_ci_low = 0, boot_ci_high = 0;  // 95% seeded bootstrap interval of the median
+  int outliers_low = 0, outliers_high = 0;   // samples beyond Tukey's fences (1.5 IQR from the quartiles)
+};
+
+// Page faults during one timed iteration (getrusage of the whole process, so the faults of
+// the executor's worker threads count too).
+struct FaultStats {
+  int64_t min = 0, max = 0;
+  double mean = 0;
 };
 
 struct Measurement {
@@ -63,6 +92,17 @@ struct Measurement {
   SampleStats stats;
   double items_per_s = 0;          // batch / median seconds
   double first_iteration_ms = 0;   // the cold first run, kept apart from the samples
+  FaultStats minor_faults;         // per timed iteration: pages mapped without I/O
+  FaultStats major_faults;         // per timed iteration: pages read from disk
+};
+
+// Signs that something else disturbed the timing, measured around the timed phase.
+// NaN where the machine does not say (no /proc, no cpufreq).
+struct Interference {
+  double load_before = 0, load_after = 0;  // 1-minute load average
+  double other_cpu_ms = 0;   // CPU time all other processes used meanwhile (/proc/stat minus our rusage)
+  double timed_wall_ms = 0;  // wall time of the timed phase, to put other_cpu_ms in proportion
+  double cpu_mhz_before = 0, cpu_mhz_after = 0;  // mean current frequency over the CPUs
 };
 
 struct AccuracyResult {
@@ -88,8 +128,16 @@ struct CaseResult {
   Measurement reference;
   AccuracyResult accuracy;
   double speedup = 0;  // reference median / engine median
+  double speedup_ci_low = 0, speedup_ci_high = 0;  // its 95% seeded bootstrap interval
   std::string stop_reason;  // why timing stopped: "converged", "time-cap", "iteration-cap"
+  // The stopping rule's target was not met when timing stopped: the numbers are there, but
+  // a verdict resting on them is inconclusive.
+  bool noisy = false;
+  double timer_overhead_ns = 0;  // one clock read pair plus the call, measured before timing
+  Interference interference;
+  std::string pinned_cpus;       // "0,1" when timing ran pinned, else ""
   double build_ms = 0;
+  int64_t engine_memory_bytes = 0;  // the engine's activation arena
   int onnx_nodes = 0;
   std::string build_log;
   std::vector<LayerRecord> layers;

@@ -121,7 +121,12 @@ RunInfo capture_environment() {
 #ifdef FUSEBENCH_GIT_COMMIT
   info.git_commit = FUSEBENCH_GIT_COMMIT;
 #endif
-  info.git_dirty = false;  // not knowable at run time; to come from a CMake-time flag
+#ifdef FUSEBENCH_GIT_DIRTY
+  info.git_dirty = FUSEBENCH_GIT_DIRTY != 0;  // from `git status` when CMake configured the build
+#endif
+#ifdef FUSEBENCH_CXX_FLAGS
+  info.compiler_flags = FUSEBENCH_CXX_FLAGS;
+#endif
 #ifdef FUSEBENCH_VERSION
   info.fusebench_version = FUSEBENCH_VERSION;
 #endif

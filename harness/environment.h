@@ -12,7 +12,7 @@ namespace fb {
 struct RunInfo {
   std::string started_at;   // ISO 8601 UTC
   std::string git_commit;   // the commit fusebench was built from
-  bool git_dirty = false;   // whether the build tree had uncommitted changes (unknown: false)
+  bool git_dirty = false;   // whether tracked files had uncommitted changes when CMake configured the build
   std::string host;
   std::string cpu_model;
   std::string cpu_flags;    // the flags that matter for kernels (avx2, avx512*, amx*, ...)
@@ -20,9 +20,13 @@ struct RunInfo {
   int64_t memory_bytes = 0;
   std::string kernel;       // uname -sr
   std::string compiler;     // e.g. "g++ 12.2.0"
+  std::string compiler_flags;  // build type and C++ flags, e.g. "Release: -O2 -march=native -DNDEBUG"
   nlohmann::json library_versions;  // {"onednn": "2.6.3", "onnx": "1.12.0", "tbb": ..., "sqlite": ...}
   std::string fusebench_version;
   std::string command;      // the command line of the run
+  // The scenarios the run was started with, [{"name": ..., "file": ...}], so `run --resume`
+  // can tell which interrupted run to continue.
+  nlohmann::json scenarios = nlohmann::json::array();
 };
 
 // Reads the current machine's fingerprint; fields that cannot be read stay empty.

@@ -132,6 +132,49 @@ CREATE TABLE layers (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 2: what the measurement now records (issue 6). Columns are added, never changed,
+// so a version-1 file upgrades in place and keeps every row; figures that version 1 did not
+// measure read back as NULL (NaN) or 0, never as made-up values.
+constexpr const char* kSchemaV2 = R"sql(
+-- runs: the compiler flags beside the compiler, and the scenarios a run was started with
+-- (JSON [{"name": ..., "file": ...}]) so `run --resume` can find the run to continue.
+ALTER TABLE runs ADD COLUMN compiler_flags TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN scenarios_json TEXT NOT NULL DEFAULT '[]';
+
+-- cases: whether the stopping rule's target was missed (noisy), the speedup's 95% bootstrap
+-- interval, the timer's overhead, signs of interference around the timed phase, the CPU
+-- pinning used, and the engine's memory.
+ALTER TABLE cases ADD COLUMN noisy INTEGER NOT NULL DEFAULT 0 CHECK (noisy IN (0, 1));
+ALTER TABLE cases ADD COLUMN speedup_ci_low REAL;
+ALTER TABLE cases ADD COLUMN speedup_ci_high REAL;
+ALTER TABLE cases ADD COLUMN timer_overhead_ns REAL;
+ALTER TABLE cases ADD COLUMN load_before REAL;          -- 1-minute load average
+ALTER TABLE cases ADD COLUMN load_after REAL;
+ALTER TABLE cases ADD COLUMN other_cpu_ms REAL;         -- CPU time of other processes while timing
+ALTER TABLE cases ADD COLUMN timed_wall_ms REAL;        -- wall time of the timed phase
+ALTER TABLE cases ADD COLUMN cpu_mhz_before REAL;       -- mean current CPU clock; NULL: unreadable
+ALTER TABLE cases ADD COLUMN cpu_mhz_after REAL;
+ALTER TABLE cases ADD COLUMN pinned_cpus TEXT NOT NULL DEFAULT '';  -- "2,3"; '' when not pinned
+ALTER TABLE cases ADD COLUMN engine_memory_bytes INTEGER;           -- the activation arena
+-- Version 1 printed "noisy" for any run that did not converge; keep that judgement.
+UPDATE cases SET noisy = (stop_reason <> 'converged');
+
+-- measurements: more of the distribution, the median's bootstrap interval, Tukey outlier
+-- counts, and page faults per timed iteration.
+ALTER TABLE measurements ADD COLUMN p95_ms REAL;
+ALTER TABLE measurements ADD COLUMN cv REAL;             -- stddev / mean
+ALTER TABLE measurements ADD COLUMN boot_ci_low_ms REAL; -- 95% seeded bootstrap interval of the median
+ALTER TABLE measurements ADD COLUMN boot_ci_high_ms REAL;
+ALTER TABLE measurements ADD COLUMN outliers_low INTEGER;  -- below Q1 - 1.5 IQR
+ALTER TABLE measurements ADD COLUMN outliers_high INTEGER; -- above Q3 + 1.5 IQR
+ALTER TABLE measurements ADD COLUMN minor_faults_min INTEGER;
+ALTER TABLE measurements ADD COLUMN minor_faults_max INTEGER;
+ALTER TABLE measurements ADD COLUMN minor_faults_mean REAL;
+ALTER TABLE measurements ADD COLUMN major_faults_min INTEGER;
+ALTER TABLE measurements ADD COLUMN major_faults_max INTEGER;
+ALTER TABLE measurements ADD COLUMN major_faults_mean REAL;
+)sql";
+
 struct Migration {
   int to_version;
   const char* what;
@@ -140,6 +183,7 @@ struct Migration {
 
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
+    {2, "noise flag, bootstrap intervals, interference, page faults", kSchemaV2},
 };
 static_assert(kMigrations[std::size(kMigrations) - 1].to_version == ResultStore::kSchemaVersion,
               "the last migration must bring the schema to ResultStore::kSchemaVersion");
@@ -321,7 +365,7 @@ int read_schema_version(sqlite3* db, const std::string& path) {
 constexpr const char* kRunColumns =
     "r.id, r.started_at, r.git_commit, r.git_dirty, r.host, r.cpu_model, r.cpu_flags, r.cores, "
     "r.memory_bytes, r.kernel, r.compiler, r.library_versions, r.fusebench_version, r.command, "
-    "r.finished_at, (SELECT count(*) FROM cases c WHERE c.run_id = r.id)";
+    "r.finished_at, (SELECT count(*) FROM cases c WHERE c.run_id = r.id), r.compiler_flags, r.scenarios_json";
 
 StoredRun read_run_row(const Stmt& s, const std::string& path) {
   StoredRun run;
@@ -343,6 +387,8 @@ StoredRun read_run_row(const Stmt& s, const std::string& path) {
   i.command = s.text_at(13);
   run.finished_at = s.text_at(14);  // NULL reads as ""
   run.case_count = static_cast<int>(s.int_at(15));
+  i.compiler_flags = s.text_at(16);
+  i.scenarios = parse_json(s.text_at(17), path, "scenarios_json of run " + std::to_string(run.id));
   return run;
 }
 
@@ -466,8 +512,8 @@ void ResultStore::set_busy_timeout_ms(int ms) {
 int64_t ResultStore::begin_run(const RunInfo& info) {
   Stmt s(db(), path_,
          "INSERT INTO runs (started_at, git_commit, git_dirty, host, cpu_model, cpu_flags, cores, "
-         "memory_bytes, kernel, compiler, library_versions, fusebench_version, command) "
-         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+         "memory_bytes, kernel, compiler, library_versions, fusebench_version, command, compiler_flags, "
+         "scenarios_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
   s.bind_text(1, info.started_at);
   s.bind_text(2, info.git_commit);
   s.bind_bool(3, info.git_dirty);
@@ -481,6 +527,8 @@ int64_t ResultStore::begin_run(const RunInfo& info) {
   s.bind_text(11, dump_json(info.library_versions));
   s.bind_text(12, info.fusebench_version);
   s.bind_text(13, info.command);
+  s.bind_text(14, info.compiler_flags);
+  s.bind_text(15, dump_json(info.scenarios.is_null() ? json::array() : info.scenarios));
   s.run("record a new run");
   return sqlite3_last_insert_rowid(db_);
 }
@@ -505,8 +553,11 @@ void ResultStore::write_case(int64_t run_id, const CaseResult& r) {
            "INSERT INTO cases (run_id, case_key, scenario, scenario_file, model, model_hash, "
            "precision, batch, fusion, threads, config_json, status, error, max_abs_err, "
            "max_rel_err, cosine, accuracy_passed, accuracy_detail, speedup, build_ms, onnx_nodes, "
-           "layer_count, stop_reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-           "?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)");
+           "layer_count, stop_reason, noisy, speedup_ci_low, speedup_ci_high, timer_overhead_ns, load_before, "
+           "load_after, other_cpu_ms, timed_wall_ms, cpu_mhz_before, cpu_mhz_after, pinned_cpus, "
+           "engine_memory_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+           "?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, "
+           "?34, ?35)");
     c.bind_int(1, run_id);
     c.bind_text(2, spec.case_key());
     c.bind_text(3, spec.scenario);
@@ -530,13 +581,29 @@ void ResultStore::write_case(int64_t run_id, const CaseResult& r) {
     c.bind_int(21, r.onnx_nodes);
     c.bind_int(22, static_cast<int64_t>(r.layers.size()));
     c.bind_text(23, r.stop_reason);
+    c.bind_bool(24, r.noisy);
+    c.bind_real(25, r.speedup_ci_low);
+    c.bind_real(26, r.speedup_ci_high);
+    c.bind_real(27, r.timer_overhead_ns);
+    const Interference& in = r.interference;
+    c.bind_real(28, in.load_before);
+    c.bind_real(29, in.load_after);
+    c.bind_real(30, in.other_cpu_ms);
+    c.bind_real(31, in.timed_wall_ms);
+    c.bind_real(32, in.cpu_mhz_before);
+    c.bind_real(33, in.cpu_mhz_after);
+    c.bind_text(34, r.pinned_cpus);
+    c.bind_int(35, r.engine_memory_bytes);
     c.run(what);
     const int64_t case_id = sqlite3_last_insert_rowid(db_);
 
     Stmt m(db_, path_,
            "INSERT INTO measurements (case_id, executor, n, median_ms, p90_ms, p99_ms, mean_ms, "
-           "stddev_ms, min_ms, max_ms, ci_low_ms, ci_high_ms, items_per_s, first_iteration_ms) "
-           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+           "stddev_ms, min_ms, max_ms, ci_low_ms, ci_high_ms, items_per_s, first_iteration_ms, p95_ms, cv, "
+           "boot_ci_low_ms, boot_ci_high_ms, outliers_low, outliers_high, minor_faults_min, minor_faults_max, "
+           "minor_faults_mean, major_faults_min, major_faults_max, major_faults_mean) "
+           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+           "?21, ?22, ?23, ?24, ?25, ?26)");
     Stmt smp(db_, path_, "INSERT INTO samples (measurement_id, iteration, ms) VALUES (?1, ?2, ?3)");
     // The executor column names the CaseResult member, so loading puts each back in place.
     for (auto [executor, meas] : {std::pair<const char*, const Measurement*>{"engine", &r.engine},
@@ -556,6 +623,18 @@ void ResultStore::write_case(int64_t run_id, const CaseResult& r) {
       m.bind_real(12, st.ci_high);
       m.bind_real(13, meas->items_per_s);
       m.bind_real(14, meas->first_iteration_ms);
+      m.bind_real(15, st.p95);
+      m.bind_real(16, st.cv);
+      m.bind_real(17, st.boot_ci_low);
+      m.bind_real(18, st.boot_ci_high);
+      m.bind_int(19, st.outliers_low);
+      m.bind_int(20, st.outliers_high);
+      m.bind_int(21, meas->minor_faults.min);
+      m.bind_int(22, meas->minor_faults.max);
+      m.bind_real(23, meas->minor_faults.mean);
+      m.bind_int(24, meas->major_faults.min);
+      m.bind_int(25, meas->major_faults.max);
+      m.bind_real(26, meas->major_faults.mean);
       m.run(what + " (" + executor + " measurement)");
       const int64_t measurement_id = sqlite3_last_insert_rowid(db_);
       for (size_t i = 0; i < meas->samples_ms.size(); ++i) {
@@ -620,7 +699,7 @@ StoredRun ResultStore::load_run(int64_t run_id) const {
   return read_run_row(s, path_);
 }
 
-std::vector<StoredCase> ResultStore::load_cases(int64_t run_id) const {
+std::vector<StoredCase> ResultStore::load_cases(int64_t run_id, CaseDetail detail) const {
   ReadSnapshot snapshot(db(), path_);
   if (!run_exists(db_, path_, run_id)) throw Error(run_missing(run_id, path_));
   const std::string doing = "load the cases of run " + std::to_string(run_id);
@@ -628,11 +707,15 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id) const {
   Stmt c(db_, path_,
          "SELECT id, scenario, scenario_file, model, model_hash, precision, batch, fusion, "
          "threads, config_json, status, error, max_abs_err, max_rel_err, cosine, "
-         "accuracy_passed, accuracy_detail, speedup, build_ms, onnx_nodes, stop_reason "
+         "accuracy_passed, accuracy_detail, speedup, build_ms, onnx_nodes, stop_reason, noisy, "
+         "speedup_ci_low, speedup_ci_high, timer_overhead_ns, load_before, load_after, other_cpu_ms, "
+         "timed_wall_ms, cpu_mhz_before, cpu_mhz_after, pinned_cpus, engine_memory_bytes "
          "FROM cases WHERE run_id = ?1 ORDER BY id");
   Stmt m(db_, path_,
          "SELECT id, executor, n, median_ms, p90_ms, p99_ms, mean_ms, stddev_ms, min_ms, max_ms, "
-         "ci_low_ms, ci_high_ms, items_per_s, first_iteration_ms "
+         "ci_low_ms, ci_high_ms, items_per_s, first_iteration_ms, p95_ms, cv, boot_ci_low_ms, "
+         "boot_ci_high_ms, outliers_low, outliers_high, minor_faults_min, minor_faults_max, "
+         "minor_faults_mean, major_faults_min, major_faults_max, major_faults_mean "
          "FROM measurements WHERE case_id = ?1 ORDER BY id");
   Stmt smp(db_, path_, "SELECT ms FROM samples WHERE measurement_id = ?1 ORDER BY iteration");
   Stmt b(db_, path_, "SELECT text FROM build_logs WHERE case_id = ?1");
@@ -675,6 +758,18 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id) const {
     r.build_ms = c.real_at(18);
     r.onnx_nodes = static_cast<int>(c.int_at(19));
     r.stop_reason = c.text_at(20);
+    r.noisy = c.int_at(21) != 0;
+    r.speedup_ci_low = c.real_at(22);
+    r.speedup_ci_high = c.real_at(23);
+    r.timer_overhead_ns = c.real_at(24);
+    r.interference.load_before = c.real_at(25);
+    r.interference.load_after = c.real_at(26);
+    r.interference.other_cpu_ms = c.real_at(27);
+    r.interference.timed_wall_ms = c.real_at(28);
+    r.interference.cpu_mhz_before = c.real_at(29);
+    r.interference.cpu_mhz_after = c.real_at(30);
+    r.pinned_cpus = c.text_at(31);
+    r.engine_memory_bytes = c.int_at(32);
 
     m.bind_int(1, sc.id);
     while (m.step(doing)) {
@@ -697,11 +792,24 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id) const {
       st.ci_high = m.real_at(11);
       meas->items_per_s = m.real_at(12);
       meas->first_iteration_ms = m.real_at(13);
+      st.p95 = m.real_at(14);
+      st.cv = m.real_at(15);
+      st.boot_ci_low = m.real_at(16);
+      st.boot_ci_high = m.real_at(17);
+      st.outliers_low = static_cast<int>(m.int_at(18));
+      st.outliers_high = static_cast<int>(m.int_at(19));
+      meas->minor_faults = {m.int_at(20), m.int_at(21), m.real_at(22)};
+      meas->major_faults = {m.int_at(23), m.int_at(24), m.real_at(25)};
+      if (detail == CaseDetail::kSummary) continue;
       smp.bind_int(1, m.int_at(0));
       while (smp.step(doing)) meas->samples_ms.push_back(smp.real_at(0));
       smp.reset();
     }
     m.reset();
+    if (detail == CaseDetail::kSummary) {
+      out.push_back(std::move(sc));
+      continue;
+    }
 
     b.bind_int(1, sc.id);
     if (b.step(doing)) r.build_log = b.text_at(0);

@@ -28,10 +28,14 @@ struct StoredCase {
   CaseResult result;  // fully rehydrated, samples included
 };
 
+// How much of a case load_cases reads: everything, or the summary figures only (no samples,
+// build log or layer map) for commands that read many runs (history, export).
+enum class CaseDetail { kAll, kSummary };
+
 class ResultStore {
  public:
   // The newest schema this build reads and writes; see the migration list in the .cpp.
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Opens or creates the database and applies pending migrations. Throws fb::Error naming
   // the path when it is not a SQLite database, not a fusebench one, from a newer fusebench,
@@ -52,7 +56,8 @@ class ResultStore {
   std::vector<StoredRun> list_runs() const;  // oldest first (by started_at, then id)
   std::optional<int64_t> latest_run() const;  // the most recently started run
   StoredRun load_run(int64_t run_id) const;   // fb::Error if absent
-  std::vector<StoredCase> load_cases(int64_t run_id) const;  // in insertion order
+  // In insertion order.
+  std::vector<StoredCase> load_cases(int64_t run_id, CaseDetail detail = CaseDetail::kAll) const;
 
   const std::string& path() const { return path_; }
   int schema_version() const;  // as recorded in the meta table

@@ -33,6 +33,7 @@ CaseResult CaseRunner::run(const CaseSpec& spec_in, const ProgressFn& progress) 
     const auto t0 = std::chrono::steady_clock::now();
     std::unique_ptr<Engine> engine = threads.run([&] { return build_engine(m.graph, cfg); });
     r.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    r.engine_memory_bytes = static_cast<int64_t>(engine->arena_bytes());
     for (const std::string& line : engine->build_log()) r.build_log += line + "\n";
     for (size_t i = 0; i < engine->layers().size(); ++i) {
       const LayerInfo& l = engine->layers()[i];
@@ -47,9 +48,7 @@ CaseResult CaseRunner::run(const CaseSpec& spec_in, const ProgressFn& progress) 
       r.accuracy = compare_outputs(engine->outputs(), expected, m.graph.outputs, r.spec.accuracy);
       SideBySide timed = time_side_by_side([&] { engine->run(inputs); }, [&] { reference.run(inputs); }, r.spec.timing,
                                            r.spec.batch, progress);
-      r.engine = std::move(timed.engine);
-      r.reference = std::move(timed.reference);
-      r.stop_reason = timed.stop_reason;
+      store_timing(std::move(timed), r);
     });
     r.speedup = r.engine.stats.median > 0 ? r.reference.stats.median / r.engine.stats.median : 0;
     r.status = r.accuracy.passed ? "passed" : "failed";

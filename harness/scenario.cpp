@@ -1,5 +1,7 @@
 #include "harness/scenario.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -24,7 +26,7 @@ const std::vector<std::string>& supported_precisions() {
 }
 
 const std::vector<std::string>& supported_fusions() {
-  static const std::vector<std::string> values{"none", "standard"};
+  static const std::vector<std::string> values{"none", "mark-all", "standard", "aggressive"};
   return values;
 }
 
@@ -37,9 +39,10 @@ const std::vector<std::string> kTopLevelFields{"name",     "model", "matrix", "t
                                                "accuracy", "gate",  "seed",   "description"};
 const std::vector<std::string> kMatrixFields{"precision", "batch", "fusion", "threads"};
 const std::vector<std::string> kTimingFields{"warmup_ms",      "warmup_iterations", "min_iterations",
-                                             "max_iterations", "max_seconds",       "target_rel_ci"};
+                                             "max_iterations", "max_seconds",       "target_rel_ci",
+                                             "stop_rule",      "pin_cpus",          "inject_delay_us"};
 const std::vector<std::string> kAccuracyFields{"atol", "rtol"};
-const std::vector<std::string> kGateFields{"min_speedup"};
+const std::vector<std::string> kGateFields{"min_speedup", "max_regression", "max_abs_err"};
 
 std::string join(const std::vector<std::string>& values) {
   std::string out;
@@ -338,6 +341,17 @@ Scenario ScenarioReader::read(const Json& doc) const {
         fail("timing.target_rel_ci", "expected a number between 0 and 1 (exclusive), got " + show(v));
       c.target_rel_ci = v.get<double>();
     }
+    if (t.contains("stop_rule")) {
+      c.stop_rule = string(t["stop_rule"], "timing.stop_rule");
+      if (c.stop_rule != "median-ci" && c.stop_rule != "speedup-ci")
+        fail("timing.stop_rule", "expected \"median-ci\" or \"speedup-ci\", got " + show(t["stop_rule"]));
+    }
+    if (t.contains("pin_cpus")) {
+      c.pin_cpus = list<int>(t["pin_cpus"], "timing.pin_cpus", [&](const Json& v, const std::string& f) {
+        return static_cast<int>(integer(v, f, 0, CPU_SETSIZE - 1));
+      });
+    }
+    if (t.contains("inject_delay_us")) c.inject_delay_us = non_negative(t["inject_delay_us"], "timing.inject_delay_us");
     if (c.min_iterations > c.max_iterations)
       fail(t.contains("min_iterations") ? "timing.min_iterations" : "timing.max_iterations",
            "min_iterations (" + std::to_string(c.min_iterations) + ") is more than max_iterations (" +
@@ -355,6 +369,8 @@ Scenario ScenarioReader::read(const Json& doc) const {
     const Json& g = object(doc["gate"], "gate");
     check_known(g, "gate", kGateFields);
     if (g.contains("min_speedup")) s.gate_min_speedup = positive(g["min_speedup"], "gate.min_speedup");
+    if (g.contains("max_regression")) s.gate_max_regression = non_negative(g["max_regression"], "gate.max_regression");
+    if (g.contains("max_abs_err")) s.gate_max_abs_err = non_negative(g["max_abs_err"], "gate.max_abs_err");
   }
 
   if (doc.contains("seed")) {
@@ -404,6 +420,7 @@ std::vector<CaseSpec> expand_cases(const Scenario& s) {
           c.threads = threads;
           c.timing = s.timing;
           c.accuracy = s.accuracy;
+          c.gate = GateConfig{s.gate_min_speedup, s.gate_max_regression, s.gate_max_abs_err};
           c.seed = s.seed;
           cases.push_back(std::move(c));
         }

@@ -25,6 +25,8 @@ struct Scenario {
   TimingConfig timing;          // "timing": {warmup_ms, warmup_iterations, ...}
   AccuracyConfig accuracy;      // "accuracy": {atol, rtol}
   std::optional<double> gate_min_speedup;  // "gate": {"min_speedup": 1.2}
+  std::optional<double> gate_max_regression;  // "gate": {"max_regression": 0.05}: vs the baseline run
+  std::optional<double> gate_max_abs_err;     // "gate": {"max_abs_err": 1e-4}
   uint64_t seed = 1234;                    // "seed"
 };
 

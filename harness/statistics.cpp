@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "engine/ir/error.h"
+#include "harness/bootstrap.h"
 
 namespace fb {
 
@@ -96,6 +97,17 @@ double median_rel_ci_halfwidth(const std::vector<double>& sorted) {
   });
 }
 
+std::pair<int, int> tukey_outliers(const std::vector<double>& sorted) {
+  return with_sorted(sorted, [](const std::vector<double>& x) -> std::pair<int, int> {
+    if (x.size() < 4) return {0, 0};
+    const double q1 = percentile(x, 0.25), q3 = percentile(x, 0.75);
+    const double lo = q1 - 1.5 * (q3 - q1), hi = q3 + 1.5 * (q3 - q1);
+    const auto below = std::lower_bound(x.begin(), x.end(), lo) - x.begin();
+    const auto above = x.end() - std::upper_bound(x.begin(), x.end(), hi);
+    return {static_cast<int>(below), static_cast<int>(above)};
+  });
+}
+
 SampleStats compute_stats(const std::vector<double>& samples_ms) {
   SampleStats s;
   s.n = samples_ms.size();
@@ -108,6 +120,7 @@ SampleStats compute_stats(const std::vector<double>& samples_ms) {
   s.max = sorted.back();
   s.median = percentile(sorted, 0.5);
   s.p90 = percentile(sorted, 0.9);
+  s.p95 = percentile(sorted, 0.95);
   s.p99 = percentile(sorted, 0.99);
   s.mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(s.n);
   if (s.n >= 2) {
@@ -115,7 +128,12 @@ SampleStats compute_stats(const std::vector<double>& samples_ms) {
     for (double v : sorted) ss += (v - s.mean) * (v - s.mean);
     s.stddev = std::sqrt(ss / static_cast<double>(s.n - 1));
   }
+  s.cv = s.mean != 0 ? s.stddev / std::fabs(s.mean) : 0;
   std::tie(s.ci_low, s.ci_high) = median_ci(sorted);
+  const Interval boot = bootstrap_median_ci(sorted);
+  s.boot_ci_low = boot.low;
+  s.boot_ci_high = boot.high;
+  std::tie(s.outliers_low, s.outliers_high) = tukey_outliers(sorted);
   return s;
 }
 

@@ -10,8 +10,14 @@
 namespace fb {
 
 // Everything in SampleStats from the samples in the order run. n == 0 gives all zeros;
-// n == 1 gives stddev 0 (the sample stddev, with n - 1, for n >= 2).
+// n == 1 gives stddev 0 (the sample stddev, with n - 1, for n >= 2) and cv 0; a mean of 0
+// gives cv 0. The bootstrap interval is seeded (kBootstrapSeed), so it is reproducible.
 SampleStats compute_stats(const std::vector<double>& samples_ms);
+
+// How many samples lie below Q1 - 1.5 IQR and above Q3 + 1.5 IQR (Tukey's fences, with
+// the quartiles as percentile() defines them). {0, 0} for fewer than 4 samples, where
+// quartiles say nothing.
+std::pair<int, int> tukey_outliers(const std::vector<double>& sorted);
 
 // The q-quantile, q in [0, 1], interpolating linearly between order statistics (numpy's
 // default, "linear"). Sorts its copy if it is not sorted already; 0 for no samples.

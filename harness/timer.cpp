@@ -2,7 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 
+#include "engine/ir/error.h"
+#include "harness/cpu_pinning.h"
+#include "harness/interference.h"
 #include "harness/statistics.h"
 
 namespace fb {
@@ -10,25 +15,108 @@ namespace fb {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-double time_once(const std::function<void()>& f) {
-  const auto t0 = Clock::now();
-  f();
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+// The stopping check runs its bootstrap with fewer resamples than the stored interval:
+// it only has to tell "narrow enough" from "not yet", and it runs many times per case.
+constexpr int kStopCheckResamples = 200;
 
 double elapsed_ms(Clock::time_point since) { return std::chrono::duration<double, std::milli>(Clock::now() - since).count(); }
 
-void finish(Measurement& m, int64_t batch) {
+// Times one call and adds its page faults to `faults` (read outside the timed interval).
+double time_once(const std::function<void()>& f, std::vector<FaultCounters>* faults = nullptr) {
+  const FaultCounters f0 = faults ? read_fault_counters() : FaultCounters{};
+  const auto t0 = Clock::now();
+  f();
+  const auto t1 = Clock::now();
+  if (faults) {
+    const FaultCounters f1 = read_fault_counters();
+    faults->push_back({f1.minor - f0.minor, f1.major - f0.major});
+  }
+  return std::chrono::duration<double, std::milli>(t1 - t0).count();
+}
+
+FaultStats fault_stats(const std::vector<FaultCounters>& v, int64_t FaultCounters::*field) {
+  FaultStats s;
+  if (v.empty()) return s;
+  s.min = std::numeric_limits<int64_t>::max();
+  double sum = 0;
+  for (const FaultCounters& c : v) {
+    s.min = std::min(s.min, c.*field);
+    s.max = std::max(s.max, c.*field);
+    sum += static_cast<double>(c.*field);
+  }
+  s.mean = sum / static_cast<double>(v.size());
+  return s;
+}
+
+void finish(Measurement& m, const std::vector<FaultCounters>& faults, int64_t batch) {
   m.stats = compute_stats(m.samples_ms);
   m.items_per_s = m.stats.median > 0 ? double(batch) * 1000.0 / m.stats.median : 0;
+  m.minor_faults = fault_stats(faults, &FaultCounters::minor);
+  m.major_faults = fault_stats(faults, &FaultCounters::major);
+}
+
+// Spins (no sleep: a sleeping thread would let the CPU clock down and change what follows).
+void busy_wait_us(double us) {
+  const auto until = Clock::now() + std::chrono::duration<double, std::micro>(us);
+  while (Clock::now() < until) {
+  }
 }
 }  // namespace
 
-SideBySide time_side_by_side(const std::function<void()>& engine, const std::function<void()>& reference,
+bool is_stop_rule(const std::string& name) { return name == "median-ci" || name == "speedup-ci"; }
+
+bool stopping_rule_met(const std::vector<double>& engine_ms, const std::vector<double>& reference_ms,
+                       const TimingConfig& t, int bootstrap_resamples) {
+  if (t.stop_rule == "speedup-ci") {
+    if (engine_ms.size() < 2 || reference_ms.size() < 2) return false;
+    const double speedup = percentile(reference_ms, 0.5) / percentile(engine_ms, 0.5);
+    if (!(speedup > 0) || !std::isfinite(speedup)) return false;
+    const Interval ci = bootstrap_ratio_ci(reference_ms, engine_ms, 0.95, bootstrap_resamples);
+    return (ci.high - ci.low) / 2 / speedup <= t.target_rel_ci;
+  }
+  FB_CHECK(t.stop_rule == "median-ci", "unknown stop rule '" + t.stop_rule + "'");
+  return median_rel_ci_halfwidth(engine_ms) <= t.target_rel_ci &&
+         median_rel_ci_halfwidth(reference_ms) <= t.target_rel_ci;
+}
+
+void store_timing(SideBySide&& timed, CaseResult& r) {
+  r.engine = std::move(timed.engine);
+  r.reference = std::move(timed.reference);
+  r.stop_reason = std::move(timed.stop_reason);
+  r.noisy = timed.noisy;
+  r.speedup_ci_low = timed.speedup_ci.low;
+  r.speedup_ci_high = timed.speedup_ci.high;
+  r.timer_overhead_ns = timed.timer_overhead_ns;
+  r.interference = timed.interference;
+  r.pinned_cpus = std::move(timed.pinned_cpus);
+}
+
+double measure_timer_overhead_ns(int reps) {
+  const std::function<void()> empty = [] {};
+  std::vector<double> ns(static_cast<size_t>(std::max(reps, 1)));
+  for (double& v : ns) {
+    const auto t0 = Clock::now();
+    empty();
+    v = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+  }
+  return percentile(ns, 0.5);
+}
+
+SideBySide time_side_by_side(const std::function<void()>& engine_fn, const std::function<void()>& reference,
                              const TimingConfig& t, int64_t batch, const ProgressFn& progress) {
+  if (!is_stop_rule(t.stop_rule))
+    throw Error("timing.stop_rule: unknown rule '" + t.stop_rule + "' (known: median-ci, speedup-ci)");
   SideBySide r;
   r.engine.executor = "engine";
   r.reference.executor = "reference";
+  // Pinned from the cold iteration on, so every figure is taken under the same conditions.
+  CpuPinning pinning(t.pin_cpus);
+  r.pinned_cpus = CpuPinning::describe(t.pin_cpus);
+
+  std::function<void()> engine = engine_fn;
+  if (t.inject_delay_us > 0) engine = [&engine_fn, us = t.inject_delay_us] { engine_fn(); busy_wait_us(us); };
+
+  r.timer_overhead_ns = measure_timer_overhead_ns();
   r.engine.first_iteration_ms = time_once(engine);
   r.reference.first_iteration_ms = time_once(reference);
 
@@ -38,19 +126,22 @@ SideBySide time_side_by_side(const std::function<void()>& engine, const std::fun
     reference();
   }
 
+  const SystemSnapshot before = take_system_snapshot();
   const auto start = Clock::now();
   auto last_progress = start;
   const double cap_ms = t.max_seconds * 2000.0;  // max_seconds per executor, both interleaved
+  std::vector<FaultCounters> engine_faults, reference_faults;
+  // The speedup rule bootstraps, so it is checked at growing intervals (every 10% more
+  // samples); the order-statistic rule is cheap and checked every 5 iterations.
+  int next_check = t.min_iterations;
   r.stop_reason = "iteration-cap";
   for (int i = 0; i < t.max_iterations; ++i) {
-    r.engine.samples_ms.push_back(time_once(engine));
-    r.reference.samples_ms.push_back(time_once(reference));
+    r.engine.samples_ms.push_back(time_once(engine, &engine_faults));
+    r.reference.samples_ms.push_back(time_once(reference, &reference_faults));
     const int n = i + 1;
-    if (n >= t.min_iterations && (n % 5 == 0)) {
-      std::vector<double> se = r.engine.samples_ms, sr = r.reference.samples_ms;
-      std::sort(se.begin(), se.end());
-      std::sort(sr.begin(), sr.end());
-      if (median_rel_ci_halfwidth(se) <= t.target_rel_ci && median_rel_ci_halfwidth(sr) <= t.target_rel_ci) {
+    if (n >= next_check) {
+      next_check = t.stop_rule == "speedup-ci" ? std::max(n + 5, n + n / 10) : n + 5;
+      if (stopping_rule_met(r.engine.samples_ms, r.reference.samples_ms, t, kStopCheckResamples)) {
         r.stop_reason = "converged";
         break;
       }
@@ -64,8 +155,14 @@ SideBySide time_side_by_side(const std::function<void()>& engine, const std::fun
       progress(std::to_string(n) + " iterations, " + std::to_string(int(elapsed_ms(start) / 1000)) + " s");
     }
   }
-  finish(r.engine, batch);
-  finish(r.reference, batch);
+  r.interference = interference_between(before, take_system_snapshot());
+
+  finish(r.engine, engine_faults, batch);
+  finish(r.reference, reference_faults, batch);
+  r.speedup_ci = bootstrap_ratio_ci(r.reference.samples_ms, r.engine.samples_ms);
+  // A cap may have come between two checks with the target already met: judge the final
+  // samples, with the full bootstrap, rather than the last check.
+  r.noisy = r.stop_reason != "converged" && !stopping_rule_met(r.engine.samples_ms, r.reference.samples_ms, t);
   return r;
 }
 

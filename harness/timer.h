@@ -1,12 +1,16 @@
 // Times two executors side by side on the same inputs: the cold first iteration of each
 // kept apart, then warm-up by time and by count, then timed iterations interleaved
 // (engine, reference, engine, ...) so that drift in the machine's state hits both alike.
-// Stops when both medians' 95% confidence half-widths fall below the target, or at the
-// time cap or iteration cap (then the stop reason says so and the case is noisy).
+// Stops when the stopping rule's 95% interval is narrow enough (TimingConfig::stop_rule:
+// both medians, or the speedup), or at the time or iteration cap — then the result is
+// flagged noisy rather than silently accepted. Around the timed phase it records what
+// could have disturbed it (load, other processes' CPU time, CPU clock), and per iteration
+// the page faults each executor took.
 #pragma once
 #include <functional>
 #include <string>
 
+#include "harness/bootstrap.h"
 #include "harness/case.h"
 
 namespace fb {
@@ -14,11 +18,35 @@ namespace fb {
 struct SideBySide {
   Measurement engine, reference;
   std::string stop_reason;  // "converged", "time-cap" or "iteration-cap"
+  bool noisy = false;       // the stopping rule's target was not met when timing stopped
+  Interval speedup_ci;      // 95% bootstrap interval of reference median / engine median
+  double timer_overhead_ns = 0;
+  Interference interference;
+  std::string pinned_cpus;  // CpuPinning::describe of timing.pin_cpus
 };
 
 using ProgressFn = std::function<void(const std::string&)>;
 
 SideBySide time_side_by_side(const std::function<void()>& engine, const std::function<void()>& reference,
                              const TimingConfig& timing, int64_t batch, const ProgressFn& progress = nullptr);
+
+// Moves the timing results into the case result (measurements, stop reason, noise flag,
+// speedup interval, overhead, interference, pinning).
+void store_timing(SideBySide&& timed, CaseResult& r);
+
+// The cost of what surrounds every sample: two clock reads around a call of an empty
+// std::function, as the median of `reps` tries, in ns. Reported, not subtracted: it is
+// tens of ns against samples of micro- to milliseconds, and subtracting a noisy estimate
+// would add noise.
+double measure_timer_overhead_ns(int reps = 2001);
+
+// Whether the stopping rule's target is met on these samples (each executor's samples;
+// sorted or not). "median-ci": both medians' relative CI half-widths <= target;
+// "speedup-ci": the speedup's bootstrap interval half-width / speedup <= target.
+bool stopping_rule_met(const std::vector<double>& engine_ms, const std::vector<double>& reference_ms,
+                       const TimingConfig& timing, int bootstrap_resamples = kBootstrapResamples);
+
+// The known stopping rules, for validation of scenario files.
+bool is_stop_rule(const std::string& name);
 
 }  // namespace fb

@@ -95,6 +95,8 @@ RunInfo make_run_info() {
   i.library_versions = {{"onednn", "2.6.3"}, {"onnx", "1.12.0"}, {"sqlite", "3.40.1"}};
   i.fusebench_version = "0.1.0";
   i.command = "fusebench run scenarios/bert.json --db results.db";
+  i.compiler_flags = "Release: -O2 -march=native -DNDEBUG";
+  i.scenarios = nlohmann::json::array({{{"name", "bert"}, {"file", "/work/scenarios/bert.json"}}});
   return i;
 }
 
@@ -114,6 +116,14 @@ fb::Measurement make_measurement(const std::string& executor, double base, int n
   m.stats.ci_high = base + 0.3;
   m.items_per_s = 8 / ((base + 0.25) / 1000);
   m.first_iteration_ms = base * 10;
+  m.stats.p95 = base + 0.505;
+  m.stats.cv = 0.2 / (base + 0.26);
+  m.stats.boot_ci_low = base + 0.21;
+  m.stats.boot_ci_high = base + 0.29;
+  m.stats.outliers_low = 1;
+  m.stats.outliers_high = 3;
+  m.minor_faults = {12, 40, 17.5};
+  m.major_faults = {0, 2, 0.25};
   return m;
 }
 
@@ -146,6 +156,15 @@ CaseResult make_case(const std::string& scenario, int64_t batch, const std::stri
   r.accuracy.passed = true;
   r.speedup = r.reference.stats.median / r.engine.stats.median;
   r.stop_reason = "converged";
+  r.noisy = true;
+  r.speedup_ci_low = r.speedup * 0.97;
+  r.speedup_ci_high = r.speedup * 1.04;
+  r.timer_overhead_ns = 21.5;
+  r.interference = {0.75, 1.25, 312.5, 4000.25, 2995.5, std::numeric_limits<double>::quiet_NaN()};
+  r.pinned_cpus = "2,3";
+  r.engine_memory_bytes = int64_t(3) << 33;
+  r.spec.gate.min_speedup = 1.2;
+  r.spec.gate.max_abs_err = 1e-4;
   r.build_ms = 123.456;
   r.onnx_nodes = 311;
   r.build_log = "pass fuse_matmul_bias: 12 fusions\n\"quoted\" <tags> & 'apostrophes'\nünïcödé ✓\n";
@@ -175,6 +194,24 @@ void expect_same(const fb::Measurement& a, const fb::Measurement& b) {
   EXPECT_EQ(a.stats.ci_high, b.stats.ci_high);
   EXPECT_EQ(a.items_per_s, b.items_per_s);
   EXPECT_EQ(a.first_iteration_ms, b.first_iteration_ms);
+  EXPECT_EQ(a.stats.p95, b.stats.p95);
+  EXPECT_EQ(a.stats.cv, b.stats.cv);
+  EXPECT_EQ(a.stats.boot_ci_low, b.stats.boot_ci_low);
+  EXPECT_EQ(a.stats.boot_ci_high, b.stats.boot_ci_high);
+  EXPECT_EQ(a.stats.outliers_low, b.stats.outliers_low);
+  EXPECT_EQ(a.stats.outliers_high, b.stats.outliers_high);
+  EXPECT_EQ(a.minor_faults.min, b.minor_faults.min);
+  EXPECT_EQ(a.minor_faults.max, b.minor_faults.max);
+  EXPECT_EQ(a.minor_faults.mean, b.minor_faults.mean);
+  EXPECT_EQ(a.major_faults.min, b.major_faults.min);
+  EXPECT_EQ(a.major_faults.max, b.major_faults.max);
+  EXPECT_EQ(a.major_faults.mean, b.major_faults.mean);
+}
+
+// NaN-aware equality for figures that may be unreadable.
+void expect_same_or_nan(double a, double b) {
+  if (std::isnan(a)) EXPECT_TRUE(std::isnan(b));
+  else EXPECT_EQ(a, b);
 }
 
 void expect_same(const CaseResult& a, const CaseResult& b) {
@@ -190,6 +227,19 @@ void expect_same(const CaseResult& a, const CaseResult& b) {
   EXPECT_EQ(a.accuracy.passed, b.accuracy.passed);
   EXPECT_EQ(a.accuracy.detail, b.accuracy.detail);
   EXPECT_EQ(a.speedup, b.speedup);
+  EXPECT_EQ(a.speedup_ci_low, b.speedup_ci_low);
+  EXPECT_EQ(a.speedup_ci_high, b.speedup_ci_high);
+  EXPECT_EQ(a.stop_reason, b.stop_reason);
+  EXPECT_EQ(a.noisy, b.noisy);
+  EXPECT_EQ(a.timer_overhead_ns, b.timer_overhead_ns);
+  expect_same_or_nan(a.interference.load_before, b.interference.load_before);
+  expect_same_or_nan(a.interference.load_after, b.interference.load_after);
+  expect_same_or_nan(a.interference.other_cpu_ms, b.interference.other_cpu_ms);
+  expect_same_or_nan(a.interference.timed_wall_ms, b.interference.timed_wall_ms);
+  expect_same_or_nan(a.interference.cpu_mhz_before, b.interference.cpu_mhz_before);
+  expect_same_or_nan(a.interference.cpu_mhz_after, b.interference.cpu_mhz_after);
+  EXPECT_EQ(a.pinned_cpus, b.pinned_cpus);
+  EXPECT_EQ(a.engine_memory_bytes, b.engine_memory_bytes);
   EXPECT_EQ(a.build_ms, b.build_ms);
   EXPECT_EQ(a.onnx_nodes, b.onnx_nodes);
   EXPECT_EQ(a.build_log, b.build_log);
@@ -216,6 +266,8 @@ void expect_same(const RunInfo& a, const RunInfo& b) {
   EXPECT_EQ(a.library_versions, b.library_versions);
   EXPECT_EQ(a.fusebench_version, b.fusebench_version);
   EXPECT_EQ(a.command, b.command);
+  EXPECT_EQ(a.compiler_flags, b.compiler_flags);
+  EXPECT_EQ(a.scenarios, b.scenarios);
 }
 
 std::string read_bytes(const std::string& path) {
@@ -353,13 +405,13 @@ TEST_F(StoreTest, RecordsSchemaVersionAndReopensWithoutChange) {
                                  nullptr),
               SQLITE_OK);
     ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
-    EXPECT_EQ(sqlite3_column_int(s, 0), 1);
+    EXPECT_EQ(sqlite3_column_int(s, 0), 2);
     sqlite3_finalize(s);
     EXPECT_EQ(raw.count("meta"), 1);
   }
   ResultStore again(db);
   EXPECT_EQ(again.list_runs().size(), 1u);
-  EXPECT_EQ(again.schema_version(), 1);
+  EXPECT_EQ(again.schema_version(), 2);
 }
 
 TEST_F(StoreTest, RefusesADatabaseFromANewerFusebench) {
@@ -370,7 +422,7 @@ TEST_F(StoreTest, RefusesADatabaseFromANewerFusebench) {
     raw.exec("UPDATE meta SET value = 99 WHERE key = 'schema_version'");
   }
   std::string msg = error_of([&] { ResultStore store(db); });
-  EXPECT_EQ(msg, db + " has schema version 99; this fusebench understands up to 1 — upgrade fusebench");
+  EXPECT_EQ(msg, db + " has schema version 99; this fusebench understands up to 2 — upgrade fusebench");
   RawDb raw(db);
   EXPECT_EQ(raw.count("meta WHERE key = 'schema_version' AND value = 99"), 1);  // untouched
 }
@@ -418,6 +470,65 @@ TEST_F(StoreTest, UnopenablePathNamesIt) {
   const std::string db = file("no/such/folder/results.db");
   std::string msg = error_of([&] { ResultStore store(db); });
   EXPECT_NE(msg.find(db), std::string::npos) << msg;
+}
+
+// A database written by fusebench 0.1.0 (schema version 1; tests/data/store_v1.sql is the
+// sqlite3 .dump of a real run) opens, is upgraded in place, and keeps every row; figures
+// version 1 did not measure read back as missing, and new cases can be added.
+TEST_F(StoreTest, UpgradesAVersion1DatabaseInPlace) {
+  const std::string db = file("v1.db");
+  {
+    std::ifstream f(std::string(FUSEBENCH_SOURCE_DIR) + "/tests/data/store_v1.sql");
+    ASSERT_TRUE(f) << "tests/data/store_v1.sql";
+    const std::string sql(std::istreambuf_iterator<char>(f), {});
+    RawDb raw(db);
+    raw.exec(sql);
+    EXPECT_EQ(raw.count("meta WHERE key = 'schema_version' AND value = 1"), 1);
+  }
+  ResultStore store(db);
+  EXPECT_EQ(store.schema_version(), 2);
+  const auto runs = store.list_runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].info.git_commit, "cda684f4e8cf");
+  EXPECT_EQ(runs[0].info.compiler_flags, "");               // not recorded by version 1
+  EXPECT_EQ(runs[0].info.scenarios, nlohmann::json::array());
+  const auto cases = store.load_cases(runs[0].id);
+  ASSERT_EQ(cases.size(), 2u);
+  const CaseResult& r = cases[0].result;
+  EXPECT_EQ(r.spec.scenario, "tiny");
+  EXPECT_EQ(r.spec.batch, 2);
+  EXPECT_EQ(r.engine.samples_ms.size(), r.engine.stats.n);
+  EXPECT_GT(r.engine.stats.median, 0);
+  EXPECT_EQ(r.stop_reason, "iteration-cap");
+  EXPECT_TRUE(r.noisy);  // version 1's "did not converge" became the noisy flag
+  EXPECT_TRUE(std::isnan(r.engine.stats.p95));
+  EXPECT_TRUE(std::isnan(r.speedup_ci_low));
+  EXPECT_TRUE(std::isnan(r.interference.other_cpu_ms));
+  EXPECT_EQ(r.engine.minor_faults.max, 0);
+  EXPECT_FALSE(r.spec.gate.max_regression.has_value());
+  EXPECT_FALSE(r.spec.gate.min_speedup.has_value());  // version 1 did not store the gate block
+  // New cases go into the upgraded file beside the old ones.
+  const int64_t run = store.begin_run(make_run_info());
+  store.write_case(run, make_case("after-upgrade", 1, "standard"));
+  EXPECT_EQ(store.load_cases(run).size(), 1u);
+  ResultStore again(db);  // and it reopens without another upgrade
+  EXPECT_EQ(again.list_runs().size(), 2u);
+}
+
+TEST_F(StoreTest, SummaryLoadSkipsSamplesLogsAndLayers) {
+  ResultStore store(file("results.db"));
+  const int64_t run = store.begin_run(make_run_info());
+  const CaseResult c = make_case("s", 1, "none");
+  store.write_case(run, c);
+  const auto cases = store.load_cases(run, fb::CaseDetail::kSummary);
+  ASSERT_EQ(cases.size(), 1u);
+  const CaseResult& r = cases[0].result;
+  EXPECT_TRUE(r.engine.samples_ms.empty());
+  EXPECT_TRUE(r.layers.empty());
+  EXPECT_TRUE(r.build_log.empty());
+  EXPECT_EQ(r.engine.stats.median, c.engine.stats.median);
+  EXPECT_EQ(r.speedup_ci_high, c.speedup_ci_high);
+  EXPECT_EQ(r.spec.gate.min_speedup, 1.2);
 }
 
 // ---- one transaction per case ----
@@ -489,6 +600,28 @@ TEST_F(StoreTest, ReaderWorksWhileAnotherStoreWrites) {
 
   writer.write_case(run, make_case("s", 4, "none"));
   EXPECT_EQ(reader.load_cases(run).size(), 3u);
+}
+
+// A report or compare holding a read transaction open (a snapshot, as load_cases takes one)
+// must never hold up a running benchmark: with WAL the writer commits at once, and the
+// reader keeps its snapshot until it ends.
+TEST_F(StoreTest, AnOpenReaderNeverBlocksTheWriter) {
+  const std::string db = file("results.db");
+  ResultStore writer(db);
+  const int64_t run = writer.begin_run(make_run_info());
+  writer.write_case(run, make_case("s", 1, "none"));
+  writer.set_busy_timeout_ms(0);  // any wait for a lock would fail at once
+
+  RawDb reader(db);
+  reader.exec("BEGIN");
+  EXPECT_EQ(reader.count("cases"), 1);  // the read transaction now holds its snapshot
+  for (int b = 2; b <= 5; ++b) writer.write_case(run, make_case("s", b, "none"));
+  writer.finish_run(run);
+  EXPECT_EQ(reader.count("cases"), 1);  // still its snapshot
+  reader.exec("COMMIT");
+  EXPECT_EQ(reader.count("cases"), 5);
+  ResultStore second(db);
+  EXPECT_EQ(second.load_cases(run).size(), 5u);
 }
 
 // ---- case identity ----

@@ -8,7 +8,10 @@
 
 namespace fb {
 
-enum class FusionLevel { None, Standard };
+// none: one layer per ONNX node. mark-all: the same, with every tensor kept as an output
+// (the fair PyTorch comparison polygraphy users get by marking all outputs). standard:
+// the named patterns. aggressive: standard plus attention (engine/passes/pipeline.cpp).
+enum class FusionLevel { None, MarkAll, Standard, Aggressive };
 FusionLevel parse_fusion_level(const std::string& s);  // throws Error listing the levels
 const char* fusion_level_name(FusionLevel l);
 

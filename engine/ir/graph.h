@@ -4,6 +4,7 @@
 // it replaced. That list is what lets the profiler and the inspector see through fusion.
 #pragma once
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -13,9 +14,12 @@
 
 namespace fb {
 
+class Graph;
+
 struct Attribute {
+  // A Graph is a subgraph (If's branches, Loop's body), shared and never modified after import.
   std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
-               std::vector<std::string>, Tensor>
+               std::vector<std::string>, Tensor, std::shared_ptr<const Graph>>
       value;
 };
 

@@ -3,6 +3,7 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -138,9 +139,15 @@ onnx::TensorProto tensor_to_proto(const Tensor& t, const std::string& name) {
 
 namespace {
 
-Attribute convert_attribute(const onnx::AttributeProto& a, const std::string& base_dir, const std::string& where) {
+Graph import_subgraph(const onnx::GraphProto& gp, int64_t opset, const std::string& source, const std::string& base_dir);
+
+Attribute convert_attribute(const onnx::AttributeProto& a, const std::string& base_dir, const std::string& where,
+                            int64_t opset) {
   Attribute r;
   switch (a.type()) {
+    case onnx::AttributeProto::GRAPH:
+      r.value = std::make_shared<const Graph>(import_subgraph(a.g(), opset, where + " attribute '" + a.name() + "'", base_dir));
+      break;
     case onnx::AttributeProto::FLOAT: r.value = a.f(); break;
     case onnx::AttributeProto::INT: r.value = int64_t(a.i()); break;
     case onnx::AttributeProto::STRING: r.value = a.s(); break;
@@ -149,8 +156,8 @@ Attribute convert_attribute(const onnx::AttributeProto& a, const std::string& ba
     case onnx::AttributeProto::INTS: r.value = std::vector<int64_t>(a.ints().begin(), a.ints().end()); break;
     case onnx::AttributeProto::STRINGS: r.value = std::vector<std::string>(a.strings().begin(), a.strings().end()); break;
     default:
-      throw Error(where + ": attribute '" + a.name() + "' has a type (" + std::to_string(int(a.type())) +
-                  ") the engine does not support yet (subgraphs, sparse tensors, type protos)");
+      throw Error(where + ": attribute '" + a.name() + "' has an unsupported type (" + std::to_string(int(a.type())) +
+                  "): sparse tensors and type protos are not supported");
   }
   return r;
 }
@@ -171,10 +178,97 @@ ValueInfo info_from_type(const onnx::TypeProto& tp) {
   return v;
 }
 
+// Names a subgraph reads from enclosing scopes: used by its nodes (or returned as its
+// outputs) but neither its inputs, its initializers nor produced inside it.
+std::vector<std::string> outer_names(const Graph& sub) {
+  std::set<std::string> defined;
+  for (const GraphInput& in : sub.inputs) defined.insert(in.name);
+  for (const auto& [k, _] : sub.initializers) defined.insert(k);
+  std::vector<std::string> outer;
+  auto use = [&](const std::string& v) {
+    if (v.empty() || defined.count(v) || std::find(outer.begin(), outer.end(), v) != outer.end()) return;
+    outer.push_back(v);
+  };
+  for (const Node& n : sub.nodes) {
+    for (const std::string& in : n.inputs) use(in);
+    for (const std::string& o : n.outputs) defined.insert(o);
+  }
+  for (const std::string& o : sub.outputs) use(o);
+  return outer;
+}
+
+// A node with subgraphs (If, Loop) takes the outer values its subgraphs read as extra
+// inputs after its own, named in the attribute "fusebench.captures": ordering, liveness
+// and dead-node removal then see those uses like any other.
+void capture_outer_values(Node& n) {
+  std::vector<std::string> captures;
+  for (const auto& [_, a] : n.attrs)
+    if (const auto* g = std::get_if<std::shared_ptr<const Graph>>(&a.value))
+      for (const std::string& v : outer_names(**g))
+        if (std::find(captures.begin(), captures.end(), v) == captures.end()) captures.push_back(v);
+  if (captures.empty()) return;
+  n.inputs.insert(n.inputs.end(), captures.begin(), captures.end());
+  n.attrs["fusebench.captures"] = Attribute{captures};
+}
+
+// A subgraph converted like the main graph, without the checker (which checked it as part
+// of the model) and without sorting: ONNX requires subgraph nodes in order already, and
+// their outer-scope inputs would look like dangling names to the sort.
+Graph import_subgraph(const onnx::GraphProto& gp, int64_t opset, const std::string& source, const std::string& base_dir) {
+  Graph g;
+  g.name = gp.name();
+  g.opset = opset;
+  for (const auto& init : gp.initializer()) {
+    g.initializers[init.name()] = tensor_from_proto(init, base_dir);
+    g.values[init.name()] = ValueInfo{g.initializers[init.name()].dtype(), g.initializers[init.name()].shape(), true};
+  }
+  for (const auto& in : gp.input()) {
+    if (g.initializers.count(in.name())) continue;
+    GraphInput gi{in.name(), static_cast<DType>(in.type().tensor_type().elem_type()), {}, {}};
+    g.inputs.push_back(gi);
+    g.values[in.name()] = info_from_type(in.type());
+  }
+  for (const auto& out : gp.output()) {
+    if (out.type().has_sequence_type() || out.type().has_optional_type() || out.type().has_map_type())
+      throw Error(source + ": graph output '" + out.name() + "' is not a tensor (sequences, maps and optionals are not supported)");
+    g.outputs.push_back(out.name());
+    g.values.emplace(out.name(), info_from_type(out.type()));
+  }
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const onnx::NodeProto& np = gp.node(i);
+    Node n;
+    n.op_type = np.op_type();
+    n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    n.name = np.name().empty() ? g.name + "/" + n.op_type + "_" + std::to_string(i) : np.name();
+    n.opset = opset;
+    n.inputs.assign(np.input().begin(), np.input().end());
+    n.outputs.assign(np.output().begin(), np.output().end());
+    n.sources = {n.name};
+    const std::string where = source + ": " + n.describe();
+    for (const auto& a : np.attribute()) n.attrs[a.name()] = convert_attribute(a, base_dir, where, opset);
+    capture_outer_values(n);
+    g.nodes.push_back(std::move(n));
+  }
+  return g;
+}
+
 }  // namespace
 
 Graph import_onnx(const onnx::ModelProto& model_in, const std::string& source, const std::string& base_dir) {
   onnx::ModelProto model = model_in;
+  // External data is read (and its location checked) by us, before the checker: the
+  // checker would resolve it against the working directory, not the model's folder.
+  std::map<std::string, Tensor> initializers;
+  for (auto& init : *model.mutable_graph()->mutable_initializer()) {
+    try {
+      initializers[init.name()] = tensor_from_proto(init, base_dir);
+    } catch (const Error& e) {
+      throw Error(source + ": initializer " + e.what());
+    }
+    if (init.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
+      init = tensor_to_proto(initializers[init.name()], init.name());
+    }
+  }
   // The checker catches structural damage (dangling names, bad attributes) up front.
   try {
     onnx::checker::check_model(model);
@@ -189,17 +283,15 @@ Graph import_onnx(const onnx::ModelProto& model_in, const std::string& source, c
   const onnx::GraphProto& gp = model.graph();
   Graph g;
   g.name = gp.name();
-  for (const auto& op : model.opset_import())
-    if (op.domain().empty() || op.domain() == "ai.onnx") g.opset = op.version();
-  if (g.opset == 0) throw Error(source + ": the model imports no default-domain opset");
+  std::map<std::string, int64_t> opsets;  // by domain, "" for ONNX
+  for (const auto& op : model.opset_import()) opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
+  // A model of other domains only (the training ops) imports no ONNX opset; its ops are then
+  // reported as unsupported by name when the executors look them up.
+  g.opset = opsets.count("") ? opsets[""] : 0;
 
-  for (const auto& init : gp.initializer()) {
-    try {
-      g.initializers[init.name()] = tensor_from_proto(init, base_dir);
-    } catch (const Error& e) {
-      throw Error(source + ": initializer " + e.what());
-    }
-    g.values[init.name()] = ValueInfo{g.initializers[init.name()].dtype(), g.initializers[init.name()].shape(), true};
+  for (auto& [name, t] : initializers) {
+    g.values[name] = ValueInfo{t.dtype(), t.shape(), true};
+    g.initializers[name] = std::move(t);
   }
   for (const auto& in : gp.input()) {
     if (g.initializers.count(in.name())) continue;  // old exporters list initializers as inputs too
@@ -215,6 +307,8 @@ Graph import_onnx(const onnx::ModelProto& model_in, const std::string& source, c
   }
   for (const auto& vi : gp.value_info()) g.values.emplace(vi.name(), info_from_type(vi.type()));
   for (const auto& out : gp.output()) {
+    if (out.type().has_sequence_type() || out.type().has_optional_type() || out.type().has_map_type())
+      throw Error(source + ": graph output '" + out.name() + "' is not a tensor (sequences, maps and optionals are not supported)");
     g.outputs.push_back(out.name());
     g.values.emplace(out.name(), info_from_type(out.type()));
   }
@@ -228,12 +322,13 @@ Graph import_onnx(const onnx::ModelProto& model_in, const std::string& source, c
     n.name = np.name().empty() ? n.op_type + "_" + std::to_string(i) : np.name();
     while (names.count(n.name)) n.name += "_" + std::to_string(i);
     names.insert(n.name);
-    n.opset = g.opset;
+    n.opset = opsets.count(n.domain) ? opsets[n.domain] : g.opset;
     n.inputs.assign(np.input().begin(), np.input().end());
     n.outputs.assign(np.output().begin(), np.output().end());
     n.sources = {n.name};
     const std::string where = source + ": " + n.describe();
-    for (const auto& a : np.attribute()) n.attrs[a.name()] = convert_attribute(a, base_dir, where);
+    for (const auto& a : np.attribute()) n.attrs[a.name()] = convert_attribute(a, base_dir, where, g.opset);
+    capture_outer_values(n);
     for (const std::string& o : n.outputs)
       if (!o.empty()) g.values.emplace(o, ValueInfo{});
     g.nodes.push_back(std::move(n));

@@ -6,7 +6,12 @@
 
 namespace fb {
 
-enum class UnaryFn { Relu, Sigmoid, Tanh, Erf, Sqrt, Exp, Log, Neg, Abs, Reciprocal, Gelu, Count };
+// New functions are appended before Count: fused chains store these numbers.
+enum class UnaryFn {
+  Relu, Sigmoid, Tanh, Erf, Sqrt, Exp, Log, Neg, Abs, Reciprocal, Gelu,
+  Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh,
+  Ceil, Floor, Round, Sign, Softplus, Softsign, Mish, HardSwish, Count
+};
 enum class BinaryFn { Add, Sub, Mul, Div, Pow, Min, Max, Count };
 
 // The ONNX op type for each function ("Gelu" is the engine's fused GELU, erf form).
@@ -22,5 +27,11 @@ void apply_binary(BinaryFn f, const float* a, int64_t sa, const float* b, int64_
 // Scalar forms, for the odd element and for tests.
 float unary_scalar(UnaryFn f, float x);
 float binary_scalar(BinaryFn f, float a, float b);
+
+class Tensor;
+// out = f(a, b) with numpy broadcasting, for every numeric element type (not 16-bit floats:
+// callers widen those); out has the broadcast shape. Pow takes a and b of different types
+// (out has a's). Integer division by zero is an Error.
+void binary_tensor(BinaryFn f, const Tensor& a, const Tensor& b, Tensor& out);
 
 }  // namespace fb

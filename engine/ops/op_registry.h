@@ -83,5 +83,21 @@ void register_reduce_ops(OpRegistry& r);
 void register_softmax_ops(OpRegistry& r);
 void register_shape_ops(OpRegistry& r);
 void register_fused_ops(OpRegistry& r);
+void register_attention_ops(OpRegistry& r);
+// The neural-network families (conv, pools, normalization, resize, quantization, RNNs,
+// detection...), registered together from nn_ops.cpp.
+void register_nn_ops(OpRegistry& r);
+// Full-ONNX elementwise, logic, activation, cast, reduction, tensor and control-flow ops.
+void register_variadic_ops(OpRegistry& r);
+void register_logic_ops(OpRegistry& r);
+void register_activation_ops(OpRegistry& r);
+void register_mod_op(OpRegistry& r);
+void register_cast_ops(OpRegistry& r);
+void register_tensor_ops(OpRegistry& r);
+void register_generator_ops(OpRegistry& r);
+void register_gather_scatter_ops(OpRegistry& r);
+void register_selection_ops(OpRegistry& r);
+void register_arg_reduce_ops(OpRegistry& r);
+void register_control_flow_ops(OpRegistry& r);
 
 }  // namespace fb

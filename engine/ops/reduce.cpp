@@ -1,4 +1,6 @@
-// Reductions (ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceL2).
+// Reductions (ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
+// ReduceLogSum, ReduceLogSumExp, ReduceSumSquare), accumulated in double for every
+// numeric type (16-bit floats widened).
 // Axes come from the attribute (opset < 13 for ReduceSum, < 18 for the others) or the
 // second input; the input is viewed as [outer, reduced, inner] when the reduced axes
 // are contiguous, and walked index by index otherwise.
@@ -10,12 +12,13 @@
 #include <limits>
 
 #include "engine/ops/op_registry.h"
+#include "engine/ops/typed_kernels.h"
 
 namespace fb {
 
 namespace {
 
-enum class ReduceKind { Mean, Sum, Max, Min, Prod, L2 };
+enum class ReduceKind { Mean, Sum, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
 
 ReduceKind kind_of(const std::string& op) {
   if (op == "ReduceMean") return ReduceKind::Mean;
@@ -23,6 +26,10 @@ ReduceKind kind_of(const std::string& op) {
   if (op == "ReduceMax") return ReduceKind::Max;
   if (op == "ReduceMin") return ReduceKind::Min;
   if (op == "ReduceProd") return ReduceKind::Prod;
+  if (op == "ReduceL1") return ReduceKind::L1;
+  if (op == "ReduceLogSum") return ReduceKind::LogSum;
+  if (op == "ReduceLogSumExp") return ReduceKind::LogSumExp;
+  if (op == "ReduceSumSquare") return ReduceKind::SumSquare;
   return ReduceKind::L2;
 }
 
@@ -72,13 +79,16 @@ struct Acc {
       case ReduceKind::Max: return std::max(acc, v);
       case ReduceKind::Min: return std::min(acc, v);
       case ReduceKind::Prod: return acc * v;
-      case ReduceKind::L2: return acc + v * v;
+      case ReduceKind::L2: case ReduceKind::SumSquare: return acc + v * v;
+      case ReduceKind::L1: return acc + std::fabs(v);
+      case ReduceKind::LogSumExp: return acc + std::exp(v);
       default: return acc + v;
     }
   }
   double finish(double acc, int64_t count) const {
     if (k == ReduceKind::Mean) return count ? acc / double(count) : 0.0;
     if (k == ReduceKind::L2) return std::sqrt(acc);
+    if (k == ReduceKind::LogSum || k == ReduceKind::LogSumExp) return std::log(acc);
     return acc;
   }
 };
@@ -136,6 +146,7 @@ void reduce_typed(const Tensor& x, const std::vector<int64_t>& axes, Acc acc, Te
 }
 
 void compute_reduce(OpContext& c) {
+  if (run_widened(c, compute_reduce)) return;
   const Tensor& x = c.in(0);
   bool noop = false;
   auto axes = reduce_axes(c.node, c.has_input(1) ? &c.in(1) : nullptr, x.rank(), &noop);
@@ -145,18 +156,18 @@ void compute_reduce(OpContext& c) {
     return;
   }
   Acc acc{kind_of(c.node.op_type)};
-  switch (x.dtype()) {
-    case DType::Float32: return reduce_typed<float>(x, axes, acc, out);
-    case DType::Int64: return reduce_typed<int64_t>(x, axes, acc, out);
-    case DType::Int32: return reduce_typed<int32_t>(x, axes, acc, out);
-    default: throw Error("input type " + dtype_name(x.dtype()) + " is not supported");
-  }
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) throw Error("input type bool is not supported");
+    else reduce_typed<T>(x, axes, acc, out);
+  });
 }
 
 }  // namespace
 
 void register_reduce_ops(OpRegistry& r) {
-  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2"})
+  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                         "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
     r.add(OpDef{"", op, infer_reduce, compute_reduce});
 }
 

@@ -1,9 +1,10 @@
 // Ops that move or reinterpret data without arithmetic: Reshape, Flatten, Squeeze,
 // Unsqueeze, Identity, Dropout (inference), Transpose, Concat, Gather, Shape, Constant,
-// Cast, Slice. The reinterpreting ones are marked alias_input0, so the engine aliases
+// Slice. The reinterpreting ones are marked alias_input0, so the engine aliases
 // their output to their input instead of copying.
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "engine/ops/op_registry.h"
@@ -107,7 +108,13 @@ std::vector<ValueInfo> infer_dropout(const ShapeContext& c) {
   return r;
 }
 
+// Inference Dropout is the identity with an all-true mask. Training mode (input 2, opset
+// 12+) with a non-zero ratio would need random numbers no test can reproduce: an Error.
 void compute_dropout(OpContext& c) {
+  if (c.has_input(2) && c.in(2).scalar_as_double() != 0.0) {
+    const double ratio = c.has_input(1) ? c.in(1).scalar_as_double() : 0.5;
+    if (ratio != 0.0) throw Error("training-mode Dropout (random) is not supported");
+  }
   copy_input0(c);
   if (c.outputs.size() > 1 && c.outputs[1]) std::memset(c.out(1).raw(), 1, c.out(1).nbytes());  // mask: all kept
 }
@@ -237,7 +244,7 @@ void compute_gather(OpContext& c) {
       std::memcpy(dst + (o * idx.size() + j) * block, src + (o * dim + idx[j]) * block, block);
 }
 
-// ---- Shape, Constant, Cast -----------------------------------------------------------------
+// ---- Shape, Constant -----------------------------------------------------------------
 std::vector<ValueInfo> infer_shape_op(const ShapeContext& c) {
   const int64_t rank = int64_t(c.in(0).shape.size());
   int64_t start = c.node.attr_int("start", 0), end = c.node.attr_int("end", rank);
@@ -258,55 +265,44 @@ void compute_shape_op(OpContext& c) {
   for (int64_t i = 0; i < c.out(0).numel(); ++i) o[i] = s[start + i];
 }
 
-const Tensor& constant_value(const Node& n) {
-  const Tensor* t = n.attr_tensor("value");
-  if (!t) throw Error("only the 'value' form of Constant is supported");
-  return *t;
+// Constant's value in any of its attribute forms (value, value_float(s), value_int(s)),
+Tensor constant_value(const Node& n) {
+  if (const Tensor* t = n.has_attr("value") ? n.attr_tensor("value") : nullptr) return *t;
+  if (n.has_attr("value_float")) {
+    Tensor t(DType::Float32, {});
+    t.data<float>()[0] = n.attr_float("value_float", 0.f);
+    return t;
+  }
+  if (n.has_attr("value_int")) {
+    Tensor t(DType::Int64, {});
+    t.data<int64_t>()[0] = n.attr_int("value_int", 0);
+    return t;
+  }
+  if (n.has_attr("value_floats")) {
+    std::vector<float> v = n.attr_floats("value_floats");
+    Tensor t(DType::Float32, {int64_t(v.size())});
+    std::copy(v.begin(), v.end(), t.data<float>());
+    return t;
+  }
+  if (n.has_attr("value_ints")) {
+    std::vector<int64_t> v = n.attr_ints("value_ints");
+    Tensor t(DType::Int64, {int64_t(v.size())});
+    std::copy(v.begin(), v.end(), t.data<int64_t>());
+    return t;
+  }
+  for (const char* k : {"value_string", "value_strings", "sparse_value"})
+    if (n.has_attr(k)) throw Error(std::string("Constant with attribute '") + k + "' is not supported");
+  throw Error("Constant has no value attribute");
 }
 
 std::vector<ValueInfo> infer_constant(const ShapeContext& c) {
-  const Tensor& t = constant_value(c.node);
+  const Tensor t = constant_value(c.node);
   return {ValueInfo{t.dtype(), t.shape(), true}};
 }
 
 void compute_constant(OpContext& c) {
-  const Tensor& t = constant_value(c.node);
-  std::memcpy(c.out(0).raw(), t.raw(), t.nbytes());
-}
-
-std::vector<ValueInfo> infer_cast(const ShapeContext& c) {
-  auto to = static_cast<DType>(c.node.attr_int("to", 0));
-  if (dtype_size(to) == 0) throw Error("Cast to " + dtype_name(to) + " is not supported");
-  return {ValueInfo{to, c.in(0).shape, true}};
-}
-
-template <typename To>
-void cast_to(const Tensor& x, To* o) {
-  const int64_t n = x.numel();
-  switch (x.dtype()) {
-    case DType::Float32: for (int64_t i = 0; i < n; ++i) o[i] = To(x.data<float>()[i]); break;
-    case DType::Float64: for (int64_t i = 0; i < n; ++i) o[i] = To(x.data<double>()[i]); break;
-    case DType::Int64: for (int64_t i = 0; i < n; ++i) o[i] = To(x.data<int64_t>()[i]); break;
-    case DType::Int32: for (int64_t i = 0; i < n; ++i) o[i] = To(x.data<int32_t>()[i]); break;
-    case DType::Int8: for (int64_t i = 0; i < n; ++i) o[i] = To(x.data<int8_t>()[i]); break;
-    case DType::UInt8: for (int64_t i = 0; i < n; ++i) o[i] = To(x.data<uint8_t>()[i]); break;
-    case DType::Bool: for (int64_t i = 0; i < n; ++i) o[i] = To(x.data<bool>()[i]); break;
-    default: throw Error("Cast from " + dtype_name(x.dtype()) + " is not supported");
-  }
-}
-
-void compute_cast(OpContext& c) {
-  Tensor& out = c.out(0);
-  switch (out.dtype()) {
-    case DType::Float32: return cast_to(c.in(0), out.data<float>());
-    case DType::Float64: return cast_to(c.in(0), out.data<double>());
-    case DType::Int64: return cast_to(c.in(0), out.data<int64_t>());
-    case DType::Int32: return cast_to(c.in(0), out.data<int32_t>());
-    case DType::Int8: return cast_to(c.in(0), out.data<int8_t>());
-    case DType::UInt8: return cast_to(c.in(0), out.data<uint8_t>());
-    case DType::Bool: return cast_to(c.in(0), out.data<bool>());
-    default: throw Error("Cast to " + dtype_name(out.dtype()) + " is not supported");
-  }
+  const Tensor t = constant_value(c.node);
+  if (t.nbytes()) std::memcpy(c.out(0).raw(), t.raw(), t.nbytes());
 }
 
 // ---- Slice (opset >= 10: starts, ends, axes, steps as inputs) --------------------------------
@@ -393,7 +389,6 @@ void register_shape_ops(OpRegistry& r) {
   r.add(OpDef{"", "Gather", infer_gather, compute_gather});
   r.add(OpDef{"", "Shape", infer_shape_op, compute_shape_op});
   r.add(OpDef{"", "Constant", infer_constant, compute_constant});
-  r.add(OpDef{"", "Cast", infer_cast, compute_cast});
   r.add(OpDef{"", "Slice", infer_slice, compute_slice});
 }
 

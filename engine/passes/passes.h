@@ -12,6 +12,7 @@ int layernorm_fusion(PassContext& ctx);
 int gelu_fusion(PassContext& ctx);
 int matmul_bias_activation_fusion(PassContext& ctx);
 int elementwise_chain_fusion(PassContext& ctx);
+int attention_fusion(PassContext& ctx);
 
 // The passes for a fusion level, in order.
 std::vector<Pass> passes_for(FusionLevel level);

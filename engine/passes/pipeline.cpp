@@ -3,7 +3,10 @@
 //     Constant nodes or shape arithmetic;
 //  2. LayerNorm and GELU before MatMul+bias fusion, so a MatMul followed by the GELU
 //     subgraph can absorb it as one activation (the GELU node must exist to match);
-//  3. elementwise chains last: they take whatever arithmetic the named patterns left.
+//  3. attention (aggressive only) after MatMul+bias fusion: the Q/K/V projections must
+//     already be single layers whose outputs the attention layer reads through strides;
+//  4. elementwise chains last: they take whatever arithmetic the named patterns left.
+//  mark-all runs no pass: every tensor is an output, so nothing could fuse anyway.
 #include "engine/passes/passes.h"
 
 namespace fb {
@@ -11,6 +14,7 @@ namespace fb {
 std::vector<Pass> passes_for(FusionLevel level) {
   switch (level) {
     case FusionLevel::None:
+    case FusionLevel::MarkAll:
       return {};  // one engine layer per ONNX node
     case FusionLevel::Standard:
       return {
@@ -18,6 +22,15 @@ std::vector<Pass> passes_for(FusionLevel level) {
           {"layernorm-fusion", layernorm_fusion},
           {"gelu-fusion", gelu_fusion},
           {"matmul-bias-activation-fusion", matmul_bias_activation_fusion},
+          {"elementwise-chain-fusion", elementwise_chain_fusion},
+      };
+    case FusionLevel::Aggressive:
+      return {
+          {"constant-folding", constant_folding},
+          {"layernorm-fusion", layernorm_fusion},
+          {"gelu-fusion", gelu_fusion},
+          {"matmul-bias-activation-fusion", matmul_bias_activation_fusion},
+          {"attention-fusion", attention_fusion},
           {"elementwise-chain-fusion", elementwise_chain_fusion},
       };
   }

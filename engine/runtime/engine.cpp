@@ -66,6 +66,9 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
       if (!in.empty()) last[root_of[slot_of.at(in)]] = std::max(last[root_of[slot_of.at(in)]], i);
   }
   for (const std::string& o : g.outputs) last[root_of[slot_of.at(o)]] = n_layers;  // outputs outlive the run
+  if (config_.fusion == FusionLevel::MarkAll)  // every tensor materialized and kept, as if each were an output
+    for (int s = 0; s < n_slots; ++s)
+      if (first[s] >= 0) last[s] = n_layers;
   std::vector<BufferLife> lives;
   std::vector<int> life_slot;
   for (int s = 0; s < n_slots; ++s) {
@@ -109,8 +112,10 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
       ins.push_back(in.empty() ? nullptr : &slots_[slot_of.at(in)]);
       if (!in.empty()) info.input_shapes.push_back(slots_[slot_of.at(in)].shape());
     }
+    layer_outputs_.emplace_back();
     for (const std::string& o : n.outputs) {
       outs.push_back(o.empty() ? nullptr : &slots_[slot_of.at(o)]);
+      if (!o.empty()) layer_outputs_.back().emplace_back(o, &slots_[slot_of.at(o)]);
       if (!o.empty()) info.output_shapes.push_back(slots_[slot_of.at(o)].shape());
     }
     if (is_view_layer[i]) {
@@ -148,6 +153,19 @@ void Engine::run(const std::vector<Tensor>& inputs, std::vector<double>* layer_m
     layers_[i]->run();
     (*layer_ms)[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
+}
+
+std::map<std::string, Tensor> Engine::run_capture(const std::vector<Tensor>& inputs) {
+  std::map<std::string, Tensor> captured;
+  // The same plan, run layer by layer; each layer's outputs are copied before a later
+  // layer may reuse their memory. The timed runs never pay for this.
+  std::vector<Tensor> ins = inputs;
+  run(ins);  // validates and binds the inputs
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (layers_[i]) layers_[i]->run();
+    for (const auto& [name, t] : layer_outputs_[i]) captured[name] = t->clone();
+  }
+  return captured;
 }
 
 std::vector<Tensor> Engine::outputs() const {

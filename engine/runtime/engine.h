@@ -2,6 +2,7 @@
 // arena. Every activation has a fixed offset decided at build time (liveness-based
 // reuse), reshapes are views, matrix primitives are prebuilt: run() allocates nothing.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ class Engine {
   // Runs on inputs in graph-input order (views are taken, not copies). When layer_ms is
   // given, each layer's wall time is written there (for the profiler).
   void run(const std::vector<Tensor>& inputs, std::vector<double>* layer_ms = nullptr);
+  // Runs the same plan and returns a copy of every tensor it computes, by value name
+  // (for debugging: looking at intermediates never changes the plan being timed).
+  std::map<std::string, Tensor> run_capture(const std::vector<Tensor>& inputs);
   // Views of the outputs of the last run (valid until the next run).
   std::vector<Tensor> outputs() const;
 
@@ -50,6 +54,7 @@ class Engine {
   std::vector<int> input_slots_, output_slots_;
   std::vector<std::pair<int, int>> input_aliases_;  // (slot, input index): views of graph inputs
   std::vector<std::unique_ptr<Layer>> layers_;      // nullptr for view layers
+  std::vector<std::vector<std::pair<std::string, Tensor*>>> layer_outputs_;  // per layer: value name, slot
   std::vector<LayerInfo> infos_;
   std::unique_ptr<std::byte, void (*)(void*)> arena_;
   size_t arena_bytes_ = 0;

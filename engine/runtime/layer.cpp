@@ -1,5 +1,6 @@
 #include "engine/runtime/layer.h"
 
+#include "engine/ops/attention.h"
 #include "engine/ops/matmul.h"
 #include "engine/ops/op_registry.h"
 
@@ -51,6 +52,24 @@ class MatMulLayer : public Layer {
   Tensor* out_;
 };
 
+// fusebench.Attention on two prebuilt strided oneDNN matmuls.
+class AttentionLayer : public Layer {
+ public:
+  AttentionLayer(const Node& n, std::vector<const Tensor*> ins, Tensor* out)
+      : kernel_(ins[0]->shape(), ins[1]->shape(), n.attr_int("heads", 0), n.attr_float("scale", 1.f)),
+        ins_(std::move(ins)), out_(out) {}
+  void run() override {
+    kernel_.run(ins_[0]->data<float>(), ins_[1]->data<float>(), ins_[2]->data<float>(), out_->data<float>());
+  }
+  std::string kernel() const override { return "onednn.matmul(strided)+softmax+onednn.matmul(strided)"; }
+  double flops() const override { return kernel_.flops(); }
+
+ private:
+  AttentionKernel kernel_;
+  std::vector<const Tensor*> ins_;
+  Tensor* out_;
+};
+
 bool all_float(const std::vector<const Tensor*>& ins) {
   for (const Tensor* t : ins)
     if (t && t->dtype() != DType::Float32) return false;
@@ -64,6 +83,7 @@ std::unique_ptr<Layer> make_layer(const Node& node, std::vector<const Tensor*> i
   if (all_float(ins)) {
     if (node.domain.empty() && node.op_type == "MatMul")
       return std::make_unique<MatMulLayer>(MatMulSpec{ins[0]->shape(), ins[1]->shape()}, ins, outs[0]);
+    if (node.domain == "fusebench" && node.op_type == "Attention") return std::make_unique<AttentionLayer>(node, ins, outs[0]);
     if (node.domain == "fusebench" && node.op_type == "FusedMatMul")
       return std::make_unique<MatMulLayer>(fused_matmul_spec(node, ins[0]->shape(), ins[1]->shape(), has_third), ins, outs[0]);
     if (node.domain.empty() && node.op_type == "Gemm" && node.attr_float("beta", 1.f) == 1.f &&

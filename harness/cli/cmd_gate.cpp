@@ -1,57 +1,112 @@
-// fusebench gate: the CI verdict on a stored run. Every case must have run without
-// error, agree with the reference within its tolerance, and (with --min-speedup) be at
-// least that much faster than the reference. Exit 0 pass, 1 fail, 2 error.
+// fusebench gate: the CI verdict on a stored run. Every case must have run without error
+// and within its accuracy tolerance, and meet the rules given on the command line or in
+// its scenario's gate block (minimum speedup, maximum regression against a baseline,
+// maximum accuracy error). Exit 0 pass, 1 fail, 2 error, 3 inconclusive.
 #include <cstdio>
-#include <filesystem>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
-#include "harness/result_store.h"
+#include "harness/cli/run_selection.h"
+#include "harness/gate.h"
+#include "harness/junit.h"
 
 namespace fb::cli {
 
+static_assert(kExitPass == kExitOk && kExitFail == kExitVerdictFailed && fb::kExitInconclusive == cli::kExitInconclusive,
+              "the gate's exit codes are the command line's");
+
+namespace {
+
+// One screen: this many failing or inconclusive cases are named, the rest counted.
+constexpr size_t kMaxListed = 20;
+
+std::optional<double> optional_arg(const cxxopts::ParseResult& args, const char* name) {
+  if (!args.count(name)) return std::nullopt;
+  return args[name].as<double>();
+}
+
+}  // namespace
+
 int cmd_gate(int argc, char** argv) {
-  cxxopts::Options opts("fusebench gate", "The CI verdict on a stored run: exit 0 pass, 1 fail, 2 error.");
+  cxxopts::Options opts("fusebench gate",
+                        "The CI verdict on a stored run: exit 0 pass, 1 fail, 2 error, 3 inconclusive (a rule that\n"
+                        "could only be judged on a case flagged noisy). Rules given here replace the scenario's.");
   opts.add_options()("db", "results database", cxxopts::value<std::string>())(
       "run", "run id (default: the latest run)", cxxopts::value<int64_t>())(
-      "min-speedup", "every case's engine must be at least this many times faster than the reference",
-      cxxopts::value<double>());
+      "min-speedup", "every case's engine at least this many times faster than the reference", cxxopts::value<double>())(
+      "max-regression", "engine median at most this much slower than the baseline's (0.05 = 5%)",
+      cxxopts::value<double>())("max-abs-err", "largest |engine - reference| output difference allowed",
+                                cxxopts::value<double>())(
+      "baseline", "baseline run id for max-regression (default: the run before, or the latest of --baseline-db)",
+      cxxopts::value<int64_t>())("baseline-db", "take the baseline from this database", cxxopts::value<std::string>())(
+      "junit", "also write the verdict as JUnit XML to this file", cxxopts::value<std::string>());
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
-  if (!args.count("db")) throw Error("--db FILE is required");
-  const std::string db = args["db"].as<std::string>();
-  if (!std::filesystem::exists(db)) throw Error(db + ": no such results database");
-  ResultStore store(db);
-  std::optional<int64_t> run = args.count("run") ? std::optional<int64_t>(args["run"].as<int64_t>()) : store.latest_run();
-  if (!run) throw Error(db + ": holds no runs");
-  const std::optional<double> min_speedup =
-      args.count("min-speedup") ? std::optional<double>(args["min-speedup"].as<double>()) : std::nullopt;
-  if (min_speedup && !(*min_speedup > 0)) throw Error("--min-speedup must be positive");
+  GateRules rules;
+  rules.min_speedup = optional_arg(args, "min-speedup");
+  rules.max_regression = optional_arg(args, "max-regression");
+  rules.max_abs_err = optional_arg(args, "max-abs-err");
+  if (rules.min_speedup && !(*rules.min_speedup > 0)) throw Error("--min-speedup must be positive");
+  if (rules.max_regression && !(*rules.max_regression >= 0)) throw Error("--max-regression must be >= 0");
+  if (rules.max_abs_err && !(*rules.max_abs_err >= 0)) throw Error("--max-abs-err must be >= 0");
 
-  const std::vector<StoredCase> cases = store.load_cases(*run);
-  if (cases.empty()) throw Error(db + ": run " + std::to_string(*run) + " has no cases");
-  int failing = 0;
-  for (const StoredCase& sc : cases) {
-    const CaseResult& r = sc.result;
-    std::string why;
-    char buf[160];
-    if (r.status == "error") {
-      why = "error: " + r.error;
-    } else if (r.status != "passed") {
-      why = "accuracy: " + r.accuracy.detail;
-    } else if (min_speedup && r.speedup < *min_speedup) {
-      std::snprintf(buf, sizeof buf, "speedup %.2fx < %.2fx (engine %.3f ms, reference %.3f ms)", r.speedup, *min_speedup,
-                    r.engine.stats.median, r.reference.stats.median);
-      why = buf;
+  ResultStore store = open_existing_store(args.count("db") ? args["db"].as<std::string>() : "");
+  const int64_t run = pick_run(store, args.count("run") ? std::optional(args["run"].as<int64_t>()) : std::nullopt);
+  const std::vector<StoredCase> cases = store.load_cases(run);
+  if (cases.empty()) throw Error(store.path() + ": run " + std::to_string(run) + " has no cases");
+
+  // A baseline is loaded only when some case has a max_regression rule to judge.
+  bool wants_baseline = rules.max_regression.has_value();
+  for (const StoredCase& sc : cases) wants_baseline |= sc.result.spec.gate.max_regression.has_value();
+  std::optional<ResultStore> other;
+  if (args.count("baseline-db")) other.emplace(open_existing_store(args["baseline-db"].as<std::string>(), "--baseline-db"));
+  std::vector<StoredCase> baseline;
+  std::string baseline_name;
+  if (wants_baseline) {
+    const ResultStore& bs = other ? *other : store;
+    std::optional<int64_t> base_run;
+    if (args.count("baseline")) base_run = pick_run(bs, args["baseline"].as<int64_t>());
+    else if (other) base_run = pick_run(*other, std::nullopt);
+    else base_run = run_before(store, run);
+    if (base_run) {
+      baseline = bs.load_cases(*base_run);
+      baseline_name = (other ? other->path() + " " : std::string()) + "run " + std::to_string(*base_run);
     }
-    if (why.empty()) continue;
-    ++failing;
-    std::cout << "FAIL  " << r.spec.label() << "  [" << r.spec.case_key() << "]  " << why << "\n";
   }
-  std::cout << "gate: run " << *run << ", " << cases.size() - failing << " of " << cases.size() << " cases pass";
-  if (min_speedup) std::cout << " (min speedup " << *min_speedup << "x)";
-  std::cout << (failing ? " — FAILED\n" : " — passed\n");
-  return failing ? kExitVerdictFailed : kExitOk;
+
+  GateReport report = evaluate_gate(cases, rules, baseline_name.empty() ? nullptr : &baseline);
+  report.baseline = baseline_name;
+
+  size_t listed = 0;
+  for (const CaseVerdict& v : report.cases) {
+    if (v.outcome == Outcome::kPass) continue;
+    if (++listed > kMaxListed) continue;
+    for (const RuleResult& rr : v.rules) {
+      if (rr.outcome == Outcome::kPass) continue;
+      std::printf("%-13s %s  [%s]  %s: %s\n", outcome_name(rr.outcome), v.result.spec.label().c_str(), v.case_key.c_str(),
+                  rr.rule.c_str(), rr.detail.c_str());
+    }
+  }
+  if (listed > kMaxListed) std::printf("... and %zu more cases that did not pass\n", listed - kMaxListed);
+
+  // Which rules applied: the command line's values, else each case's scenario block.
+  auto rule_text = [](const char* name, const std::optional<double>& v, double scale, const char* f) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v ? *v * scale : 0.0);
+    return std::string(name) + " " + (v ? buf : "from the scenario");
+  };
+  const std::string applied = rule_text("min speedup", rules.min_speedup, 1, "%.2fx") + "; " +
+                              rule_text("max regression", rules.max_regression, 100, "%.1f%%") + "; " +
+                              rule_text("max abs err", rules.max_abs_err, 1, "%.3g");
+  std::printf("gate: run %lld, %d of %zu cases pass, %d fail, %d inconclusive (%s%s) — %s\n",
+              static_cast<long long>(run), report.passed, report.cases.size(), report.failed, report.inconclusive,
+              applied.c_str(), baseline_name.empty() ? "" : ("; baseline " + baseline_name).c_str(),
+              report.outcome == Outcome::kPass   ? "passed"
+              : report.outcome == Outcome::kFail ? "FAILED"
+                                                 : "INCONCLUSIVE");
+  std::fflush(stdout);
+  if (args.count("junit")) write_junit(report, args["junit"].as<std::string>());
+  return exit_code_of(report.outcome);
 }
 
 }  // namespace fb::cli

@@ -27,9 +27,24 @@ std::string fmt(const char* f, double v) {
 std::string case_line(const CaseResult& r) {
   if (r.status == "error") return r.spec.label() + "  ERROR: " + r.error;
   return r.spec.label() + "  engine " + fmt("%.3f", r.engine.stats.median) + " ms  reference " +
-         fmt("%.3f", r.reference.stats.median) + " ms  speedup " + fmt("%.2f", r.speedup) + "x  max err " +
-         fmt("%.2e", r.accuracy.max_abs_err) + "  " + r.status +
-         (r.stop_reason == "converged" ? "" : "  (" + r.stop_reason + ": noisy)");
+         fmt("%.3f", r.reference.stats.median) + " ms  speedup " + fmt("%.2f", r.speedup) + "x [" +
+         fmt("%.2f", r.speedup_ci_low) + ", " + fmt("%.2f", r.speedup_ci_high) + "]  max err " +
+         fmt("%.2e", r.accuracy.max_abs_err) + "  " + r.status + (r.noisy ? "  (noisy: " + r.stop_reason + ")" : "");
+}
+
+// What identifies a case of a scenario for --resume: its place in the matrix. (The case key
+// needs the model's hash, which is only known once the model is loaded.)
+std::string matrix_identity(const CaseSpec& s) {
+  return s.scenario + "|" + s.model + "|" + s.precision + "|" + std::to_string(s.batch) + "|" + s.fusion + "|" +
+         std::to_string(s.threads) + "|" + std::to_string(s.seed);
+}
+
+std::set<std::string> scenario_names(const nlohmann::json& scenarios) {
+  std::set<std::string> names;
+  if (scenarios.is_array())
+    for (const auto& s : scenarios)
+      if (s.is_object() && s.contains("name") && s["name"].is_string()) names.insert(s["name"].get<std::string>());
+  return names;
 }
 
 std::string command_line(int argc, char** argv) {
@@ -46,6 +61,7 @@ int cmd_run(int argc, char** argv) {
   opts.add_options()("db", "results database (created if missing; runs are appended)",
                      cxxopts::value<std::string>()->default_value("fusebench.db"))(
       "report", "HTML report to write (default: the database path with .html)", cxxopts::value<std::string>())(
+      "resume", "continue the latest interrupted run of the same scenarios, skipping the cases it stored")(
       "scenarios", "scenario files", cxxopts::value<std::vector<std::string>>());
   opts.parse_positional({"scenarios"});
   cxxopts::ParseResult args;
@@ -73,9 +89,38 @@ int cmd_run(int argc, char** argv) {
   ResultStore store(db_path);
   RunInfo info = capture_environment();
   info.command = command_line(argc, argv);
-  const int64_t run_id = store.begin_run(info);
-  std::cout << "run " << run_id << ": " << cases.size() << " cases from " << scenarios.size() << " scenario(s), "
-            << info.cpu_model << ", " << info.cores << " cores\n";
+  for (const Scenario& s : scenarios) info.scenarios.push_back({{"name", s.name}, {"file", s.file}});
+
+  // --resume: the latest run that never finished and ran exactly these scenarios.
+  std::optional<int64_t> resumed;
+  size_t skipped = 0;
+  if (args.count("resume")) {
+    const std::vector<StoredRun> runs = store.list_runs();
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+      if (it->finished_at.empty() && scenario_names(it->info.scenarios) == names) {
+        resumed = it->id;
+        break;
+      }
+    }
+    if (resumed) {
+      std::set<std::string> done;
+      for (const StoredCase& sc : store.load_cases(*resumed, CaseDetail::kSummary)) done.insert(matrix_identity(sc.result.spec));
+      std::vector<CaseSpec> todo;
+      for (CaseSpec& c : cases)
+        if (!done.count(matrix_identity(c))) todo.push_back(std::move(c));
+      skipped = cases.size() - todo.size();
+      cases = std::move(todo);
+    } else {
+      std::cout << "resume: no interrupted run of these scenarios in " << db_path << "; starting a new run\n";
+    }
+  }
+  const int64_t run_id = resumed ? *resumed : store.begin_run(info);
+  if (resumed)
+    std::cout << "run " << run_id << " resumed: " << skipped << " cases already stored, " << cases.size()
+              << " to run, " << info.cpu_model << ", " << info.cores << " cores\n";
+  else
+    std::cout << "run " << run_id << ": " << cases.size() << " cases from " << scenarios.size() << " scenario(s), "
+              << info.cpu_model << ", " << info.cores << " cores\n";
 
   const bool tty = isatty(STDERR_FILENO);
   CaseRunner runner;
@@ -94,7 +139,8 @@ int cmd_run(int argc, char** argv) {
   }
   store.finish_run(run_id);
   write_html_report(store, report_path, run_id);
-  std::cout << "\n" << cases.size() - failed - errors << " passed, " << failed << " failed, " << errors << " errors\n"
+  std::cout << "\n" << cases.size() - failed - errors << " passed, " << failed << " failed, " << errors << " errors"
+            << (skipped ? " (and " + std::to_string(skipped) + " stored before the interruption)" : "") << "\n"
             << "results: " << std::filesystem::absolute(db_path).string() << " (run " << run_id << ")\n"
             << "report:  " << std::filesystem::absolute(report_path).string() << "\n";
   if (errors) return kExitError;

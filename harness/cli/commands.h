@@ -1,5 +1,6 @@
 // The fusebench subcommands. Each takes the arguments after its name and returns the
-// process exit code: 0 success, 1 a verdict that fails (gate), 2 an error.
+// process exit code: 0 success, 1 a verdict that fails (gate), 2 an error, 3 an inconclusive
+// verdict (harness/gate.h: the same codes in every command that gives a verdict).
 #pragma once
 
 namespace fb::cli {
@@ -7,11 +8,15 @@ namespace fb::cli {
 constexpr int kExitOk = 0;
 constexpr int kExitVerdictFailed = 1;
 constexpr int kExitError = 2;
+constexpr int kExitInconclusive = 3;
 
 int cmd_run(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 int cmd_gate(int argc, char** argv);
 int cmd_inspect(int argc, char** argv);
 int cmd_zoo(int argc, char** argv);
+int cmd_compare(int argc, char** argv);
+int cmd_history(int argc, char** argv);
+int cmd_export(int argc, char** argv);
 
 }  // namespace fb::cli

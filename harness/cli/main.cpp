@@ -1,4 +1,5 @@
 // fusebench: one binary, git-style subcommands.
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,7 +19,10 @@ Benchmark an optimizing inference engine against an eager PyTorch-style referenc
 commands:
   run SCENARIO... --db FILE    expand scenarios into cases; build, check, time, store
   report --db FILE -o FILE     write the self-contained HTML report of a run
-  gate --db FILE [rules]       the CI verdict: exit 0 pass, 1 fail, 2 error
+  gate --db FILE [rules]       the CI verdict: exit 0 pass, 1 fail, 2 error, 3 inconclusive
+  compare --db FILE            a run against a baseline: faster, slower, unchanged, noisy
+  history --db FILE            change points over the runs (nightly series)
+  export --db FILE             results as CSV or JSON, one row per case and executor
   inspect MODEL                engine layers, kernels, source nodes and the build log
   zoo list | zoo export NAME   the built-in models, as real ONNX files
 
@@ -36,10 +40,20 @@ void ensure_passive_openmp(char** argv) {
   // If re-exec fails we run on with the default policy: slower, never wrong.
 }
 
+// The reference executor allocates a fresh buffer per op, as eager PyTorch does. glibc's
+// default moves its mmap threshold as blocks are freed, so the same case ran 3x slower
+// or faster depending on what ran before it (page faults on fresh mmaps). Fixed
+// thresholds give every case the allocator's steady state: heap reuse, no trimming.
+void pin_malloc_thresholds() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   ensure_passive_openmp(argv);
+  pin_malloc_thresholds();
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     std::cout << kUsage;
     return argc < 2 ? fb::cli::kExitError : fb::cli::kExitOk;
@@ -55,6 +69,9 @@ int main(int argc, char** argv) {
     if (cmd == "gate") return fb::cli::cmd_gate(argc - 1, argv + 1);
     if (cmd == "inspect") return fb::cli::cmd_inspect(argc - 1, argv + 1);
     if (cmd == "zoo") return fb::cli::cmd_zoo(argc - 1, argv + 1);
+    if (cmd == "compare") return fb::cli::cmd_compare(argc - 1, argv + 1);
+    if (cmd == "history") return fb::cli::cmd_history(argc - 1, argv + 1);
+    if (cmd == "export") return fb::cli::cmd_export(argc - 1, argv + 1);
   } catch (const std::exception& e) {
     std::cerr << "fusebench " << cmd << ": error: " << e.what() << "\n";
     return fb::cli::kExitError;

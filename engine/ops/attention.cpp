@@ -1,0 +1,113 @@
+// fusebench.Attention(q, k, v) with attributes heads and scale: two strided oneDNN
+// matmuls around a row softmax.
+#include "engine/ops/attention.h"
+
+#include <tbb/parallel_for.h>
+
+#include <cmath>
+
+#include "engine/ops/dnnl_context.h"
+#include "engine/ops/op_registry.h"
+
+namespace fb {
+
+using dnnl::memory;
+
+struct AttentionKernel::Impl {
+  int64_t b, sq, sk, h, d, hidden;
+  float scale;
+  dnnl::matmul qk, pv;
+  memory mq, mk, mv, ms, mo;
+  std::vector<float> scores;  // [B, h, Sq, Sk]
+};
+
+AttentionKernel::AttentionKernel(const Shape& q, const Shape& k, int64_t heads, float scale) : impl_(std::make_unique<Impl>()) {
+  Impl& im = *impl_;
+  if (q.size() != 3 || k.size() != 3 || q[0] != k[0] || q[2] != k[2])
+    throw Error("attention expects q [B,S,H] and k/v [B,S',H], got " + shape_str(q) + " and " + shape_str(k));
+  if (heads <= 0 || q[2] % heads) throw Error("hidden size " + std::to_string(q[2]) + " is not divisible by heads " + std::to_string(heads));
+  im.b = q[0], im.sq = q[1], im.sk = k[1], im.hidden = q[2], im.h = heads, im.d = q[2] / heads, im.scale = scale;
+  const auto f32 = memory::data_type::f32;
+  const int64_t B = im.b, Sq = im.sq, Sk = im.sk, H = im.hidden, h = im.h, d = im.d;
+  // Head i of a [B, S, H] tensor, viewed as [B, h, S, d] through strides.
+  memory::desc q_md({B, h, Sq, d}, f32, {Sq * H, d, H, 1});
+  memory::desc kt_md({B, h, d, Sk}, f32, {Sk * H, d, 1, H});  // Kᵀ: same memory, swapped strides
+  memory::desc v_md({B, h, Sk, d}, f32, {Sk * H, d, H, 1});
+  memory::desc s_md({B, h, Sq, Sk}, f32, {h * Sq * Sk, Sq * Sk, Sk, 1});
+  memory::desc o_md({B, h, Sq, d}, f32, {Sq * H, d, H, 1});
+  auto& eng = dnnl_cpu_engine();
+  try {
+    dnnl::primitive_attr scaled;
+    scaled.set_output_scales(0, {scale});
+    im.qk = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(q_md, kt_md, s_md), scaled, eng));
+    im.pv = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(s_md, v_md, o_md), eng));
+  } catch (const dnnl::error& e) {
+    throw Error(std::string("oneDNN could not create the attention matmuls: ") + e.what());
+  }
+  im.scores.resize(size_t(B * h * Sq * Sk));
+  im.mq = memory(q_md, eng, DNNL_MEMORY_NONE);
+  im.mk = memory(kt_md, eng, DNNL_MEMORY_NONE);
+  im.mv = memory(v_md, eng, DNNL_MEMORY_NONE);
+  im.ms = memory(s_md, eng, im.scores.data());
+  im.mo = memory(o_md, eng, DNNL_MEMORY_NONE);
+}
+
+AttentionKernel::~AttentionKernel() = default;
+AttentionKernel::AttentionKernel(AttentionKernel&&) noexcept = default;
+
+double AttentionKernel::flops() const {
+  const Impl& im = *impl_;
+  return 4.0 * double(im.b * im.h * im.sq * im.sk * im.d);
+}
+
+size_t AttentionKernel::workspace_bytes() const { return impl_->scores.size() * sizeof(float); }
+
+void AttentionKernel::run(const float* q, const float* k, const float* v, float* out) {
+  Impl& im = *impl_;
+  im.mq.set_data_handle(const_cast<float*>(q));
+  im.mk.set_data_handle(const_cast<float*>(k));
+  im.mv.set_data_handle(const_cast<float*>(v));
+  im.mo.set_data_handle(out);
+  auto& stream = dnnl_cpu_stream();
+  im.qk.execute(stream, {{DNNL_ARG_SRC, im.mq}, {DNNL_ARG_WEIGHTS, im.mk}, {DNNL_ARG_DST, im.ms}});
+  stream.wait();
+  const int64_t rows = im.b * im.h * im.sq, len = im.sk;
+  float* s = im.scores.data();
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, rows, std::max<int64_t>(1, 2048 / std::max<int64_t>(len, 1))),
+                    [&](const tbb::blocked_range<int64_t>& r) {
+                      for (int64_t row = r.begin(); row < r.end(); ++row) {
+                        float* x = s + row * len;
+                        float mx = -INFINITY;
+                        for (int64_t i = 0; i < len; ++i) mx = std::max(mx, x[i]);
+                        float sum = 0.f;
+                        for (int64_t i = 0; i < len; ++i) sum += (x[i] = std::exp(x[i] - mx));
+                        const float inv = 1.f / sum;
+                        for (int64_t i = 0; i < len; ++i) x[i] *= inv;
+                      }
+                    });
+  im.pv.execute(stream, {{DNNL_ARG_SRC, im.ms}, {DNNL_ARG_WEIGHTS, im.mv}, {DNNL_ARG_DST, im.mo}});
+  stream.wait();
+}
+
+namespace {
+
+std::vector<ValueInfo> infer_attention(const ShapeContext& c) {
+  const Shape& q = c.in(0).shape;
+  const Shape& k = c.in(1).shape;
+  if (c.in(2).shape != k) throw Error("k and v shapes differ: " + shape_str(k) + " vs " + shape_str(c.in(2).shape));
+  AttentionKernel probe(q, k, c.node.attr_int("heads", 0), 1.f);  // validates shapes
+  return {ValueInfo{DType::Float32, q, true}};
+}
+
+void compute_attention(OpContext& c) {
+  AttentionKernel k(c.in(0).shape(), c.in(1).shape(), c.node.attr_int("heads", 0), c.node.attr_float("scale", 1.f));
+  k.run(c.in(0).data<float>(), c.in(1).data<float>(), c.in(2).data<float>(), c.out(0).data<float>());
+}
+
+}  // namespace
+
+void register_attention_ops(OpRegistry& r) {
+  r.add(OpDef{"fusebench", "Attention", infer_attention, compute_attention});
+}
+
+}  // namespace fb

@@ -1,0 +1,27 @@
+// Scaled dot-product attention over the [batch, seq, heads·dim] layout that Q/K/V
+// projections produce: softmax(Q·Kᵀ·scale) · V per head, written straight back into
+// [batch, seq, heads·dim]. The multi-head split and merge (Reshape + Transpose) never
+// materialize: oneDNN reads and writes the heads through strides.
+#pragma once
+#include <memory>
+
+#include "engine/ir/tensor.h"
+
+namespace fb {
+
+class AttentionKernel {
+ public:
+  // q: [B, Sq, H], k and v: [B, Sk, H], H = heads · dim.
+  AttentionKernel(const Shape& q, const Shape& k, int64_t heads, float scale);
+  ~AttentionKernel();
+  AttentionKernel(AttentionKernel&&) noexcept;
+  double flops() const;
+  size_t workspace_bytes() const;  // the scores buffer, held by the kernel
+  void run(const float* q, const float* k, const float* v, float* out);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fb

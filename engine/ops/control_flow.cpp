@@ -1,0 +1,173 @@
+// If and Loop. Their subgraphs run eagerly, node by node, on the op table's kernels, the
+// way the reference executor runs the main graph. Outer-scope values a subgraph reads
+// arrive as the node's extra inputs, named in its "fusebench.captures" attribute (the
+// importer adds them), so nested subgraphs see every enclosing scope.
+#include <cstring>
+
+#include "engine/ops/typed_kernels.h"
+
+namespace fb {
+
+namespace {
+
+const Graph& subgraph(const Node& n, const std::string& key) {
+  auto it = n.attrs.find(key);
+  if (it == n.attrs.end()) throw Error("attribute '" + key + "' is missing");
+  const auto* g = std::get_if<std::shared_ptr<const Graph>>(&it->second.value);
+  if (!g || !*g) throw Error("attribute '" + key + "' is not a graph");
+  return **g;
+}
+
+// The node's own inputs, without the captured outer values appended after them.
+size_t explicit_inputs(const Node& n) {
+  auto it = n.attrs.find("fusebench.captures");
+  const size_t captured = it == n.attrs.end() ? 0 : std::get<std::vector<std::string>>(it->second.value).size();
+  return n.inputs.size() - captured;
+}
+
+// Outer values by the names the subgraphs use.
+std::map<std::string, Tensor> captured_values(const OpContext& c) {
+  std::map<std::string, Tensor> env;
+  auto it = c.node.attrs.find("fusebench.captures");
+  if (it == c.node.attrs.end()) return env;
+  const auto& names = std::get<std::vector<std::string>>(it->second.value);
+  const size_t first = c.inputs.size() - names.size();
+  for (size_t j = 0; j < names.size(); ++j)
+    if (c.inputs[first + j]) env[names[j]] = *c.inputs[first + j];
+  return env;
+}
+
+// Runs `g` with `env` holding its inputs and outer values; returns its outputs in order.
+std::vector<Tensor> run_subgraph(const Graph& g, std::map<std::string, Tensor> env) {
+  for (const auto& [k, t] : g.initializers) env[k] = t;
+  for (const Node& n : g.nodes) {
+    std::vector<const Tensor*> ins;
+    for (const std::string& in : n.inputs) {
+      if (in.empty()) {
+        ins.push_back(nullptr);
+        continue;
+      }
+      auto it = env.find(in);
+      if (it == env.end()) throw Error(n.describe() + ": input '" + in + "' is not defined in the subgraph or any enclosing scope");
+      ins.push_back(&it->second);
+    }
+    std::vector<Tensor> outs = evaluate_node(n, ins);
+    for (size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
+      if (!n.outputs[k].empty()) env[n.outputs[k]] = std::move(outs[k]);
+  }
+  std::vector<Tensor> r;
+  for (const std::string& o : g.outputs) {
+    auto it = env.find(o);
+    if (it == env.end()) throw Error("subgraph output '" + o + "' is never computed");
+    r.push_back(it->second);
+  }
+  return r;
+}
+
+void set_output(OpContext& c, size_t i, const Tensor& v) {
+  if (i >= c.outputs.size() || !c.outputs[i]) return;
+  Tensor& out = c.out(i);
+  if (!out.defined()) {
+    out = v;
+    return;
+  }
+  if (out.dtype() != v.dtype() || out.shape() != v.shape())
+    throw Error("output " + std::to_string(i) + " is " + dtype_name(v.dtype()) + shape_str(v.shape()) + ", planned as " +
+                dtype_name(out.dtype()) + shape_str(out.shape()));
+  if (v.nbytes()) std::memcpy(out.raw(), v.raw(), v.nbytes());
+}
+
+// ---- If -------------------------------------------------------------------------------------
+// Output shapes are static only when both branches declare the same full shape.
+std::vector<ValueInfo> infer_if(const ShapeContext& c) {
+  const Graph &then_g = subgraph(c.node, "then_branch"), &else_g = subgraph(c.node, "else_branch");
+  if (then_g.outputs.size() != else_g.outputs.size()) throw Error("the branches have different output counts");
+  std::vector<ValueInfo> r;
+  for (size_t i = 0; i < then_g.outputs.size(); ++i) {
+    ValueInfo a = then_g.value(then_g.outputs[i]);
+    const ValueInfo& b = else_g.value(else_g.outputs[i]);
+    if (!(a.shape_known && b.shape_known && a.shape == b.shape)) a = ValueInfo{a.dtype != DType::Undefined ? a.dtype : b.dtype, {}, false};
+    r.push_back(a);
+  }
+  return r;
+}
+
+void compute_if(OpContext& c) {
+  const bool cond = c.in(0).scalar_as_double() != 0.0;
+  const Graph& g = subgraph(c.node, cond ? "then_branch" : "else_branch");
+  std::vector<Tensor> outs = run_subgraph(g, captured_values(c));
+  for (size_t i = 0; i < outs.size(); ++i) set_output(c, i, outs[i]);
+}
+
+// ---- Loop: inputs (M, cond, v_initial...), body (iter, cond, v...) -> (cond, v..., scans...) ----
+std::vector<ValueInfo> infer_loop(const ShapeContext& c) {
+  const Graph& body = subgraph(c.node, "body");
+  const size_t n_in = explicit_inputs(c.node);
+  if (n_in < 2) throw Error("Loop needs the inputs M and cond (either may be empty)");
+  const size_t carried = n_in - 2;
+  if (body.inputs.size() != carried + 2 || body.outputs.size() < carried + 1)
+    throw Error("the body's inputs and outputs do not match the loop-carried values");
+  std::vector<ValueInfo> r;
+  for (size_t i = 0; i < carried; ++i) r.push_back(ValueInfo{c.in(2 + i).dtype, {}, false});
+  for (size_t i = carried + 1; i < body.outputs.size(); ++i) r.push_back(ValueInfo{body.value(body.outputs[i]).dtype, {}, false});
+  return r;
+}
+
+void compute_loop(OpContext& c) {
+  const Graph& body = subgraph(c.node, "body");
+  const size_t carried = explicit_inputs(c.node) - 2;
+  const int64_t max_trips = c.has_input(0) ? int64_t(c.in(0).scalar_as_double()) : INT64_MAX;
+  bool cond = c.has_input(1) ? c.in(1).scalar_as_double() != 0.0 : true;
+  std::vector<Tensor> state;
+  for (size_t i = 0; i < carried; ++i) state.push_back(c.in(2 + i));
+  const size_t n_scans = body.outputs.size() - 1 - carried;
+  std::vector<std::vector<Tensor>> scans(n_scans);
+  const std::map<std::string, Tensor> outer = captured_values(c);
+  int64_t iter = 0;
+  for (; iter < max_trips && cond; ++iter) {
+    std::map<std::string, Tensor> env = outer;
+    Tensor it_t(DType::Int64, {});
+    it_t.data<int64_t>()[0] = iter;
+    Tensor cond_t(DType::Bool, {});
+    cond_t.data<bool>()[0] = cond;
+    env[body.inputs[0].name] = it_t;
+    env[body.inputs[1].name] = cond_t;
+    for (size_t i = 0; i < carried; ++i) env[body.inputs[2 + i].name] = state[i];
+    std::vector<Tensor> outs = run_subgraph(body, std::move(env));
+    cond = outs[0].scalar_as_double() != 0.0;
+    for (size_t i = 0; i < carried; ++i) state[i] = outs[1 + i];
+    for (size_t k = 0; k < n_scans; ++k) {
+      const Tensor& s = outs[1 + carried + k];
+      if (!scans[k].empty() && (s.shape() != scans[k][0].shape() || s.dtype() != scans[k][0].dtype()))
+        throw Error("scan output " + std::to_string(k) + " changes shape between iterations");
+      scans[k].push_back(s);
+    }
+    if (iter > (int64_t(1) << 32)) throw Error("Loop ran more than 2^32 iterations");
+  }
+  for (size_t i = 0; i < carried; ++i) set_output(c, i, state[i]);
+  for (size_t k = 0; k < n_scans; ++k) {
+    // Per-iteration values stacked along a new leading axis.
+    Shape s{int64_t(scans[k].size())};
+    DType dt = body.value(body.outputs[1 + carried + k]).dtype;
+    if (!scans[k].empty()) {
+      s.insert(s.end(), scans[k][0].shape().begin(), scans[k][0].shape().end());
+      dt = scans[k][0].dtype();
+    }
+    Tensor stacked = Tensor::empty(dt, s);
+    size_t off = 0;
+    for (const Tensor& t : scans[k]) {
+      std::memcpy(static_cast<std::byte*>(stacked.raw()) + off, t.raw(), t.nbytes());
+      off += t.nbytes();
+    }
+    set_output(c, carried + k, stacked);
+  }
+}
+
+}  // namespace
+
+void register_control_flow_ops(OpRegistry& r) {
+  r.add(OpDef{"", "If", infer_if, compute_if});
+  r.add(OpDef{"", "Loop", infer_loop, compute_loop});
+}
+
+}  // namespace fb

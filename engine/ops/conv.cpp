@@ -1,0 +1,283 @@
+// Conv and ConvTranspose (1-D to 3-D, groups, dilations, pads and auto_pad) on oneDNN's
+// convolution and deconvolution primitives. Weights may be runtime inputs, so the
+// primitive is made per call; oneDNN's primitive cache makes the repeat cheap.
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "engine/ops/dnnl_context.h"
+#include "engine/ops/nn_common.h"
+
+namespace fb {
+
+using dnnl::memory;
+
+namespace {
+
+memory::dims dims_of(const Shape& s) { return memory::dims(s.begin(), s.end()); }
+
+memory::format_tag plain_tag(size_t rank) {
+  switch (rank) {
+    case 3: return memory::format_tag::abc;
+    case 4: return memory::format_tag::abcd;
+    case 5: return memory::format_tag::abcde;
+    case 6: return memory::format_tag::abcdef;
+  }
+  return memory::format_tag::undef;
+}
+
+struct ConvShapes {
+  int64_t n, c, m, group;
+  WindowGeometry geo;
+  Shape out;
+};
+
+ConvShapes conv_shapes(const Node& node, const Shape& x, const Shape& w, const Shape* b) {
+  require_rank_at_least(node, x, 3, "input X");
+  if (x.size() > 5) throw Error(node.describe() + ": Conv over " + std::to_string(x.size() - 2) + " spatial dimensions is not supported (at most 3)");
+  if (w.size() != x.size())
+    throw Error(node.describe() + ": weights W " + shape_str(w) + " must have the rank of X " + shape_str(x));
+  ConvShapes s;
+  s.n = x[0];
+  s.c = x[1];
+  s.m = w[0];
+  s.group = node.attr_int("group", 1);
+  if (s.group <= 0 || s.c % s.group != 0 || s.m % s.group != 0)
+    throw Error(node.describe() + ": group " + std::to_string(s.group) + " must divide the input channels (" +
+                std::to_string(s.c) + ") and the output channels (" + std::to_string(s.m) + ")");
+  if (w[1] * s.group != s.c)
+    throw Error(node.describe() + ": weights W " + shape_str(w) + " expect " + std::to_string(w[1] * s.group) +
+                " input channels, X " + shape_str(x) + " has " + std::to_string(s.c));
+  if (b && (b->size() != 1 || (*b)[0] != s.m))
+    throw Error(node.describe() + ": bias B " + shape_str(*b) + " must be [" + std::to_string(s.m) + "]");
+  s.geo = window_geometry(node, Shape(x.begin() + 2, x.end()), Shape(w.begin() + 2, w.end()), false);
+  if (Shape(w.begin() + 2, w.end()) != s.geo.kernel)
+    throw Error(node.describe() + ": kernel_shape does not match the weights " + shape_str(w));
+  s.out = {s.n, s.m};
+  s.out.insert(s.out.end(), s.geo.out.begin(), s.geo.out.end());
+  return s;
+}
+
+std::vector<ValueInfo> infer_conv(const ShapeContext& c) {
+  require_float(c.node, c.in(0).dtype, "input X");
+  require_float(c.node, c.in(1).dtype, "weights W");
+  const Shape* b = c.has_input(2) ? &c.in(2).shape : nullptr;
+  return {ValueInfo{DType::Float32, conv_shapes(c.node, c.in(0).shape, c.in(1).shape, b).out, true}};
+}
+
+void run_dnnl(dnnl::primitive prim, std::unordered_map<int, memory> args) {
+  prim.execute(dnnl_cpu_stream(), args);
+  dnnl_cpu_stream().wait();
+}
+
+void compute_conv(OpContext& c) {
+  const Tensor& x = c.in(0);
+  const Tensor& w = c.in(1);
+  const Tensor* b = c.has_input(2) ? &c.in(2) : nullptr;
+  Shape bshape = b ? b->shape() : Shape{};
+  ConvShapes s = conv_shapes(c.node, x.shape(), w.shape(), b ? &bshape : nullptr);
+  Tensor& y = c.out(0);
+  if (y.numel() == 0) return;
+  const size_t nd = s.geo.in.size();
+  auto& eng = dnnl_cpu_engine();
+  memory::desc src_md(dims_of(x.shape()), memory::data_type::f32, plain_tag(x.rank()));
+  memory::desc dst_md(dims_of(y.shape()), memory::data_type::f32, plain_tag(y.rank()));
+  // ONNX's [M, C/G, k...] is oneDNN's [G, M/G, C/G, k...] with the same bytes.
+  Shape wd = w.shape();
+  if (s.group > 1) {
+    wd[0] = s.m / s.group;
+    wd.insert(wd.begin(), s.group);
+  }
+  memory::desc w_md(dims_of(wd), memory::data_type::f32, plain_tag(wd.size()));
+  memory::desc b_md({s.m}, memory::data_type::f32, memory::format_tag::a);
+  memory::dims strides(s.geo.stride.begin(), s.geo.stride.end()), dil(nd), pl(s.geo.pad_begin.begin(), s.geo.pad_begin.end()),
+      pr(s.geo.pad_end.begin(), s.geo.pad_end.end());
+  for (size_t d = 0; d < nd; ++d) dil[d] = s.geo.dilation[d] - 1;
+  try {
+    auto desc = b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                    src_md, w_md, b_md, dst_md, strides, dil, pl, pr)
+                  : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                    src_md, w_md, dst_md, strides, dil, pl, pr);
+    dnnl::convolution_forward prim(dnnl::convolution_forward::primitive_desc(desc, eng));
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, memory(src_md, eng, const_cast<void*>(x.raw()))},
+        {DNNL_ARG_WEIGHTS, memory(w_md, eng, const_cast<void*>(w.raw()))},
+        {DNNL_ARG_DST, memory(dst_md, eng, y.raw())}};
+    if (b) args.emplace(DNNL_ARG_BIAS, memory(b_md, eng, const_cast<void*>(b->raw())));
+    run_dnnl(prim, args);
+  } catch (const dnnl::error& e) {
+    throw Error(c.node.describe() + ": oneDNN could not run the convolution " + shape_str(x.shape()) + " * " +
+                shape_str(w.shape()) + ": " + e.what());
+  }
+}
+
+// ---- ConvTranspose ------------------------------------------------------------------------
+struct DeconvShapes {
+  int64_t n, c, m, group;
+  std::vector<int64_t> kernel, stride, dilation, pad_begin, pad_end, out_pad;
+  Shape out;
+};
+
+DeconvShapes deconv_shapes(const Node& node, const Shape& x, const Shape& w, const Shape* b) {
+  require_rank_at_least(node, x, 3, "input X");
+  if (x.size() > 5) throw Error(node.describe() + ": ConvTranspose over more than 3 spatial dimensions is not supported");
+  if (w.size() != x.size())
+    throw Error(node.describe() + ": weights W " + shape_str(w) + " must have the rank of X " + shape_str(x));
+  const size_t nd = x.size() - 2;
+  DeconvShapes s;
+  s.n = x[0];
+  s.c = x[1];
+  s.group = node.attr_int("group", 1);
+  if (s.group <= 0 || s.c % s.group != 0)
+    throw Error(node.describe() + ": group " + std::to_string(s.group) + " must divide the input channels (" + std::to_string(s.c) + ")");
+  if (w[0] != s.c)
+    throw Error(node.describe() + ": weights W " + shape_str(w) + " expect " + std::to_string(w[0]) + " input channels, X " +
+                shape_str(x) + " has " + std::to_string(s.c));
+  s.m = w[1] * s.group;
+  if (b && (b->size() != 1 || (*b)[0] != s.m))
+    throw Error(node.describe() + ": bias B " + shape_str(*b) + " must be [" + std::to_string(s.m) + "]");
+  s.kernel = node.has_attr("kernel_shape") ? node.attr_ints("kernel_shape") : std::vector<int64_t>(w.begin() + 2, w.end());
+  if (s.kernel != std::vector<int64_t>(w.begin() + 2, w.end()))
+    throw Error(node.describe() + ": kernel_shape does not match the weights " + shape_str(w));
+  s.stride = spatial_attr(node, "strides", nd, 1);
+  s.dilation = spatial_attr(node, "dilations", nd, 1);
+  s.out_pad = spatial_attr(node, "output_padding", nd, 0);
+  std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * nd, 0));
+  if (pads.size() != 2 * nd) throw Error(node.describe() + ": pads must have " + std::to_string(2 * nd) + " entries");
+  s.pad_begin.assign(pads.begin(), pads.begin() + nd);
+  s.pad_end.assign(pads.begin() + nd, pads.end());
+  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
+    throw Error(node.describe() + ": unsupported auto_pad '" + auto_pad + "'");
+  std::vector<int64_t> out_shape = node.attr_ints("output_shape");
+  if (out_shape.size() == nd + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+  if (!out_shape.empty() && out_shape.size() != nd)
+    throw Error(node.describe() + ": output_shape must have " + std::to_string(nd) + " entries");
+  if (auto_pad == "VALID") std::fill(s.pad_begin.begin(), s.pad_begin.end(), 0), std::fill(s.pad_end.begin(), s.pad_end.end(), 0);
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  s.out = {s.n, s.m};
+  for (size_t d = 0; d < nd; ++d) {
+    if (s.stride[d] <= 0 || s.dilation[d] <= 0 || s.kernel[d] <= 0)
+      throw Error(node.describe() + ": kernel, strides and dilations must be positive");
+    if (s.out_pad[d] < 0 || (s.out_pad[d] >= s.stride[d] && s.out_pad[d] >= s.dilation[d]))
+      throw Error(node.describe() + ": output_padding must be smaller than the stride or the dilation");
+    const int64_t full = s.stride[d] * (x[d + 2] - 1) + s.out_pad[d] + (s.kernel[d] - 1) * s.dilation[d] + 1;
+    if (!out_shape.empty() || same) {
+      const int64_t target = out_shape.empty() ? x[d + 2] * s.stride[d] : out_shape[d];
+      const int64_t total = full - target;
+      if (target <= 0) throw Error(node.describe() + ": output_shape must be positive");
+      if (total < 0) {
+        // A larger output_shape than the operation yields extends the far end (the
+        // onnx reference fills it as output_padding would): a negative end pad.
+        s.pad_begin[d] = 0;
+        s.pad_end[d] = total;
+      } else {
+        // SAME_UPPER puts the extra padding at the end (the onnx reference implementation's rule).
+        s.pad_begin[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+        s.pad_end[d] = total - s.pad_begin[d];
+      }
+    }
+    if (s.pad_begin[d] < 0 || (s.pad_end[d] < 0 && out_shape.empty()))
+      throw Error(node.describe() + ": negative pads are not supported");
+    const int64_t o = full - s.pad_begin[d] - s.pad_end[d];
+    if (o <= 0) throw Error(node.describe() + ": the output would be empty");
+    s.out.push_back(o);
+  }
+  return s;
+}
+
+std::vector<ValueInfo> infer_conv_transpose(const ShapeContext& c) {
+  require_float(c.node, c.in(0).dtype, "input X");
+  require_float(c.node, c.in(1).dtype, "weights W");
+  const Shape* b = c.has_input(2) ? &c.in(2).shape : nullptr;
+  return {ValueInfo{DType::Float32, deconv_shapes(c.node, c.in(0).shape, c.in(1).shape, b).out, true}};
+}
+
+// Copies `y` into the larger `out` ([N, M, spatial...]); the rest of `out` is the bias (or 0).
+void copy_into_extended(const Tensor& y, Tensor& out, const Tensor* b) {
+  const Shape& ys = y.shape();
+  const Shape& os = out.shape();
+  const int64_t planes = os[0] * os[1], ch = os[1];
+  const int64_t out_plane = planes ? out.numel() / planes : 0, y_plane = planes ? y.numel() / planes : 0;
+  const size_t nd = os.size() - 2;
+  const auto ostr = shape_strides(Shape(os.begin() + 2, os.end()));
+  const float* src = y.data<float>();
+  float* dst = out.data<float>();
+  for (int64_t p = 0; p < planes; ++p) {
+    const float fill = b ? b->data<float>()[p % ch] : 0.f;
+    std::fill(dst + p * out_plane, dst + (p + 1) * out_plane, fill);
+    std::vector<int64_t> idx(nd, 0);
+    for (int64_t i = 0; i < y_plane; ++i) {
+      int64_t off = 0;
+      for (size_t d = 0; d < nd; ++d) off += idx[d] * ostr[d];
+      dst[p * out_plane + off] = src[p * y_plane + i];
+      for (size_t d = nd; d-- > 0;) {
+        if (++idx[d] < ys[d + 2]) break;
+        idx[d] = 0;
+      }
+    }
+  }
+}
+
+void compute_conv_transpose(OpContext& c) {
+  const Tensor& x = c.in(0);
+  const Tensor& w = c.in(1);
+  const Tensor* b = c.has_input(2) ? &c.in(2) : nullptr;
+  Shape bshape = b ? b->shape() : Shape{};
+  DeconvShapes s = deconv_shapes(c.node, x.shape(), w.shape(), b ? &bshape : nullptr);
+  Tensor& out = c.out(0);
+  if (out.numel() == 0) return;
+  const size_t nd = x.shape().size() - 2;
+  // oneDNN writes what the operation yields; an output_shape beyond that is filled afterwards.
+  Shape yshape = out.shape();
+  bool extended = false;
+  for (size_t d = 0; d < nd; ++d)
+    if (s.pad_end[d] < 0) yshape[d + 2] += s.pad_end[d], s.pad_end[d] = 0, extended = true;
+  Tensor tmp = extended ? Tensor::empty(DType::Float32, yshape) : Tensor();
+  Tensor& y = extended ? tmp : out;
+  auto& eng = dnnl_cpu_engine();
+  memory::desc src_md(dims_of(x.shape()), memory::data_type::f32, plain_tag(x.rank()));
+  memory::desc dst_md(dims_of(y.shape()), memory::data_type::f32, plain_tag(y.rank()));
+  // ONNX's W is [C, M/G, k...] = [G, C/G, M/G, k...]; oneDNN wants [G, M/G, C/G, k...]:
+  // describe ONNX's bytes with strides and let a reorder produce what the primitive wants.
+  const int64_t ksz = shape_numel(s.kernel), cg = s.c / s.group, mg = s.m / s.group;
+  memory::dims wdims, wstrides;
+  if (s.group > 1) wdims = {s.group, mg, cg}, wstrides = {cg * mg * ksz, ksz, mg * ksz};
+  else wdims = {s.m, s.c}, wstrides = {ksz, s.m * ksz};
+  const auto kstrides = shape_strides(s.kernel);
+  for (size_t d = 0; d < nd; ++d) wdims.push_back(s.kernel[d]), wstrides.push_back(kstrides[d]);
+  memory::desc w_user_md(wdims, memory::data_type::f32, wstrides);
+  memory::desc w_any_md(wdims, memory::data_type::f32, memory::format_tag::any);
+  memory::desc b_md({s.m}, memory::data_type::f32, memory::format_tag::a);
+  memory::dims strides(s.stride.begin(), s.stride.end()), dil(nd), pl(s.pad_begin.begin(), s.pad_begin.end()), pr(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    dil[d] = s.dilation[d] - 1;
+    pr[d] = s.pad_end[d] - s.out_pad[d];  // output_padding extends the far end
+  }
+  try {
+    auto desc = b ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                                                      src_md, w_any_md, b_md, dst_md, strides, dil, pl, pr)
+                  : dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                                                      src_md, w_any_md, dst_md, strides, dil, pl, pr);
+    dnnl::deconvolution_forward::primitive_desc pd(desc, eng);
+    memory w_user(w_user_md, eng, const_cast<void*>(w.raw()));
+    memory w_prim(pd.weights_desc(), eng);
+    dnnl::reorder(w_user, w_prim).execute(dnnl_cpu_stream(), w_user, w_prim);
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(src_md, eng, const_cast<void*>(x.raw()))},
+                                         {DNNL_ARG_WEIGHTS, w_prim},
+                                         {DNNL_ARG_DST, memory(dst_md, eng, y.raw())}};
+    if (b) args.emplace(DNNL_ARG_BIAS, memory(b_md, eng, const_cast<void*>(b->raw())));
+    run_dnnl(dnnl::deconvolution_forward(pd), args);
+    if (extended) copy_into_extended(y, out, b);
+  } catch (const dnnl::error& e) {
+    throw Error(c.node.describe() + ": oneDNN could not run the transposed convolution " + shape_str(x.shape()) + " * " +
+                shape_str(w.shape()) + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+void register_conv_ops(OpRegistry& r) {
+  r.add(OpDef{"", "Conv", infer_conv, compute_conv});
+  r.add(OpDef{"", "ConvTranspose", infer_conv_transpose, compute_conv_transpose});
+}
+
+}  // namespace fb

@@ -1,0 +1,199 @@
+// Detection ops: NonMaxSuppression (its output size depends on the data: the shape is known
+// at build time only when every input is a constant) and RoiAlign (avg and max, both
+// coordinate_transformation_modes).
+#include <cmath>
+#include <numeric>
+
+#include "engine/ops/nn_common.h"
+
+namespace fb {
+
+namespace {
+
+// ---- NonMaxSuppression(boxes, scores, max_output_boxes_per_class?, iou_threshold?, score_threshold?)
+struct NmsInputs {
+  const Tensor* boxes;
+  const Tensor* scores;
+  int64_t max_out = 0;
+  float iou = 0.f, score = -INFINITY;
+  bool has_score = false;
+};
+
+void check_nms_shapes(const Node& n, const Shape& boxes, const Shape& scores) {
+  if (boxes.size() != 3 || boxes[2] != 4) throw Error(n.describe() + ": boxes must be [batch, boxes, 4], got " + shape_str(boxes));
+  if (scores.size() != 3 || scores[0] != boxes[0] || scores[2] != boxes[1])
+    throw Error(n.describe() + ": scores " + shape_str(scores) + " must be [batch, classes, " + std::to_string(boxes[1]) + "]");
+}
+
+// Selected (batch, class, box) triples, batch-major, then class, then selection order.
+std::vector<int64_t> run_nms(const Node& n, const NmsInputs& in) {
+  const Shape& bs = in.boxes->shape();
+  const Shape& ss = in.scores->shape();
+  check_nms_shapes(n, bs, ss);
+  const int64_t batches = bs[0], nb = bs[1], classes = ss[1];
+  const bool center = n.attr_int("center_point_box", 0) != 0;
+  const float* boxes = in.boxes->data<float>();
+  const float* scores = in.scores->data<float>();
+  std::vector<int64_t> out;
+  if (in.max_out <= 0) return out;
+  // Corners as (y1, x1, y2, x2) with y1 <= y2, x1 <= x2.
+  auto corners = [&](int64_t b, int64_t i, float* c) {
+    const float* p = boxes + (b * nb + i) * 4;
+    if (center) {
+      c[0] = p[1] - p[3] / 2, c[1] = p[0] - p[2] / 2, c[2] = p[1] + p[3] / 2, c[3] = p[0] + p[2] / 2;
+    } else {
+      c[0] = std::min(p[0], p[2]), c[1] = std::min(p[1], p[3]), c[2] = std::max(p[0], p[2]), c[3] = std::max(p[1], p[3]);
+    }
+  };
+  auto iou = [&](const float* a, const float* b) {
+    const float ih = std::min(a[2], b[2]) - std::max(a[0], b[0]), iw = std::min(a[3], b[3]) - std::max(a[1], b[1]);
+    if (ih <= 0 || iw <= 0) return 0.f;
+    const float inter = ih * iw;
+    const float uni = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
+    return uni > 0 ? inter / uni : 0.f;
+  };
+  std::vector<float> cs(static_cast<size_t>(nb * 4));
+  for (int64_t b = 0; b < batches; ++b) {
+    for (int64_t i = 0; i < nb; ++i) corners(b, i, &cs[i * 4]);
+    for (int64_t k = 0; k < classes; ++k) {
+      const float* sc = scores + (b * classes + k) * nb;
+      std::vector<int64_t> order;
+      for (int64_t i = 0; i < nb; ++i)
+        if (!in.has_score || sc[i] > in.score) order.push_back(i);
+      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return sc[x] > sc[y]; });
+      std::vector<int64_t> kept;
+      for (int64_t i : order) {
+        if (int64_t(kept.size()) >= in.max_out) break;
+        bool keep = true;
+        for (int64_t j : kept)
+          if (iou(&cs[i * 4], &cs[j * 4]) > in.iou) {
+            keep = false;
+            break;
+          }
+        if (!keep) continue;
+        kept.push_back(i);
+        out.insert(out.end(), {b, k, i});
+      }
+    }
+  }
+  return out;
+}
+
+template <typename GetT>
+NmsInputs nms_inputs(const Node& n, GetT get) {
+  NmsInputs in{get(0), get(1)};
+  if (in.boxes->dtype() != DType::Float32 || in.scores->dtype() != DType::Float32)
+    throw Error(n.describe() + ": boxes and scores must be float32");
+  if (const Tensor* t = get(2); t && t->numel()) in.max_out = t->as_int64_vector()[0];
+  if (const Tensor* t = get(3); t && t->numel()) in.iou = float(t->scalar_as_double());
+  if (const Tensor* t = get(4); t && t->numel()) in.score = float(t->scalar_as_double()), in.has_score = true;
+  return in;
+}
+
+std::vector<ValueInfo> infer_nms(const ShapeContext& c) {
+  check_nms_shapes(c.node, c.in(0).shape, c.in(1).shape);
+  require_float(c.node, c.in(0).dtype, "boxes");
+  require_float(c.node, c.in(1).dtype, "scores");
+  // With every input known (always in the reference executor) the count is computed here.
+  bool all_known = true;
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    if (c.has_input(i) && !c.constant_or_null(i)) all_known = false;
+  if (!all_known) return {ValueInfo{DType::Int64, {-1, 3}, false}};
+  NmsInputs in = nms_inputs(c.node, [&](size_t i) { return c.has_input(i) ? c.constant_or_null(i) : nullptr; });
+  const int64_t count = int64_t(run_nms(c.node, in).size()) / 3;
+  return {ValueInfo{DType::Int64, {count, 3}, true}};
+}
+
+void compute_nms(OpContext& c) {
+  NmsInputs in = nms_inputs(c.node, [&](size_t i) { return c.has_input(i) ? &c.in(i) : nullptr; });
+  std::vector<int64_t> sel = run_nms(c.node, in);
+  const Shape shape{int64_t(sel.size()) / 3, 3};
+  Tensor& out = c.out(0);
+  if (!out.defined()) out = Tensor::empty(DType::Int64, shape);
+  else if (out.shape() != shape) throw Error("the selection has shape " + shape_str(shape) + ", the plan expected " + shape_str(out.shape()));
+  std::copy(sel.begin(), sel.end(), out.data<int64_t>());
+}
+
+// ---- RoiAlign(X, rois, batch_indices) -----------------------------------------------------------
+std::vector<ValueInfo> infer_roi_align(const ShapeContext& c) {
+  const ValueInfo& x = c.in(0);
+  require_float(c.node, x.dtype, "input X");
+  require_float(c.node, c.in(1).dtype, "rois");
+  if (x.shape.size() != 4) throw Error(c.node.describe() + ": X must be 4-D, got " + shape_str(x.shape));
+  const Shape& rois = c.in(1).shape;
+  if (rois.size() != 2 || rois[1] != 4) throw Error(c.node.describe() + ": rois must be [num_rois, 4], got " + shape_str(rois));
+  if (shape_numel(c.in(2).shape) != rois[0] || c.in(2).shape.size() != 1)
+    throw Error(c.node.describe() + ": batch_indices must be [" + std::to_string(rois[0]) + "]");
+  const std::string mode = c.node.attr_string("mode", "avg");
+  if (mode != "avg" && mode != "max") throw Error(c.node.describe() + ": unsupported mode '" + mode + "'");
+  const int64_t oh = c.node.attr_int("output_height", 1), ow = c.node.attr_int("output_width", 1);
+  if (oh <= 0 || ow <= 0) throw Error(c.node.describe() + ": output_height and output_width must be positive");
+  return {ValueInfo{DType::Float32, {rois[0], x.shape[1], oh, ow}, true}};
+}
+
+void compute_roi_align(OpContext& c) {
+  const Tensor& x = c.in(0);
+  const int64_t ch = x.shape()[1], H = x.shape()[2], W = x.shape()[3];
+  const float* rois = c.in(1).data<float>();
+  std::vector<int64_t> bidx = c.in(2).as_int64_vector();
+  const Node& n = c.node;
+  const int64_t oh = n.attr_int("output_height", 1), ow = n.attr_int("output_width", 1);
+  const int64_t ratio = n.attr_int("sampling_ratio", 0);
+  const float scale = n.attr_float("spatial_scale", 1.f);
+  const bool half_pixel = n.attr_string("coordinate_transformation_mode", n.opset != 0 && n.opset < 16 ? "output_half_pixel" : "half_pixel") == "half_pixel";
+  const bool is_max = n.attr_string("mode", "avg") == "max";
+  float* out = c.out(0).data<float>();
+  const float* in = x.data<float>();
+  for (int64_t r = 0; r < int64_t(bidx.size()); ++r) {
+    if (bidx[r] < 0 || bidx[r] >= x.shape()[0]) throw Error("batch index " + std::to_string(bidx[r]) + " is out of range");
+    const float off = half_pixel ? 0.5f : 0.f;
+    const float* roi = rois + r * 4;
+    const float x1 = roi[0] * scale - off, y1 = roi[1] * scale - off, x2 = roi[2] * scale - off, y2 = roi[3] * scale - off;
+    float rw = x2 - x1, rh = y2 - y1;
+    if (!half_pixel) rw = std::max(rw, 1.f), rh = std::max(rh, 1.f);
+    const float bh = rh / float(oh), bw = rw / float(ow);
+    const int64_t gh = ratio > 0 ? ratio : int64_t(std::ceil(rh / float(oh)));
+    const int64_t gw = ratio > 0 ? ratio : int64_t(std::ceil(rw / float(ow)));
+    const float count = float(std::max<int64_t>(gh * gw, 1));
+    for (int64_t k = 0; k < ch; ++k) {
+      const float* plane = in + (bidx[r] * ch + k) * H * W;
+      for (int64_t ph = 0; ph < oh; ++ph)
+        for (int64_t pw = 0; pw < ow; ++pw) {
+          float acc = is_max ? -INFINITY : 0.f;
+          bool any = false;
+          for (int64_t iy = 0; iy < gh; ++iy) {
+            float y = y1 + float(ph) * bh + (float(iy) + 0.5f) * bh / float(gh);
+            for (int64_t ix = 0; ix < gw; ++ix) {
+              float xx = x1 + float(pw) * bw + (float(ix) + 0.5f) * bw / float(gw);
+              float v = 0.f;
+              if (!(y < -1.f || y > float(H) || xx < -1.f || xx > float(W))) {
+                float yy = std::max(y, 0.f), xc = std::max(xx, 0.f);
+                int64_t yl = int64_t(yy), xl = int64_t(xc), yh, xh;
+                if (yl >= H - 1) yh = yl = H - 1, yy = float(yl);
+                else yh = yl + 1;
+                if (xl >= W - 1) xh = xl = W - 1, xc = float(xl);
+                else xh = xl + 1;
+                const float ly = yy - float(yl), lx = xc - float(xl), hy = 1.f - ly, hx = 1.f - lx;
+                const float a = hy * hx * plane[yl * W + xl], b = hy * lx * plane[yl * W + xh], cc = ly * hx * plane[yh * W + xl],
+                            d = ly * lx * plane[yh * W + xh];
+                v = is_max ? std::max(std::max(a, b), std::max(cc, d)) : a + b + cc + d;
+              }
+              if (is_max) acc = any ? std::max(acc, v) : v;
+              else acc += v;
+              any = true;
+            }
+          }
+          out[((r * ch + k) * oh + ph) * ow + pw] = is_max ? (any ? acc : 0.f) : acc / count;
+        }
+    }
+  }
+}
+
+}  // namespace
+
+void register_detection_ops(OpRegistry& r) {
+  r.add(OpDef{"", "NonMaxSuppression", infer_nms, compute_nms});
+  r.add(OpDef{"", "RoiAlign", infer_roi_align, compute_roi_align});
+}
+
+}  // namespace fb

@@ -1,0 +1,197 @@
+// Index-driven gathers and scatters: GatherElements, GatherND (batch_dims),
+// ScatterElements (and its deprecated name Scatter) and ScatterND, with the reduction
+// attribute (none, add, mul, max, min). Every index is range-checked (negative ones count
+// from the end) before use: a bad index is an Error naming the node, never a stray read.
+#include <cstring>
+
+#include "engine/ops/typed_kernels.h"
+
+namespace fb {
+
+namespace {
+
+int64_t checked_index(int64_t i, int64_t dim) {
+  if (i < -dim || i >= dim)
+    throw Error("index " + std::to_string(i) + " is out of range for an axis of size " + std::to_string(dim));
+  return i < 0 ? i + dim : i;
+}
+
+std::vector<int64_t> index_values(const Tensor& t) {
+  if (t.dtype() != DType::Int64 && t.dtype() != DType::Int32)
+    throw Error("indices must be int32 or int64, got " + dtype_name(t.dtype()));
+  return t.as_int64_vector();
+}
+
+// For an element at flat position `flat` of a tensor shaped `idx_shape`, the flat offset
+// in a tensor shaped `data_shape` of the same rank whose `axis` coordinate is replaced by `a`.
+struct AxisWalker {
+  Shape idx_shape;
+  std::vector<int64_t> data_strides;
+  int64_t axis;
+  int64_t offset(int64_t flat, int64_t a) const {
+    int64_t off = 0;
+    for (int64_t d = int64_t(idx_shape.size()); d-- > 0;) {
+      const int64_t coord = flat % idx_shape[d];
+      flat /= idx_shape[d];
+      off += (d == axis ? a : coord) * data_strides[d];
+    }
+    return off;
+  }
+};
+
+// ---- GatherElements ----------------------------------------------------------------------------
+std::vector<ValueInfo> infer_gather_elements(const ShapeContext& c) {
+  const ValueInfo &x = c.in(0), &idx = c.in(1);
+  if (x.shape.size() != idx.shape.size()) throw Error("data and indices must have the same rank");
+  normalize_axis(c.node.attr_int("axis", 0), int64_t(x.shape.size()));
+  return {ValueInfo{x.dtype, idx.shape, true}};
+}
+
+void compute_gather_elements(OpContext& c) {
+  const Tensor& x = c.in(0);
+  const std::vector<int64_t> idx = index_values(c.in(1));
+  const int64_t axis = normalize_axis(c.node.attr_int("axis", 0), x.rank());
+  AxisWalker w{c.in(1).shape(), shape_strides(x.shape()), axis};
+  const size_t es = dtype_size(x.dtype());
+  const auto* src = static_cast<const std::byte*>(x.raw());
+  auto* dst = static_cast<std::byte*>(c.out(0).raw());
+  for (int64_t i = 0; i < int64_t(idx.size()); ++i) {
+    const int64_t a = checked_index(idx[i], x.shape()[axis]);
+    std::memcpy(dst + size_t(i) * es, src + size_t(w.offset(i, a)) * es, es);
+  }
+}
+
+// ---- GatherND ----------------------------------------------------------------------------------
+std::vector<ValueInfo> infer_gather_nd(const ShapeContext& c) {
+  const ValueInfo &x = c.in(0), &idx = c.in(1);
+  const int64_t b = c.node.attr_int("batch_dims", 0);
+  const int64_t r = int64_t(x.shape.size()), q = int64_t(idx.shape.size());
+  if (q < 1 || b < 0 || b >= std::min(r, q)) throw Error("batch_dims " + std::to_string(b) + " does not fit the ranks");
+  const int64_t k = idx.shape.back();
+  if (k < 1 || k > r - b) throw Error("index tuples of length " + std::to_string(k) + " do not fit data of rank " + std::to_string(r));
+  for (int64_t d = 0; d < b; ++d)
+    if (x.shape[d] != idx.shape[d]) throw Error("batch dimensions of data and indices differ");
+  Shape out(idx.shape.begin(), idx.shape.end() - 1);
+  out.insert(out.end(), x.shape.begin() + b + k, x.shape.end());
+  return {ValueInfo{x.dtype, out, true}};
+}
+
+void compute_gather_nd(OpContext& c) {
+  const Tensor& x = c.in(0);
+  const std::vector<int64_t> idx = index_values(c.in(1));
+  const Shape& xs = x.shape();
+  const Shape& is = c.in(1).shape();
+  const int64_t b = c.node.attr_int("batch_dims", 0), k = is.back();
+  int64_t batches = 1;
+  for (int64_t d = 0; d < b; ++d) batches *= xs[d];
+  const auto strides = shape_strides(xs);
+  const int64_t batch_stride = b ? strides[b - 1] : 0;
+  int64_t slice = 1;  // elements per gathered slice
+  for (size_t d = size_t(b + k); d < xs.size(); ++d) slice *= xs[d];
+  const int64_t tuples = int64_t(idx.size()) / k, per_batch = batches ? tuples / batches : 0;
+  const size_t es = dtype_size(x.dtype()), bytes = size_t(slice) * es;
+  const auto* src = static_cast<const std::byte*>(x.raw());
+  auto* dst = static_cast<std::byte*>(c.out(0).raw());
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t off = per_batch ? (t / per_batch) * batch_stride : 0;
+    for (int64_t j = 0; j < k; ++j) off += checked_index(idx[t * k + j], xs[b + j]) * strides[b + j];
+    std::memcpy(dst + size_t(t) * bytes, src + size_t(off) * es, bytes);
+  }
+}
+
+// ---- Scatter reductions --------------------------------------------------------------------------
+enum class Reduction { None, Add, Mul, Max, Min };
+
+Reduction reduction_of(const Node& n) {
+  const std::string r = n.attr_string("reduction", "none");
+  if (r == "none") return Reduction::None;
+  if (r == "add") return Reduction::Add;
+  if (r == "mul") return Reduction::Mul;
+  if (r == "max") return Reduction::Max;
+  if (r == "min") return Reduction::Min;
+  throw Error("unknown reduction '" + r + "'");
+}
+
+template <typename T>
+void combine(T& dst, T v, Reduction r) {
+  switch (r) {
+    case Reduction::None: dst = v; break;
+    case Reduction::Add: dst = T(dst + v); break;
+    case Reduction::Mul: dst = T(dst * v); break;
+    case Reduction::Max: dst = std::max(dst, v); break;
+    case Reduction::Min: dst = std::min(dst, v); break;
+  }
+}
+
+// ---- ScatterElements ------------------------------------------------------------------------------
+std::vector<ValueInfo> infer_scatter_elements(const ShapeContext& c) {
+  const ValueInfo &x = c.in(0), &idx = c.in(1), &upd = c.in(2);
+  if (idx.shape != upd.shape) throw Error("indices " + shape_str(idx.shape) + " and updates " + shape_str(upd.shape) + " differ");
+  if (x.shape.size() != idx.shape.size()) throw Error("data and indices must have the same rank");
+  if (x.dtype != upd.dtype) throw Error("data and updates types differ");
+  normalize_axis(c.node.attr_int("axis", 0), int64_t(x.shape.size()));
+  return same_as_input0(c);
+}
+
+void compute_scatter_elements(OpContext& c) {
+  if (run_widened(c, compute_scatter_elements)) return;
+  const Tensor &x = c.in(0), &upd = c.in(2);
+  const std::vector<int64_t> idx = index_values(c.in(1));
+  const int64_t axis = normalize_axis(c.node.attr_int("axis", 0), x.rank());
+  const Reduction red = reduction_of(c.node);
+  AxisWalker w{c.in(1).shape(), shape_strides(x.shape()), axis};
+  std::memcpy(c.out(0).raw(), x.raw(), x.nbytes());
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* o = c.out(0).data<T>();
+    const T* u = upd.data<T>();
+    for (int64_t i = 0; i < int64_t(idx.size()); ++i) combine(o[w.offset(i, checked_index(idx[i], x.shape()[axis]))], u[i], red);
+  });
+}
+
+// ---- ScatterND ------------------------------------------------------------------------------------
+std::vector<ValueInfo> infer_scatter_nd(const ShapeContext& c) {
+  const ValueInfo &x = c.in(0), &idx = c.in(1), &upd = c.in(2);
+  if (idx.shape.empty()) throw Error("indices must have rank >= 1");
+  const int64_t k = idx.shape.back();
+  if (k < 1 || k > int64_t(x.shape.size())) throw Error("index tuples of length " + std::to_string(k) + " do not fit the data");
+  Shape expect(idx.shape.begin(), idx.shape.end() - 1);
+  expect.insert(expect.end(), x.shape.begin() + k, x.shape.end());
+  if (upd.shape != expect) throw Error("updates must have shape " + shape_str(expect) + ", got " + shape_str(upd.shape));
+  if (x.dtype != upd.dtype) throw Error("data and updates types differ");
+  return same_as_input0(c);
+}
+
+void compute_scatter_nd(OpContext& c) {
+  if (run_widened(c, compute_scatter_nd)) return;
+  const Tensor &x = c.in(0), &upd = c.in(2);
+  const std::vector<int64_t> idx = index_values(c.in(1));
+  const int64_t k = c.in(1).shape().back();
+  const Reduction red = reduction_of(c.node);
+  const auto strides = shape_strides(x.shape());
+  int64_t slice = 1;
+  for (size_t d = size_t(k); d < x.shape().size(); ++d) slice *= x.shape()[d];
+  std::memcpy(c.out(0).raw(), x.raw(), x.nbytes());
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* o = c.out(0).data<T>();
+    const T* u = upd.data<T>();
+    for (int64_t t = 0, tuples = int64_t(idx.size()) / k; t < tuples; ++t) {
+      int64_t off = 0;
+      for (int64_t j = 0; j < k; ++j) off += checked_index(idx[t * k + j], x.shape()[j]) * strides[j];
+      for (int64_t e = 0; e < slice; ++e) combine(o[off + e], u[t * slice + e], red);
+    }
+  });
+}
+
+}  // namespace
+
+void register_gather_scatter_ops(OpRegistry& r) {
+  r.add(OpDef{"", "GatherElements", infer_gather_elements, compute_gather_elements});
+  r.add(OpDef{"", "GatherND", infer_gather_nd, compute_gather_nd});
+  r.add(OpDef{"", "ScatterElements", infer_scatter_elements, compute_scatter_elements});
+  r.add(OpDef{"", "Scatter", infer_scatter_elements, compute_scatter_elements});
+  r.add(OpDef{"", "ScatterND", infer_scatter_nd, compute_scatter_nd});
+}
+
+}  // namespace fb

@@ -1,0 +1,126 @@
+#include "harness/gate.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace fb {
+namespace {
+
+std::string fmt(const char* f, double a) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, f, a);
+  return buf;
+}
+
+std::string pct(double v) { return fmt("%+.1f%%", 100 * v); }
+
+Outcome worse(Outcome a, Outcome b) {
+  auto rank = [](Outcome o) { return o == Outcome::kFail ? 2 : o == Outcome::kInconclusive ? 1 : 0; };
+  return rank(a) >= rank(b) ? a : b;
+}
+
+std::string noisy_why(const CaseResult& r) {
+  return "noisy case (" + r.stop_reason + " before the CI target)";
+}
+
+// min_speedup: a case that met its CI target is judged on its speedup; a noisy one only where
+// its whole 95% interval lies on one side of the threshold.
+RuleResult min_speedup_rule(const CaseResult& r, double min) {
+  RuleResult out{"min_speedup", Outcome::kPass, ""};
+  const std::string numbers = fmt("speedup %.2fx", r.speedup) + fmt(" [%.2fx", r.speedup_ci_low) +
+                              fmt(", %.2fx]", r.speedup_ci_high) + fmt(" vs min %.2fx", min) +
+                              fmt(" (engine %.3f ms", r.engine.stats.median) +
+                              fmt(", reference %.3f ms)", r.reference.stats.median);
+  if (!r.noisy) {
+    out.outcome = r.speedup >= min ? Outcome::kPass : Outcome::kFail;
+  } else if (r.speedup_ci_low >= min) {
+    out.outcome = Outcome::kPass;
+  } else if (r.speedup_ci_high < min) {
+    out.outcome = Outcome::kFail;
+  } else {
+    out.outcome = Outcome::kInconclusive;
+    out.detail = numbers + ": the interval straddles the minimum on a " + noisy_why(r);
+    return out;
+  }
+  out.detail = numbers;
+  return out;
+}
+
+RuleResult max_regression_rule(const CaseResult& r, const CaseResult& base, double max, const CompareOptions& o) {
+  RuleResult out{"max_regression", Outcome::kPass, ""};
+  const SampleComparison c =
+      compare_samples(samples_of(base, o.executor), samples_of(r, o.executor), o, base.noisy || r.noisy);
+  out.detail = o.executor + " " + fmt("%.3f ms", c.candidate_median) + fmt(" vs baseline %.3f ms: ", c.baseline_median) +
+               pct(c.change) + " [" + pct(c.change_ci.low) + ", " + pct(c.change_ci.high) + "], " +
+               verdict_name(c.verdict) + fmt(" (p=%.2g)", c.p_value) + ", max " + pct(max);
+  if (c.verdict == Verdict::kSlower && c.change > max)
+    out.outcome = Outcome::kFail;
+  else if (c.verdict == Verdict::kNoisy && c.change_ci.high > max)
+    out.outcome = Outcome::kInconclusive;  // could be a regression beyond the limit; the data cannot say
+  return out;
+}
+
+}  // namespace
+
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::kPass: return "pass";
+    case Outcome::kFail: return "FAIL";
+    case Outcome::kInconclusive: return "INCONCLUSIVE";
+  }
+  return "?";
+}
+
+int exit_code_of(Outcome o) {
+  return o == Outcome::kFail ? kExitFail : o == Outcome::kInconclusive ? kExitInconclusive : kExitPass;
+}
+
+GateReport evaluate_gate(const std::vector<StoredCase>& cases, const GateRules& rules,
+                         const std::vector<StoredCase>* baseline, const CompareOptions& compare) {
+  GateReport report;
+  std::map<std::string, const CaseResult*> base_by_key;
+  if (baseline)
+    for (const StoredCase& sc : *baseline)
+      if (sc.result.status != "error") base_by_key[sc.result.spec.case_key()] = &sc.result;
+
+  for (const StoredCase& sc : cases) {
+    const CaseResult& r = sc.result;
+    CaseVerdict v;
+    v.result = r;
+    v.case_key = r.spec.case_key();
+    if (!report.run_id) report.run_id = sc.run_id;
+    const GateConfig& g = r.spec.gate;
+    const std::optional<double> min_speedup = rules.min_speedup ? rules.min_speedup : g.min_speedup;
+    const std::optional<double> max_regression = rules.max_regression ? rules.max_regression : g.max_regression;
+    const std::optional<double> max_abs_err = rules.max_abs_err ? rules.max_abs_err : g.max_abs_err;
+
+    if (r.status == "error") {
+      v.rules.push_back({"status", Outcome::kFail, "error: " + r.error});
+    } else {
+      if (r.status != "passed")
+        v.rules.push_back({"status", Outcome::kFail, "accuracy outside the tolerance: " + r.accuracy.detail});
+      if (max_abs_err) {
+        const double e = r.accuracy.max_abs_err;
+        v.rules.push_back({"max_abs_err", e <= *max_abs_err ? Outcome::kPass : Outcome::kFail,  // NaN fails
+                           fmt("max abs err %.3g", e) + fmt(" vs max %.3g", *max_abs_err)});
+      }
+      if (min_speedup) v.rules.push_back(min_speedup_rule(r, *min_speedup));
+      if (max_regression) {
+        auto it = base_by_key.find(v.case_key);
+        if (it != base_by_key.end())
+          v.rules.push_back(max_regression_rule(r, *it->second, *max_regression, compare));
+        else
+          v.rules.push_back({"max_regression", Outcome::kPass,
+                             baseline ? "no baseline for this case (new): not judged" : "no baseline run: not judged"});
+      }
+    }
+    for (const RuleResult& rr : v.rules) v.outcome = worse(v.outcome, rr.outcome);
+    report.outcome = worse(report.outcome, v.outcome);
+    (v.outcome == Outcome::kPass ? report.passed : v.outcome == Outcome::kFail ? report.failed : report.inconclusive)++;
+    report.cases.push_back(std::move(v));
+  }
+  return report;
+}
+
+}  // namespace fb

@@ -1,0 +1,350 @@
+// ONNX node-test conformance: runs every test folder (model.onnx, test_data_set_*/input_*.pb,
+// output_*.pb) through the reference executor and through the engine at fusion "standard",
+// compares with ONNX's expected outputs, prints a per-operator table and the failures, and
+// ends with "N passed, M failed". Exit: 0 all supported tests pass, 1 otherwise, 77 no folder.
+#include <onnx/defs/schema.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "engine/builder/builder.h"
+#include "engine/onnx/onnx_import.h"
+#include "engine/reference/reference_executor.h"
+
+namespace fs = std::filesystem;
+using namespace fb;
+
+namespace {
+
+// ONNX's own backend runner defaults (onnx/backend/test/runner).
+constexpr double kRtol = 1e-3, kAtol = 1e-5;
+
+enum class Status { Passed, Failed, Unsupported };
+
+struct Outcome {
+  Status status = Status::Passed;
+  std::string reason;
+};
+
+// An fb::Error that says the op, attribute or type is not handled: reported by name, not as a failure.
+bool says_unsupported(const std::string& msg) {
+  return msg.find("unsupported") != std::string::npos || msg.find("not supported") != std::string::npos;
+}
+
+std::string first_line(std::string s, size_t max = 240) {
+  if (auto p = s.find('\n'); p != std::string::npos) s.resize(p);
+  if (s.size() > max) s = s.substr(0, max) + "...";
+  return s;
+}
+
+Tensor read_tensor(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  onnx::TensorProto t;
+  if (!t.ParseFromString(ss.str())) throw Error(p.string() + ": not a TensorProto (sequence and optional values are not supported)");
+  return tensor_from_proto(t, p.parent_path().string());
+}
+
+std::vector<Tensor> read_numbered(const fs::path& dir, const std::string& stem) {
+  std::vector<Tensor> r;
+  for (int i = 0;; ++i) {
+    fs::path p = dir / (stem + "_" + std::to_string(i) + ".pb");
+    if (!fs::exists(p)) break;
+    r.push_back(read_tensor(p));
+  }
+  return r;
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0) {
+    if (man == 0) bits = sign;
+    else {  // subnormal
+      float f = std::ldexp(float(man), -24);
+      std::memcpy(&bits, &f, 4);
+      bits |= sign;
+    }
+  } else if (exp == 31) bits = sign | 0x7f800000 | (man << 13);
+  else bits = sign | ((exp + 112) << 23) | (man << 13);
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+std::vector<double> as_doubles(const Tensor& t) {
+  std::vector<double> v(size_t(t.numel()));
+  for (size_t i = 0; i < v.size(); ++i) {
+    switch (t.dtype()) {
+      case DType::Float32: v[i] = t.data<float>()[i]; break;
+      case DType::Float64: v[i] = t.data<double>()[i]; break;
+      case DType::Float16: v[i] = half_to_float(static_cast<const uint16_t*>(t.raw())[i]); break;
+      case DType::BFloat16: {
+        uint32_t bits = uint32_t(static_cast<const uint16_t*>(t.raw())[i]) << 16;
+        float f;
+        std::memcpy(&f, &bits, 4);
+        v[i] = f;
+        break;
+      }
+      default: break;
+    }
+  }
+  return v;
+}
+
+// "" when `got` matches `want`, else why not.
+std::string compare(const Tensor& got, const Tensor& want) {
+  if (got.dtype() != want.dtype()) return "dtype " + dtype_name(got.dtype()) + ", expected " + dtype_name(want.dtype());
+  if (got.shape() != want.shape()) return "shape " + shape_str(got.shape()) + ", expected " + shape_str(want.shape());
+  const DType dt = want.dtype();
+  if (dt == DType::Float32 || dt == DType::Float64 || dt == DType::Float16 || dt == DType::BFloat16) {
+    std::vector<double> g = as_doubles(got), w = as_doubles(want);
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (std::isnan(w[i]) && std::isnan(g[i])) continue;
+      if (std::isinf(w[i]) && g[i] == w[i]) continue;
+      if (!(std::fabs(g[i] - w[i]) <= kAtol + kRtol * std::fabs(w[i]))) {
+        std::ostringstream os;
+        os << "element " << i << " is " << g[i] << ", expected " << w[i];
+        return os.str();
+      }
+    }
+    return "";
+  }
+  if (dtype_size(dt) == 0) return "cannot compare " + dtype_name(dt);
+  const size_t es = dtype_size(dt);
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    if (std::memcmp(static_cast<const char*>(got.raw()) + i * es, static_cast<const char*>(want.raw()) + i * es, es) != 0)
+      return "element " + std::to_string(i) + " differs (exact match required for " + dtype_name(dt) + ")";
+  }
+  return "";
+}
+
+std::string compare_all(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
+  if (got.size() != want.size())
+    return std::to_string(got.size()) + " outputs, expected " + std::to_string(want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    if (std::string why = compare(got[i], want[i]); !why.empty()) return "output " + std::to_string(i) + ": " + why;
+  return "";
+}
+
+bool is_float(DType t) { return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 || t == DType::BFloat16; }
+
+// Float inputs that decide an output's shape in a static-shape engine, by (op type, input index):
+// Resize's roi and scales, Upsample's scales, Range's bounds, OneHot's depth.
+bool float_input_is_shape(const std::string& op, size_t idx) {
+  if (op == "Resize") return idx == 1 || idx == 2;
+  if (op == "Upsample") return idx == 1;
+  if (op == "Range") return true;
+  if (op == "OneHot") return idx == 1;
+  return false;
+}
+
+// Which graph inputs the engine takes as build-time constants: integer and boolean inputs
+// (axes, shapes, indices, K...) and the shape-deciding float inputs above; with `all`, every input.
+std::set<std::string> constant_input_names(const Graph& g, bool all) {
+  std::set<std::string> names;
+  for (const GraphInput& in : g.inputs) {
+    if (all || !is_float(in.dtype)) names.insert(in.name);
+  }
+  for (const Node& n : g.nodes)
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      if (float_input_is_shape(n.op_type, i)) names.insert(n.inputs[i]);
+  return names;
+}
+
+std::vector<Tensor> run_engine(const Graph& g, const std::vector<Tensor>& inputs, bool all_constant) {
+  BuildConfig cfg;
+  cfg.fusion = FusionLevel::Standard;
+  const std::set<std::string> constants = constant_input_names(g, all_constant);
+  std::map<std::string, Tensor> by_name;
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    by_name[g.inputs[i].name] = inputs[i];
+    if (constants.count(g.inputs[i].name)) cfg.constant_inputs[g.inputs[i].name] = inputs[i];
+    else cfg.input_shapes[g.inputs[i].name] = inputs[i].shape();
+  }
+  std::unique_ptr<Engine> engine = build_engine(g, cfg);
+  std::vector<Tensor> ins;
+  for (const GraphInput& in : engine->graph().inputs) ins.push_back(by_name.at(in.name));
+  engine->run(ins);
+  std::vector<Tensor> outs;
+  for (const Tensor& t : engine->outputs()) outs.push_back(t.clone());  // views die with the engine
+  return outs;
+}
+
+// Runs one test folder through both executors.
+Outcome run_test(const fs::path& dir) {
+  Graph g;
+  try {
+    g = import_onnx(load_onnx_file((dir / "model.onnx").string()), dir.filename().string(), dir.string());
+  } catch (const Error& e) {
+    return {says_unsupported(e.what()) ? Status::Unsupported : Status::Failed, "import: " + first_line(e.what())};
+  } catch (const std::exception& e) {
+    return {Status::Failed, std::string("import: unexpected exception: ") + first_line(e.what())};
+  }
+  std::vector<fs::path> sets;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+  std::sort(sets.begin(), sets.end());
+  if (sets.empty()) return {Status::Failed, "no test_data_set_* folder"};
+  for (const fs::path& set : sets) {
+    std::vector<Tensor> inputs, expected;
+    try {
+      inputs = read_numbered(set, "input");
+      expected = read_numbered(set, "output");
+    } catch (const Error& e) {
+      return {says_unsupported(e.what()) ? Status::Unsupported : Status::Failed, "test data: " + first_line(e.what())};
+    }
+    if (inputs.size() != g.inputs.size())
+      return {Status::Failed, "the test gives " + std::to_string(inputs.size()) + " inputs, the model takes " +
+                                  std::to_string(g.inputs.size())};
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      GraphInput& gi = g.inputs[i];
+      // numpy has no bfloat16: ONNX stores those test tensors as uint16 bits.
+      if (gi.dtype == DType::BFloat16 && inputs[i].dtype() == DType::UInt16)
+        inputs[i] = Tensor::view(DType::BFloat16, inputs[i].shape(), inputs[i].raw()).clone();
+      // The test's data decides the shapes (a few tests feed shapes other than the declared ones).
+      gi.dims = inputs[i].shape();
+      gi.dim_params.assign(gi.dims.size(), "");
+    }
+    for (size_t k = 0; k < expected.size() && k < g.outputs.size(); ++k)
+      if (expected[k].dtype() == DType::UInt16 && g.value(g.outputs[k]).dtype == DType::BFloat16)
+        expected[k] = Tensor::view(DType::BFloat16, expected[k].shape(), expected[k].raw()).clone();
+    const std::string tag = sets.size() > 1 ? " (" + set.filename().string() + ")" : "";
+    // Reference executor.
+    try {
+      std::map<std::string, Shape> shapes;
+      for (size_t i = 0; i < inputs.size(); ++i) shapes[g.inputs[i].name] = inputs[i].shape();
+      ReferenceExecutor ref(g, 1, shapes);
+      if (std::string why = compare_all(ref.run(inputs), expected); !why.empty())
+        return {Status::Failed, "reference" + tag + ": " + why};
+    } catch (const Error& e) {
+      return {says_unsupported(e.what()) ? Status::Unsupported : Status::Failed, "reference" + tag + ": " + first_line(e.what())};
+    } catch (const std::exception& e) {
+      return {Status::Failed, "reference" + tag + ": unexpected exception: " + first_line(e.what())};
+    }
+    // Engine: static shapes, so shape-deciding inputs are bound at build time. An op whose
+    // output shape depends on data builds only when all its inputs are constants.
+    try {
+      std::vector<Tensor> outs;
+      try {
+        outs = run_engine(g, inputs, false);
+      } catch (const Error& e) {
+        const std::string m = e.what();
+        if (m.find("must be a constant") == std::string::npos && m.find("data-dependent shape") == std::string::npos) throw;
+        outs = run_engine(g, inputs, true);
+      }
+      if (std::string why = compare_all(outs, expected); !why.empty()) return {Status::Failed, "engine" + tag + ": " + why};
+    } catch (const Error& e) {
+      return {says_unsupported(e.what()) ? Status::Unsupported : Status::Failed, "engine" + tag + ": " + first_line(e.what())};
+    } catch (const std::exception& e) {
+      return {Status::Failed, "engine" + tag + ": unexpected exception: " + first_line(e.what())};
+    }
+  }
+  return {};
+}
+
+std::string lower_alnum(const std::string& s) {
+  std::string r;
+  for (char ch : s)
+    if (std::isalnum(static_cast<unsigned char>(ch))) r += char(std::tolower(static_cast<unsigned char>(ch)));
+  return r;
+}
+
+// The operator a test is about: its one op type when it has one, else the ONNX op whose
+// name the folder starts with (the "_expanded" tests run a function's body).
+std::string op_label(const fs::path& dir) {
+  std::string name = dir.filename().string().substr(5);  // drop "test_"
+  const bool expanded = name.size() > 9 && name.substr(name.size() - 9) == "_expanded";
+  std::set<std::string> ops;
+  try {
+    onnx::ModelProto m = load_onnx_file((dir / "model.onnx").string());
+    for (const auto& n : m.graph().node())
+      if (n.op_type() != "Constant") ops.insert(n.op_type());
+    if (ops.empty() && m.graph().node_size()) ops.insert("Constant");
+  } catch (const Error&) {
+  }
+  std::string label;
+  static const std::map<std::string, std::string> aliases = {
+      {"sce", "SoftmaxCrossEntropyLoss"}, {"nllloss", "NegativeLogLikelihoodLoss"}, {"mvn", "MeanVarianceNormalization"},
+      {"greater_equal", "GreaterOrEqual"}, {"less_equal", "LessOrEqual"}, {"simple_rnn", "RNN"}};
+  if (ops.size() == 1 && !expanded) label = *ops.begin();
+  for (const auto& [prefix, op] : aliases)
+    if (label.empty() && name.rfind(prefix, 0) == 0) label = op;
+  if (label.empty()) {
+    static const std::vector<std::string> all = [] {
+      std::vector<std::string> r;
+      for (const auto& s : onnx::OpSchemaRegistry::get_all_schemas()) r.push_back(s.Name());
+      return r;
+    }();
+    const std::string key = lower_alnum(name);
+    for (const std::string& op : all)
+      if (key.rfind(lower_alnum(op), 0) == 0 && op.size() > label.size()) label = op;
+  }
+  if (label.empty()) label = ops.empty() ? "?" : *ops.begin();
+  return expanded ? label + " (expanded)" : label;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  fs::path root = "../shared/onnx-node-tests";
+  std::string filter;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+    else if (a == "-h" || a == "--help") {
+      std::cout << "usage: onnx_conformance [FOLDER] [--filter SUBSTRING]\n"
+                   "Runs the ONNX node tests in FOLDER (default ../shared/onnx-node-tests) through the\n"
+                   "reference executor and the engine.\n";
+      return 0;
+    } else root = a;
+  }
+  if (!fs::is_directory(root)) {
+    std::cout << "onnx_conformance: SKIPPED: the ONNX node tests folder " << root.string()
+              << " does not exist (give its path as the first argument)\n";
+    return 77;
+  }
+  std::vector<fs::path> dirs;
+  for (const auto& e : fs::directory_iterator(root))
+    if (e.is_directory() && e.path().filename().string().rfind("test_", 0) == 0 &&
+        e.path().filename().string().find(filter) != std::string::npos)
+      dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+
+  struct Row { int passed = 0, failed = 0, unsupported = 0; };
+  std::map<std::string, Row> table;
+  std::vector<std::pair<std::string, std::string>> failures, unsupported;
+  int passed = 0, failed = 0;
+  for (const fs::path& d : dirs) {
+    const std::string label = op_label(d);
+    Outcome o = run_test(d);
+    Row& row = table[label];
+    const std::string test = d.filename().string();
+    switch (o.status) {
+      case Status::Passed: ++row.passed, ++passed; break;
+      case Status::Failed: ++row.failed, ++failed, failures.emplace_back(test, o.reason); break;
+      case Status::Unsupported: ++row.unsupported, unsupported.emplace_back(test, o.reason); break;
+    }
+  }
+  std::printf("%-40s %7s %7s %12s\n", "operator", "passed", "failed", "unsupported");
+  for (const auto& [op, r] : table) std::printf("%-40s %7d %7d %12d\n", op.c_str(), r.passed, r.failed, r.unsupported);
+  if (!unsupported.empty()) {
+    std::printf("\nunsupported tests:\n");
+    for (const auto& [t, why] : unsupported) std::printf("  %s: %s\n", t.c_str(), why.c_str());
+  }
+  if (!failures.empty()) {
+    std::printf("\nfailing tests:\n");
+    for (const auto& [t, why] : failures) std::printf("  %s: %s\n", t.c_str(), why.c_str());
+  }
+  std::printf("\n%zu tests, %zu unsupported\n", dirs.size(), unsupported.size());
+  std::printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}

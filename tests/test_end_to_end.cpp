@@ -1,0 +1,150 @@
+// End to end through the fusebench binary: a tiny scenario into a temporary database,
+// the report, and the gate's exit codes (0 pass, 1 fail, 2 error).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "harness/result_store.h"
+
+namespace fb {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int code;
+  std::string output;
+};
+
+Outcome sh(const std::string& cmd) {
+  Outcome o{-1, ""};
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return o;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) o.output.append(buf, n);
+  int status = pclose(p);
+  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+class EndToEnd : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("fb_e2e_" + std::to_string(::getpid()) + "_" +
+                                        testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+  std::string fb(const std::string& args) { return std::string(FUSEBENCH_BINARY) + " " + args; }
+  fs::path dir_;
+};
+
+const char* kTinyScenario = R"({
+  // two cases of a small MLP, timed briefly
+  "name": "tiny <b>&",
+  "model": "zoo:mlp?in=32&hidden=64&out=8&layers=2",
+  "matrix": { "batch": [1, 2], "fusion": ["standard"] },
+  "threads": 1,
+  "timing": { "warmup_ms": 5, "warmup_iterations": 2, "min_iterations": 5, "max_seconds": 0.2 }
+})";
+
+TEST_F(EndToEnd, RunStoresCasesWritesReportAndGates) {
+  const std::string scenario = write("tiny.json", kTinyScenario);
+  const std::string db = (dir_ / "r.db").string();
+  Outcome run = sh(fb("run " + scenario + " --db " + db));
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("2 passed, 0 failed, 0 errors"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("results: "), std::string::npos);
+  EXPECT_NE(run.output.find("report:  "), std::string::npos);
+
+  {
+    ResultStore store(db);
+    auto run_id = store.latest_run();
+    ASSERT_TRUE(run_id.has_value());
+    auto cases = store.load_cases(*run_id);
+    ASSERT_EQ(cases.size(), 2u);
+    for (const StoredCase& c : cases) {
+      EXPECT_EQ(c.result.status, "passed");
+      EXPECT_GE(c.result.engine.samples_ms.size(), 5u);
+      EXPECT_EQ(c.result.engine.samples_ms.size(), c.result.reference.samples_ms.size());
+      EXPECT_GT(c.result.engine.stats.median, 0);
+      EXPECT_GT(c.result.speedup, 0);
+      EXPECT_LE(c.result.accuracy.max_abs_err, 1e-4);
+      EXPECT_FALSE(c.result.layers.empty());
+      EXPECT_NE(c.result.build_log.find("imported: "), std::string::npos);
+    }
+  }
+  std::ifstream html(dir_ / "r.html");
+  ASSERT_TRUE(html.good());
+  std::stringstream ss;
+  ss << html.rdbuf();
+  EXPECT_NE(ss.str().find("tiny &lt;b&gt;&amp;"), std::string::npos);  // the scenario name, escaped
+  EXPECT_EQ(ss.str().find("tiny <b>&"), std::string::npos);
+
+  Outcome pass = sh(fb("gate --db " + db + " --min-speedup 0.0001"));
+  EXPECT_EQ(pass.code, 0) << pass.output;
+  Outcome fail = sh(fb("gate --db " + db + " --min-speedup 100000"));
+  EXPECT_EQ(fail.code, 1) << fail.output;
+  EXPECT_NE(fail.output.find("FAIL"), std::string::npos);
+  EXPECT_NE(fail.output.find("b=2"), std::string::npos) << fail.output;  // names each failing case
+  Outcome missing = sh(fb("gate --db " + (dir_ / "nope.db").string() + " --min-speedup 1"));
+  EXPECT_EQ(missing.code, 2) << missing.output;
+}
+
+TEST_F(EndToEnd, MalformedScenarioIsExitTwoNamingFileAndField) {
+  const std::string scenario = write("bad.json", R"({"model": "zoo:mlp", "matrix": {"batch": [1, "eight"]}})");
+  const std::string db = (dir_ / "r.db").string();
+  Outcome run = sh(fb("run " + scenario + " --db " + db));
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_NE(run.output.find("bad.json"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("matrix.batch[1]"), std::string::npos) << run.output;
+}
+
+TEST_F(EndToEnd, BadModelIsAnErrorCaseAndEarlierResultsStay) {
+  // A model file that is not ONNX: the case is stored as an error, the run exits 2.
+  write("broken.onnx", "not a model");
+  const std::string good = write("good.json", kTinyScenario);
+  const std::string bad = write("bad.json", R"({"name": "broken", "model": "broken.onnx", "timing": {"min_iterations": 5, "max_seconds": 0.1}})");
+  const std::string db = (dir_ / "r.db").string();
+  Outcome run = sh(fb("run " + good + " " + bad + " --db " + db));
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_NE(run.output.find("broken.onnx"), std::string::npos) << run.output;
+  ResultStore store(db);
+  auto cases = store.load_cases(*store.latest_run());
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_EQ(cases[0].result.status, "passed");
+  EXPECT_EQ(cases[2].result.status, "error");
+}
+
+TEST_F(EndToEnd, InspectShowsFewerLayersThanNodesWithSources) {
+  Outcome o = sh(fb("inspect zoo:bert"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("107 ONNX nodes → 45 engine layers"), std::string::npos) << o.output.substr(0, 300);
+  EXPECT_NE(o.output.find("← /encoder/layer.0/output/LayerNorm/ReduceMean"), std::string::npos);
+  Outcome j = sh(fb("inspect zoo:mlp --format json"));
+  ASSERT_EQ(j.code, 0) << j.output;
+  EXPECT_NE(j.output.find("\"sources\""), std::string::npos);
+  Outcome bad = sh(fb("inspect zoo:nosuch"));
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.output.find("nosuch"), std::string::npos);
+}
+
+TEST_F(EndToEnd, ZooExportWritesARealOnnxFile) {
+  const std::string out = (dir_ / "bert.onnx").string();
+  Outcome o = sh(fb("zoo export bert?layers=1 -o " + out));
+  ASSERT_EQ(o.code, 0) << o.output;
+  Outcome i = sh(fb("inspect " + out + " --fusion none"));
+  EXPECT_EQ(i.code, 0) << i.output;
+  EXPECT_NE(i.output.find("58 ONNX nodes → 58 engine layers"), std::string::npos) << i.output.substr(0, 300);
+}
+
+}  // namespace
+}  // namespace fb

@@ -1,0 +1,381 @@
+// Op kernels against small results computed by hand: the spine ops (broadcasting
+// arithmetic, matrix products, Softmax, reductions, data movement) and the full-ONNX
+// families (logic, activations, casts, tensor, gather/scatter, data-dependent ops, If and
+// Loop), plus the errors bad inputs must raise: an fb::Error that names the node.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "engine/ir/graph.h"
+#include "engine/ops/half_float.h"
+#include "engine/ops/op_registry.h"
+
+namespace fb {
+namespace {
+
+template <typename T>
+Tensor make(Shape shape, std::vector<T> values) {
+  Tensor t(dtype_of<T>(), shape);
+  EXPECT_EQ(int64_t(values.size()), t.numel());
+  std::copy(values.begin(), values.end(), t.data<T>());
+  return t;
+}
+
+Tensor make_bool(Shape shape, std::vector<int> values) {
+  Tensor t(DType::Bool, shape);
+  for (size_t i = 0; i < values.size(); ++i) t.data<bool>()[i] = values[i] != 0;
+  return t;
+}
+
+Node node(const std::string& op, size_t n_inputs, std::map<std::string, Attribute> attrs = {}, size_t n_outputs = 1) {
+  Node n;
+  n.name = "test_" + op;
+  n.op_type = op;
+  n.opset = 17;
+  for (size_t i = 0; i < n_inputs; ++i) n.inputs.push_back("in" + std::to_string(i));
+  for (size_t i = 0; i < n_outputs; ++i) n.outputs.push_back("out" + std::to_string(i));
+  n.attrs = std::move(attrs);
+  return n;
+}
+
+std::vector<Tensor> run(const Node& n, const std::vector<const Tensor*>& ins) { return evaluate_node(n, ins); }
+
+template <typename T>
+std::vector<T> values(const Tensor& t) {
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
+}
+
+void expect_near(const Tensor& t, const std::vector<float>& want, float tol = 1e-5f) {
+  ASSERT_EQ(t.numel(), int64_t(want.size()));
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(t.data<float>()[i], want[i], tol) << "element " << i;
+}
+
+// Runs and expects an fb::Error whose message names the node.
+void expect_node_error(const Node& n, const std::vector<const Tensor*>& ins) {
+  try {
+    run(n, ins);
+    FAIL() << "expected an error from " << n.describe();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(n.name), std::string::npos) << e.what();
+  }
+}
+
+// ---- spine ops -------------------------------------------------------------------------------
+
+TEST(SpineOps, AddBroadcastsRowAndColumn) {
+  Tensor a = make<float>({2, 1}, {1, 2});
+  Tensor b = make<float>({3}, {10, 20, 30});
+  auto out = run(node("Add", 2), {&a, &b});
+  EXPECT_EQ(out[0].shape(), (Shape{2, 3}));
+  expect_near(out[0], {11, 21, 31, 12, 22, 32});
+}
+
+TEST(SpineOps, MatMul) {
+  Tensor a = make<float>({2, 2}, {1, 2, 3, 4});
+  Tensor b = make<float>({2, 2}, {5, 6, 7, 8});
+  expect_near(run(node("MatMul", 2), {&a, &b})[0], {19, 22, 43, 50});
+}
+
+TEST(SpineOps, GemmTransB) {
+  Tensor a = make<float>({1, 2}, {1, 2});
+  Tensor b = make<float>({3, 2}, {1, 0, 0, 1, 1, 1});  // B^T is [2,3]
+  Tensor c = make<float>({3}, {100, 200, 300});
+  auto out = run(node("Gemm", 3, {{"transB", Attribute{int64_t(1)}}}), {&a, &b, &c});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 3}));
+  expect_near(out[0], {101, 202, 303});
+}
+
+TEST(SpineOps, SoftmaxLastAxis) {
+  Tensor x = make<float>({1, 2}, {0, std::log(3.f)});
+  expect_near(run(node("Softmax", 1), {&x})[0], {0.25f, 0.75f});
+}
+
+TEST(SpineOps, ReduceMeanKeepdims) {
+  Tensor x = make<float>({2, 2}, {1, 2, 3, 4});
+  auto out = run(node("ReduceMean", 1, {{"axes", Attribute{std::vector<int64_t>{1}}}}), {&x});
+  EXPECT_EQ(out[0].shape(), (Shape{2, 1}));
+  expect_near(out[0], {1.5f, 3.5f});
+}
+
+TEST(SpineOps, TransposeDefaultReversesAxes) {
+  Tensor x = make<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  auto out = run(node("Transpose", 1), {&x});
+  EXPECT_EQ(out[0].shape(), (Shape{3, 2}));
+  expect_near(out[0], {1, 4, 2, 5, 3, 6});
+}
+
+TEST(SpineOps, ReshapeZeroCopiesAndMinusOneInfers) {
+  Tensor x(DType::Float32, {2, 3, 4});
+  Tensor shape = make<int64_t>({2}, {0, -1});
+  EXPECT_EQ(run(node("Reshape", 2), {&x, &shape})[0].shape(), (Shape{2, 12}));
+}
+
+TEST(SpineOps, ErfSqrtPowDiv) {
+  Tensor x = make<float>({2}, {0.f, 1.f});
+  expect_near(run(node("Erf", 1), {&x})[0], {0.f, 0.8427008f});
+  Tensor s = make<float>({2}, {4.f, 9.f});
+  expect_near(run(node("Sqrt", 1), {&s})[0], {2.f, 3.f});
+  Tensor e = make<float>({1}, {3.f});
+  expect_near(run(node("Pow", 2), {&s, &e})[0], {64.f, 729.f});
+  Tensor d = make<float>({1}, {2.f});
+  expect_near(run(node("Div", 2), {&s, &d})[0], {2.f, 4.5f});
+}
+
+TEST(SpineOps, PowWithIntegerExponent) {
+  Tensor x = make<float>({2}, {2.f, 3.f});
+  Tensor e = make<int64_t>({2}, {3, 2});
+  expect_near(run(node("Pow", 2), {&x, &e})[0], {8.f, 9.f});
+}
+
+TEST(SpineOps, IntegerDivisionByZeroIsAnError) {
+  Tensor a = make<int32_t>({2}, {4, 5});
+  Tensor b = make<int32_t>({2}, {2, 0});
+  expect_node_error(node("Div", 2), {&a, &b});
+}
+
+TEST(SpineOps, BadBroadcastNamesTheNode) {
+  Tensor a(DType::Float32, {2, 3});
+  Tensor b(DType::Float32, {4});
+  expect_node_error(node("Add", 2), {&a, &b});
+}
+
+// ---- elementwise, logic, activations -------------------------------------------------------------
+
+TEST(LogicOps, WhereBroadcastsCondition) {
+  Tensor c = make_bool({2, 1}, {1, 0});
+  Tensor x = make<int64_t>({2}, {1, 2});
+  Tensor y = make<int64_t>({2}, {-1, -2});
+  EXPECT_EQ(values<int64_t>(run(node("Where", 3), {&c, &x, &y})[0]), (std::vector<int64_t>{1, 2, -1, -2}));
+}
+
+TEST(LogicOps, ComparisonsAndBooleans) {
+  Tensor a = make<int32_t>({3}, {1, 2, 3});
+  Tensor b = make<int32_t>({1}, {2});
+  EXPECT_EQ(values<bool>(run(node("Less", 2), {&a, &b})[0]), (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(values<bool>(run(node("GreaterOrEqual", 2), {&a, &b})[0]), (std::vector<bool>{false, true, true}));
+  Tensor p = make_bool({2}, {1, 0}), q = make_bool({2}, {1, 1});
+  EXPECT_EQ(values<bool>(run(node("Xor", 2), {&p, &q})[0]), (std::vector<bool>{false, true}));
+  EXPECT_EQ(values<bool>(run(node("Not", 1), {&p})[0]), (std::vector<bool>{false, true}));
+}
+
+TEST(LogicOps, BitShiftPastWidthIsZero) {
+  Tensor x = make<uint8_t>({2}, {1, 255});
+  Tensor s = make<uint8_t>({2}, {3, 8});
+  auto out = run(node("BitShift", 2, {{"direction", Attribute{std::string("LEFT")}}}), {&x, &s});
+  EXPECT_EQ(values<uint8_t>(out[0]), (std::vector<uint8_t>{8, 0}));
+}
+
+TEST(ElementwiseOps, RoundHalfToEvenAndSign) {
+  Tensor x = make<float>({4}, {0.5f, 1.5f, 2.5f, -0.5f});
+  expect_near(run(node("Round", 1), {&x})[0], {0.f, 2.f, 2.f, -0.f});
+  expect_near(run(node("Sign", 1), {&x})[0], {1.f, 1.f, 1.f, -1.f});
+}
+
+TEST(ElementwiseOps, DoubleAndIntegerPaths) {
+  Tensor d = make<double>({2}, {0.0, 1.0});
+  auto out = run(node("Exp", 1), {&d});
+  EXPECT_NEAR(out[0].data<double>()[1], M_E, 1e-12);
+  Tensor i = make<int64_t>({2}, {-3, 4});
+  EXPECT_EQ(values<int64_t>(run(node("Abs", 1), {&i})[0]), (std::vector<int64_t>{3, 4}));
+}
+
+TEST(ElementwiseOps, VariadicSumMeanMax) {
+  Tensor a = make<float>({2}, {1, 2}), b = make<float>({1}, {3}), c = make<float>({2}, {5, -4});
+  expect_near(run(node("Sum", 3), {&a, &b, &c})[0], {9, 1});
+  expect_near(run(node("Mean", 3), {&a, &b, &c})[0], {3, 1.f / 3});
+  expect_near(run(node("Max", 3), {&a, &b, &c})[0], {5, 3});
+  expect_near(run(node("Min", 1), {&a})[0], {1, 2});
+}
+
+TEST(ElementwiseOps, ModFollowsTheDivisorSignUnlessFmod) {
+  Tensor a = make<int32_t>({2}, {-7, 7});
+  Tensor b = make<int32_t>({1}, {3});
+  EXPECT_EQ(values<int32_t>(run(node("Mod", 2), {&a, &b})[0]), (std::vector<int32_t>{2, 1}));
+  Tensor fa = make<float>({1}, {-7.f}), fb_ = make<float>({1}, {3.f});
+  expect_near(run(node("Mod", 2, {{"fmod", Attribute{int64_t(1)}}}), {&fa, &fb_})[0], {-1.f});
+}
+
+TEST(ActivationOps, ClipLeakyReluPRelu) {
+  Tensor x = make<float>({3}, {-2.f, 0.5f, 3.f});
+  Tensor lo = make<float>({}, {-1.f}), hi = make<float>({}, {1.f});
+  expect_near(run(node("Clip", 3), {&x, &lo, &hi})[0], {-1.f, 0.5f, 1.f});
+  expect_near(run(node("Clip", 3), {&x, nullptr, &hi})[0], {-2.f, 0.5f, 1.f});
+  expect_near(run(node("LeakyRelu", 1, {{"alpha", Attribute{0.1f}}}), {&x})[0], {-0.2f, 0.5f, 3.f});
+  Tensor slope = make<float>({1}, {0.25f});
+  expect_near(run(node("PRelu", 2), {&x, &slope})[0], {-0.5f, 0.5f, 3.f});
+}
+
+TEST(CastOps, Float16RoundTripAndBool) {
+  Tensor x = make<float>({3}, {1.f, 0.1f, 65504.f});
+  Node to_half = node("Cast", 1, {{"to", Attribute{int64_t(DType::Float16)}}});
+  Tensor h = run(to_half, {&x})[0];
+  EXPECT_EQ(h.dtype(), DType::Float16);
+  const auto* bits = static_cast<const uint16_t*>(h.raw());
+  EXPECT_EQ(bits[0], 0x3c00);
+  EXPECT_EQ(bits[2], 0x7bff);
+  EXPECT_NEAR(half_to_float(bits[1]), 0.1f, 1e-4f);
+  Tensor b = run(node("Cast", 1, {{"to", Attribute{int64_t(DType::Bool)}}}), {&x})[0];
+  EXPECT_EQ(values<bool>(b), (std::vector<bool>{true, true, true}));
+}
+
+// ---- reductions --------------------------------------------------------------------------------
+
+TEST(ReduceOps, LogSumExpAndArgMaxLastIndex) {
+  Tensor x = make<float>({2, 2}, {0.f, 0.f, 1.f, 1.f});
+  auto lse = run(node("ReduceLogSumExp", 1, {{"axes", Attribute{std::vector<int64_t>{-1}}}, {"keepdims", Attribute{int64_t(0)}}}), {&x});
+  expect_near(lse[0], {std::log(2.f), 1.f + std::log(2.f)});
+  auto am = run(node("ArgMax", 1, {{"axis", Attribute{int64_t(1)}}, {"select_last_index", Attribute{int64_t(1)}}}), {&x});
+  EXPECT_EQ(values<int64_t>(am[0]), (std::vector<int64_t>{1, 1}));
+}
+
+TEST(ReduceOps, SumWithEmptyAxesAndNoop) {
+  Tensor x = make<float>({2}, {1.f, 2.f});
+  Tensor empty(DType::Int64, {0});
+  expect_near(run(node("ReduceSum", 2), {&x, &empty})[0], {3.f});
+  expect_near(run(node("ReduceSum", 2, {{"noop_with_empty_axes", Attribute{int64_t(1)}}}), {&x, &empty})[0], {1.f, 2.f});
+}
+
+// ---- tensor ops --------------------------------------------------------------------------------
+
+TEST(TensorOps, SplitBySizesInput) {
+  Tensor x = make<int32_t>({5}, {1, 2, 3, 4, 5});
+  Tensor sizes = make<int64_t>({2}, {2, 3});
+  auto out = run(node("Split", 2, {}, 2), {&x, &sizes});
+  EXPECT_EQ(values<int32_t>(out[0]), (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(values<int32_t>(out[1]), (std::vector<int32_t>{3, 4, 5}));
+}
+
+TEST(TensorOps, ExpandTileTrilu) {
+  Tensor x = make<float>({2, 1}, {1, 2});
+  Tensor shape = make<int64_t>({2}, {1, 3});
+  expect_near(run(node("Expand", 2), {&x, &shape})[0], {1, 1, 1, 2, 2, 2});
+  Tensor reps = make<int64_t>({2}, {1, 2});
+  expect_near(run(node("Tile", 2), {&x, &reps})[0], {1, 1, 2, 2});
+  Tensor m = make<float>({2, 2}, {1, 2, 3, 4});
+  expect_near(run(node("Trilu", 1, {{"upper", Attribute{int64_t(0)}}}), {&m})[0], {1, 0, 3, 4});
+}
+
+TEST(TensorOps, RangeOneHotConstantOfShape) {
+  Tensor s = make<int32_t>({}, {10}), l = make<int32_t>({}, {4}), d = make<int32_t>({}, {-3});
+  EXPECT_EQ(values<int32_t>(run(node("Range", 3), {&s, &l, &d})[0]), (std::vector<int32_t>{10, 7}));
+  Tensor idx = make<int64_t>({2}, {0, -1});
+  Tensor depth = make<int64_t>({}, {3});
+  Tensor onoff = make<float>({2}, {0.f, 5.f});
+  auto oh = run(node("OneHot", 3), {&idx, &depth, &onoff});
+  EXPECT_EQ(oh[0].shape(), (Shape{2, 3}));
+  expect_near(oh[0], {5, 0, 0, 0, 0, 5});
+  Tensor shape = make<int64_t>({2}, {1, 2});
+  auto cs = run(node("ConstantOfShape", 1), {&shape});
+  EXPECT_EQ(cs[0].shape(), (Shape{1, 2}));
+  expect_near(cs[0], {0, 0});
+}
+
+TEST(GatherScatterOps, GatherElementsAndND) {
+  Tensor x = make<float>({2, 2}, {1, 2, 3, 4});
+  Tensor idx = make<int64_t>({2, 2}, {0, 0, 1, 0});
+  expect_near(run(node("GatherElements", 2, {{"axis", Attribute{int64_t(1)}}}), {&x, &idx})[0], {1, 1, 4, 3});
+  Tensor nd = make<int64_t>({2, 2}, {0, 1, 1, 0});
+  expect_near(run(node("GatherND", 2), {&x, &nd})[0], {2, 3});
+}
+
+TEST(GatherScatterOps, ScatterNDAdd) {
+  Tensor x = make<float>({4}, {1, 2, 3, 4});
+  Tensor idx = make<int64_t>({2, 1}, {1, 1});
+  Tensor upd = make<float>({2}, {10, 20});
+  expect_near(run(node("ScatterND", 3, {{"reduction", Attribute{std::string("add")}}}), {&x, &idx, &upd})[0], {1, 32, 3, 4});
+}
+
+TEST(GatherScatterOps, OutOfRangeIndexNamesTheNode) {
+  Tensor x = make<float>({3}, {1, 2, 3});
+  Tensor bad = make<int64_t>({1}, {3});
+  expect_node_error(node("Gather", 2), {&x, &bad});
+  expect_node_error(node("GatherElements", 2), {&x, &bad});
+  Tensor bad_nd = make<int64_t>({1, 1}, {-4});
+  expect_node_error(node("GatherND", 2), {&x, &bad_nd});
+}
+
+TEST(SelectionOps, NonZeroAndUnique) {
+  Tensor x = make<int32_t>({2, 2}, {0, 5, 7, 0});
+  auto nz = run(node("NonZero", 1), {&x});
+  EXPECT_EQ(nz[0].shape(), (Shape{2, 2}));
+  EXPECT_EQ(values<int64_t>(nz[0]), (std::vector<int64_t>{0, 1, 1, 0}));
+  Tensor u = make<float>({5}, {2, 1, 2, 3, 1});
+  auto out = run(node("Unique", 1, {}, 4), {&u});
+  expect_near(out[0], {1, 2, 3});
+  EXPECT_EQ(values<int64_t>(out[1]), (std::vector<int64_t>{1, 0, 3}));
+  EXPECT_EQ(values<int64_t>(out[2]), (std::vector<int64_t>{1, 0, 1, 2, 0}));
+  EXPECT_EQ(values<int64_t>(out[3]), (std::vector<int64_t>{2, 2, 1}));
+}
+
+// ---- control flow ------------------------------------------------------------------------------
+
+// A one-node subgraph: out = op(a, b), with `a` and `b` read from wherever they are defined.
+std::shared_ptr<const Graph> one_node_graph(const std::string& op, const std::string& a, const std::string& b,
+                                            std::vector<GraphInput> inputs, std::vector<std::string> outputs) {
+  auto g = std::make_shared<Graph>();
+  g->opset = 17;
+  g->inputs = std::move(inputs);
+  Node n;
+  n.name = "body_" + op;
+  n.op_type = op;
+  n.opset = 17;
+  n.inputs = {a, b};
+  n.outputs = {"r"};
+  g->nodes.push_back(n);
+  g->outputs = std::move(outputs);
+  for (const std::string& o : g->outputs) g->values[o] = ValueInfo{DType::Float32, {}, false};
+  return g;
+}
+
+TEST(ControlFlowOps, IfRunsTheChosenBranchWithOuterValues) {
+  Node n = node("If", 1);
+  n.attrs["then_branch"] = Attribute{one_node_graph("Add", "x", "y", {}, {"r"})};
+  n.attrs["else_branch"] = Attribute{one_node_graph("Sub", "x", "y", {}, {"r"})};
+  n.inputs = {"cond", "x", "y"};  // the importer appends the captured outer values
+  n.attrs["fusebench.captures"] = Attribute{std::vector<std::string>{"x", "y"}};
+  Tensor x = make<float>({1}, {5}), y = make<float>({1}, {2});
+  Tensor yes = make_bool({}, {1}), no = make_bool({}, {0});
+  expect_near(run(n, {&yes, &x, &y})[0], {7});
+  expect_near(run(n, {&no, &x, &y})[0], {3});
+}
+
+TEST(ControlFlowOps, LoopCarriesStateAndStacksScans) {
+  // body(i, cond, acc) -> (cond, acc + step, acc + step): acc grows by `step` each trip.
+  auto body = std::make_shared<Graph>();
+  body->opset = 17;
+  body->inputs = {GraphInput{"i", DType::Int64, {}, {}}, GraphInput{"c", DType::Bool, {}, {}},
+                  GraphInput{"acc", DType::Float32, {}, {}}};
+  Node add;
+  add.name = "body_add";
+  add.op_type = "Add";
+  add.opset = 17;
+  add.inputs = {"acc", "step"};
+  add.outputs = {"next"};
+  Node id;
+  id.name = "body_cond";
+  id.op_type = "Identity";
+  id.opset = 17;
+  id.inputs = {"c"};
+  id.outputs = {"c_out"};
+  body->nodes = {add, id};
+  body->outputs = {"c_out", "next", "next"};
+  body->values["c_out"] = ValueInfo{DType::Bool, {}, false};
+  body->values["next"] = ValueInfo{DType::Float32, {}, false};
+  Node n = node("Loop", 3, {}, 2);
+  n.attrs["body"] = Attribute{std::shared_ptr<const Graph>(body)};
+  n.inputs.push_back("step");
+  n.attrs["fusebench.captures"] = Attribute{std::vector<std::string>{"step"}};
+  Tensor trips = make<int64_t>({}, {3});
+  Tensor init = make<float>({1}, {0});
+  Tensor step = make<float>({1}, {2});
+  auto out = run(n, {&trips, nullptr, &init, &step});
+  expect_near(out[0], {6});
+  EXPECT_EQ(out[1].shape(), (Shape{3, 1}));
+  expect_near(out[1], {2, 4, 6});
+}
+
+}  // namespace
+}  // namespace fb
