@@ -8,11 +8,25 @@ namespace fb {
 
 namespace {
 
+// Arithmetic per output element, for the roofline view; a rough count by op kind.
+double flops_per_element(const Node& n) {
+  if (n.domain == "fusebench" && n.op_type == "ElementwiseChain") return double(n.attr_ints("program").size() / 4);
+  if (n.domain == "fusebench" && n.op_type == "LayerNorm") return 8;
+  if (n.domain == "fusebench" && n.op_type == "Gelu") return 8;
+  if (n.op_type == "Softmax" || n.op_type == "LogSoftmax") return 5;
+  const OpDef* d = OpRegistry::instance().find(n.domain, n.op_type);
+  return d && d->elementwise ? 1 : 0;
+}
+
 // Runs the op table's kernel on the slots.
 class KernelLayer : public Layer {
  public:
   KernelLayer(const Node& node, std::vector<const Tensor*> ins, std::vector<Tensor*> outs)
-      : node_(node), def_(op_for(node)), ctx_{node_, std::move(ins), std::move(outs)} {}
+      : node_(node), def_(op_for(node)), ctx_{node_, std::move(ins), std::move(outs)} {
+    for (Tensor* t : ctx_.outputs)
+      if (t) flops_ += flops_per_element(node_) * double(t->numel());
+  }
+  double flops() const override { return flops_; }
   void run() override {
     try {
       def_.compute(ctx_);
@@ -26,6 +40,7 @@ class KernelLayer : public Layer {
   Node node_;
   const OpDef& def_;
   OpContext ctx_;
+  double flops_ = 0;
 };
 
 // MatMul, Gemm (with a [N] bias and beta = 1) and FusedMatMul on a prebuilt oneDNN primitive.

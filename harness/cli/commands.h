@@ -15,6 +15,7 @@ int cmd_report(int argc, char** argv);
 int cmd_gate(int argc, char** argv);
 int cmd_inspect(int argc, char** argv);
 int cmd_zoo(int argc, char** argv);
+int cmd_profile(int argc, char** argv);
 int cmd_compare(int argc, char** argv);
 int cmd_history(int argc, char** argv);
 int cmd_export(int argc, char** argv);

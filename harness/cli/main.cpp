@@ -24,6 +24,7 @@ commands:
   history --db FILE            change points over the runs (nightly series)
   export --db FILE             results as CSV or JSON, one row per case and executor
   inspect MODEL                engine layers, kernels, source nodes and the build log
+  profile MODEL                per-layer and per-module time, seen through fusion
   zoo list | zoo export NAME   the built-in models, as real ONNX files
 
 A MODEL is an ONNX path or zoo:NAME[?param=value&...].
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
     if (cmd == "gate") return fb::cli::cmd_gate(argc - 1, argv + 1);
     if (cmd == "inspect") return fb::cli::cmd_inspect(argc - 1, argv + 1);
     if (cmd == "zoo") return fb::cli::cmd_zoo(argc - 1, argv + 1);
+    if (cmd == "profile") return fb::cli::cmd_profile(argc - 1, argv + 1);
     if (cmd == "compare") return fb::cli::cmd_compare(argc - 1, argv + 1);
     if (cmd == "history") return fb::cli::cmd_history(argc - 1, argv + 1);
     if (cmd == "export") return fb::cli::cmd_export(argc - 1, argv + 1);

@@ -1,0 +1,134 @@
+#include "engine/runtime/profiler.h"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+
+#include "engine/ops/matmul.h"
+#include "engine/runtime/thread_scope.h"
+
+namespace fb {
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Median time of each layer over `iterations` runs (one warm-up run first).
+std::vector<double> layer_medians(Engine& engine, const std::vector<Tensor>& inputs, int iterations) {
+  std::vector<std::vector<double>> per_layer(engine.layers().size());
+  std::vector<double> ms;
+  engine.run(inputs);
+  for (int it = 0; it < iterations; ++it) {
+    engine.run(inputs, &ms);
+    for (size_t i = 0; i < ms.size(); ++i) per_layer[i].push_back(ms[i]);
+  }
+  std::vector<double> med;
+  for (auto& v : per_layer) med.push_back(median_of(v));
+  return med;
+}
+
+double tensor_bytes(const std::vector<Shape>& shapes) {
+  double b = 0;
+  for (const Shape& s : shapes) b += double(shape_numel(s)) * 4.0;
+  return b;
+}
+
+}  // namespace
+
+std::string module_of(const std::string& node_name) {
+  const size_t slash = node_name.rfind('/');
+  return slash == std::string::npos || slash == 0 ? (slash == 0 ? "/" : "") : node_name.substr(0, slash + 1);
+}
+
+Profile profile_engine(Engine& engine, Engine* unfused, const std::vector<Tensor>& inputs, int iterations) {
+  Profile p;
+  p.iterations = iterations;
+  const std::vector<double> med = layer_medians(engine, inputs, iterations);
+  // Unfused node times: the weights for apportioning fused layers.
+  std::map<std::string, double> node_weight;
+  if (unfused) {
+    const std::vector<double> um = layer_medians(*unfused, inputs, iterations);
+    for (size_t i = 0; i < um.size(); ++i)
+      for (const std::string& s : unfused->layers()[i].sources) node_weight[s] += um[i];
+  }
+  for (size_t i = 0; i < engine.layers().size(); ++i) {
+    const LayerInfo& l = engine.layers()[i];
+    LayerProfile lp{int(i), l.name, l.kind, l.kernel, med[i], l.flops, 0, l.sources};
+    lp.bytes = l.kernel == "view" ? 0 : tensor_bytes(l.input_shapes) + tensor_bytes(l.output_shapes);
+    p.total_ms += med[i];
+    p.layers.push_back(lp);
+    const bool fused = l.sources.size() > 1;
+    double weight_sum = 0;
+    for (const std::string& s : l.sources) weight_sum += node_weight.count(s) ? node_weight[s] : 0;
+    for (const std::string& s : l.sources) {
+      NodeProfile np{s, module_of(s), int(i), 0, fused};
+      if (!fused) np.ms = med[i];
+      else if (weight_sum > 0) np.ms = med[i] * node_weight[s] / weight_sum;
+      else np.ms = med[i] / double(l.sources.size());  // no unfused run: split evenly
+      p.nodes.push_back(np);
+    }
+  }
+  // Roll up every prefix level of every module path.
+  std::map<std::string, ModuleProfile> mods;
+  for (const NodeProfile& n : p.nodes) {
+    const std::string& m = n.module.empty() ? std::string("(no module)") : n.module;
+    for (size_t pos = 0; (pos = m.find('/', pos)) != std::string::npos; ++pos) {
+      ModuleProfile& mp = mods[m.substr(0, pos + 1)];
+      mp.module = m.substr(0, pos + 1);
+      mp.ms += n.ms;
+      mp.estimated = mp.estimated || n.estimated;
+    }
+    if (n.module.empty()) {
+      ModuleProfile& mp = mods[m];
+      mp.module = m;
+      mp.ms += n.ms;
+      mp.estimated = mp.estimated || n.estimated;
+    }
+  }
+  for (auto& [k, m] : mods) {
+    m.share = p.total_ms > 0 ? m.ms / p.total_ms : 0;
+    p.modules.push_back(m);
+  }
+  return p;
+}
+
+MachinePeaks measure_machine_peaks(int threads) {
+  MachinePeaks peaks;
+  ThreadScope scope(threads);
+  scope.run([&] {
+    const int64_t n = 1024;
+    Tensor a(DType::Float32, {n, n}), b(DType::Float32, {n, n}), c(DType::Float32, {n, n});
+    MatMulKernel k(MatMulSpec{{n, n}, {n, n}});
+    k.run(a.data<float>(), b.data<float>(), nullptr, c.data<float>());
+    std::vector<double> t;
+    for (int i = 0; i < 5; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      k.run(a.data<float>(), b.data<float>(), nullptr, c.data<float>());
+      t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    peaks.gflops = k.flops() / *std::min_element(t.begin(), t.end()) / 1e9;
+    // Bandwidth: a parallel copy of 256 MiB (read + write counted), best of 3.
+    const size_t bytes = size_t(256) << 20;
+    std::vector<char> src(bytes, 1), dst(bytes, 0);
+    std::vector<double> tb;
+    for (int i = 0; i < 3; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, bytes, size_t(1) << 20), [&](const tbb::blocked_range<size_t>& r) {
+        std::memcpy(dst.data() + r.begin(), src.data() + r.begin(), r.size());
+      });
+      tb.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    peaks.gbps = 2.0 * double(bytes) / *std::min_element(tb.begin(), tb.end()) / 1e9;
+  });
+  return peaks;
+}
+
+}  // namespace fb

@@ -1,0 +1,64 @@
+// The profiler that sees through fusion. Every engine layer is timed (median over
+// iterations). A layer that stands for one ONNX node gives that node a measured time; a
+// fused layer's time is apportioned to its source nodes in proportion to their times in a
+// separate run of the same model built unfused (fusion none), and marked as estimated.
+// Node times then roll up by module path — the name prefixes exporters write, such as
+// "/encoder/layer.3/attention/" — so "which sub-module is slow" has an answer even when
+// the whole encoder is a handful of fused layers.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "engine/runtime/engine.h"
+
+namespace fb {
+
+struct MachinePeaks {
+  double gflops = 0;  // fp32, measured with a large oneDNN matmul at the given threads
+  double gbps = 0;    // memory bandwidth, measured with a large parallel copy
+};
+MachinePeaks measure_machine_peaks(int threads);
+
+struct LayerProfile {
+  int index = 0;
+  std::string name, kind, kernel;
+  double median_ms = 0;
+  double flops = 0, bytes = 0;  // per run
+  double gflops() const { return median_ms > 0 ? flops / median_ms / 1e6 : 0; }
+  double gbps() const { return median_ms > 0 ? bytes / median_ms / 1e6 : 0; }
+  std::vector<std::string> sources;
+};
+
+struct NodeProfile {
+  std::string node;
+  std::string module;  // the node's module path ("/encoder/layer.0/attention/self/")
+  int layer = 0;       // engine layer it ran in
+  double ms = 0;
+  bool estimated = false;  // apportioned from a fused layer
+};
+
+struct ModuleProfile {
+  std::string module;
+  double ms = 0;
+  double share = 0;       // of the total
+  bool estimated = false;  // any part apportioned
+};
+
+struct Profile {
+  int iterations = 0;
+  double total_ms = 0;  // sum of layer medians
+  std::vector<LayerProfile> layers;
+  std::vector<NodeProfile> nodes;
+  std::vector<ModuleProfile> modules;  // every prefix level, sorted by path
+};
+
+// Times each layer of `engine` over `iterations` runs. `unfused` (the same model built
+// with fusion none, or nullptr when `engine` is itself unfused) supplies the weights for
+// apportioning fused layers.
+Profile profile_engine(Engine& engine, Engine* unfused, const std::vector<Tensor>& inputs, int iterations);
+
+// "/encoder/layer.0/attention/self/MatMul" → "/encoder/layer.0/attention/self/"; "" when the
+// name carries no path.
+std::string module_of(const std::string& node_name);
+
+}  // namespace fb

@@ -1,0 +1,81 @@
+// fusebench profile: per-layer time through fusion, the top layers against the machine's
+// measured peaks, and the time rolled up by module path.
+#include <cstdio>
+
+#include "engine/builder/builder.h"
+#include "engine/reference/reference_executor.h"
+#include "engine/runtime/profiler.h"
+#include "engine/runtime/thread_scope.h"
+#include "harness/cli/commands.h"
+#include "harness/cli/options.h"
+#include "harness/inputs.h"
+#include "harness/model_source.h"
+
+namespace fb::cli {
+
+int cmd_profile(int argc, char** argv) {
+  cxxopts::Options opts("fusebench profile", "Per-layer and per-module time of a built engine, seen through fusion.");
+  opts.positional_help("MODEL");
+  opts.add_options()("model", "ONNX path or zoo:NAME[?k=v...]", cxxopts::value<std::string>())(
+      "fusion", "none, mark-all, standard, aggressive", cxxopts::value<std::string>()->default_value("aggressive"))(
+      "batch", "batch size", cxxopts::value<int64_t>()->default_value("1"))(
+      "threads", "threads", cxxopts::value<int>()->default_value("1"))(
+      "iterations", "profiled runs (per-layer medians)", cxxopts::value<int>()->default_value("50"))(
+      "top", "layers to list", cxxopts::value<int>()->default_value("15"))(
+      "depth", "module levels to show (0: all)", cxxopts::value<int>()->default_value("0"));
+  opts.parse_positional({"model"});
+  cxxopts::ParseResult args;
+  if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
+  if (!args.count("model")) throw Error("a MODEL argument is required");
+  const int iterations = args["iterations"].as<int>();
+  if (iterations < 1) throw Error("--iterations must be at least 1");
+
+  LoadedModel m = load_model(args["model"].as<std::string>());
+  BuildConfig cfg;
+  cfg.fusion = parse_fusion_level(args["fusion"].as<std::string>());
+  cfg.batch = args["batch"].as<int64_t>();
+  cfg.threads = args["threads"].as<int>();
+  ThreadScope threads(cfg.threads);
+  Profile p;
+  MachinePeaks peaks = measure_machine_peaks(cfg.threads);
+  threads.run([&] {
+    auto engine = build_engine(m.graph, cfg);
+    std::unique_ptr<Engine> unfused;
+    const bool fused = cfg.fusion == FusionLevel::Standard || cfg.fusion == FusionLevel::Aggressive;
+    if (fused) {
+      BuildConfig none = cfg;
+      none.fusion = FusionLevel::None;
+      unfused = build_engine(m.graph, none);
+    }
+    ReferenceExecutor ref(m.graph, cfg.batch);
+    auto inputs = make_inputs(m.graph, ref.input_shapes(), 1234);
+    p = profile_engine(*engine, unfused.get(), inputs, iterations);
+  });
+
+  std::printf("%s  %s, batch %lld, %d thread(s): %zu layers from %zu ONNX nodes, %.3f ms per run (sum of layer medians over %d runs)\n",
+              m.reference.c_str(), fusion_level_name(cfg.fusion), (long long)cfg.batch, cfg.threads, p.layers.size(),
+              m.onnx_nodes, p.total_ms, iterations);
+  std::printf("machine peaks (measured): %.1f GFLOP/s fp32, %.1f GB/s\n\n", peaks.gflops, peaks.gbps);
+
+  std::vector<LayerProfile> top = p.layers;
+  std::sort(top.begin(), top.end(), [](const LayerProfile& a, const LayerProfile& b) { return a.median_ms > b.median_ms; });
+  std::printf("top layers:\n  %4s %9s %6s %9s %6s %7s  %-26s %s\n", "#", "ms", "share", "GFLOP/s", "%peak", "GB/s", "kind", "name");
+  for (int i = 0; i < std::min<int>(args["top"].as<int>(), int(top.size())); ++i) {
+    const LayerProfile& l = top[size_t(i)];
+    std::printf("  %4d %9.4f %5.1f%% %9.2f %5.1f%% %7.2f  %-26s %s%s\n", l.index, l.median_ms,
+                p.total_ms > 0 ? 100 * l.median_ms / p.total_ms : 0, l.gflops(),
+                peaks.gflops > 0 ? 100 * l.gflops() / peaks.gflops : 0, l.gbps(), l.kind.c_str(), l.name.c_str(),
+                l.sources.size() > 1 ? ("  (" + std::to_string(l.sources.size()) + " nodes)").c_str() : "");
+  }
+  const int depth = args["depth"].as<int>();
+  std::printf("\nmodule roll-up (* = includes time apportioned from fused layers):\n");
+  for (const ModuleProfile& mp : p.modules) {
+    const int level = int(std::count(mp.module.begin(), mp.module.end(), '/')) - 1;
+    if (depth > 0 && level > depth) continue;
+    std::printf("  %9.4f ms %5.1f%%%s  %*s%s\n", mp.ms, 100 * mp.share, mp.estimated ? "*" : " ", 2 * std::max(0, level - 1), "",
+                mp.module.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace fb::cli

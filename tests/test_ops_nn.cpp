@@ -1,0 +1,262 @@
+// The neural-network kernels against small results computed by hand: Conv, ConvTranspose,
+// the pools, the normalizations, Resize, Pad, Einsum, TopK and CumSum; and the errors that
+// bad shapes or attributes get (an fb::Error naming the node, never a crash).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/ops/op_registry.h"
+
+namespace fb {
+namespace {
+
+Tensor floats(Shape shape, std::vector<float> v) {
+  Tensor t(DType::Float32, shape);
+  EXPECT_EQ(int64_t(v.size()), t.numel());
+  std::copy(v.begin(), v.end(), t.data<float>());
+  return t;
+}
+
+Tensor ints(Shape shape, std::vector<int64_t> v) {
+  Tensor t(DType::Int64, shape);
+  std::copy(v.begin(), v.end(), t.data<int64_t>());
+  return t;
+}
+
+Node make_node(const std::string& op, std::map<std::string, Attribute> attrs = {}, size_t outputs = 1) {
+  Node n;
+  n.name = "n_" + op;
+  n.op_type = op;
+  n.opset = 17;
+  n.attrs = std::move(attrs);
+  for (size_t i = 0; i < outputs; ++i) n.outputs.push_back("y" + std::to_string(i));
+  return n;
+}
+
+Attribute ints_attr(std::vector<int64_t> v) { return Attribute{v}; }
+Attribute int_attr(int64_t v) { return Attribute{v}; }
+Attribute float_attr(float v) { return Attribute{v}; }
+Attribute str_attr(std::string v) { return Attribute{v}; }
+
+std::vector<Tensor> run(const Node& n, const std::vector<const Tensor*>& inputs) { return evaluate_node(n, inputs); }
+
+void expect_floats(const Tensor& t, Shape shape, std::vector<float> want, float tol = 1e-5f) {
+  ASSERT_EQ(t.shape(), shape);
+  ASSERT_EQ(t.dtype(), DType::Float32);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(t.data<float>()[i], want[i], tol) << "element " << i;
+}
+
+Tensor iota(Shape shape) {
+  Tensor t(DType::Float32, shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = float(i + 1);
+  return t;
+}
+
+TEST(Conv, ThreeByThreeKernelWithPadsAndStrides) {
+  Tensor x = iota({1, 1, 3, 3});
+  Tensor w = floats({1, 1, 3, 3}, std::vector<float>(9, 1.f));
+  Node n = make_node("Conv", {{"pads", ints_attr({1, 1, 1, 1})}, {"strides", ints_attr({2, 2})}});
+  // Windows centred on (0,0), (0,2), (2,0), (2,2), clipped by the zero padding.
+  expect_floats(run(n, {&x, &w})[0], {1, 1, 2, 2}, {12, 16, 24, 28});
+}
+
+TEST(Conv, SameUpperKeepsTheSize) {
+  Tensor x = iota({1, 1, 3, 3});
+  Tensor w = floats({1, 1, 2, 2}, {1, 0, 0, 0});
+  Node n = make_node("Conv", {{"auto_pad", str_attr("SAME_UPPER")}});
+  // Total padding 1 goes at the end, so the top-left tap reads the input unshifted.
+  expect_floats(run(n, {&x, &w})[0], {1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+}
+
+TEST(Conv, DepthwiseGroupsWithBias) {
+  Tensor x = floats({1, 2, 1, 2}, {1, 2, 3, 4});
+  Tensor w = floats({2, 1, 1, 1}, {2, 3});
+  Tensor b = floats({2}, {1, -1});
+  Node n = make_node("Conv", {{"group", int_attr(2)}});
+  expect_floats(run(n, {&x, &w, &b})[0], {1, 2, 1, 2}, {3, 5, 8, 11});
+}
+
+TEST(ConvTranspose, StrideTwoRepeatsEachInputInABlock) {
+  Tensor x = floats({1, 1, 2, 2}, {1, 2, 3, 4});
+  Tensor w = floats({1, 1, 2, 2}, {1, 1, 1, 1});
+  Node n = make_node("ConvTranspose", {{"strides", ints_attr({2, 2})}});
+  expect_floats(run(n, {&x, &w})[0], {1, 1, 4, 4}, {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+}
+
+TEST(ConvTranspose, OutputShapeLargerThanNaturalIsFilledWithBias) {
+  Tensor x = floats({1, 1, 1, 1}, {2});
+  Tensor w = floats({1, 1, 1, 1}, {3});
+  Tensor b = floats({1}, {0.5f});
+  Node n = make_node("ConvTranspose", {{"output_shape", ints_attr({2, 2})}});
+  expect_floats(run(n, {&x, &w, &b})[0], {1, 1, 2, 2}, {6.5f, 0.5f, 0.5f, 0.5f});
+}
+
+TEST(MaxPool, CeilModeAddsAPartialWindowAndIndices) {
+  Tensor x = iota({1, 1, 4, 4});
+  Node floor_node = make_node("MaxPool", {{"kernel_shape", ints_attr({3, 3})}, {"strides", ints_attr({2, 2})}});
+  expect_floats(run(floor_node, {&x})[0], {1, 1, 1, 1}, {11});
+  Node ceil_node = make_node("MaxPool", {{"kernel_shape", ints_attr({3, 3})}, {"strides", ints_attr({2, 2})}, {"ceil_mode", int_attr(1)}}, 2);
+  std::vector<Tensor> r = run(ceil_node, {&x});
+  expect_floats(r[0], {1, 1, 2, 2}, {11, 12, 15, 16});
+  ASSERT_EQ(r[1].dtype(), DType::Int64);
+  EXPECT_EQ(r[1].as_int64_vector(), (std::vector<int64_t>{10, 11, 14, 15}));
+}
+
+TEST(AveragePool, CountIncludePadChangesTheDivisor) {
+  Tensor x = floats({1, 1, 2, 2}, {1, 2, 3, 4});
+  std::map<std::string, Attribute> a{{"kernel_shape", ints_attr({2, 2})}, {"pads", ints_attr({1, 1, 1, 1})}, {"strides", ints_attr({2, 2})}};
+  expect_floats(run(make_node("AveragePool", a), {&x})[0], {1, 1, 2, 2}, {1, 2, 3, 4});
+  a["count_include_pad"] = int_attr(1);
+  expect_floats(run(make_node("AveragePool", a), {&x})[0], {1, 1, 2, 2}, {0.25f, 0.5f, 0.75f, 1});
+}
+
+TEST(GlobalPools, ReduceEverySpatialPosition) {
+  Tensor x = floats({1, 2, 2, 1}, {1, 3, -2, 6});
+  expect_floats(run(make_node("GlobalAveragePool"), {&x})[0], {1, 2, 1, 1}, {2, 2});
+  expect_floats(run(make_node("GlobalMaxPool"), {&x})[0], {1, 2, 1, 1}, {3, 6});
+}
+
+TEST(BatchNormalization, InferenceForm) {
+  Tensor x = floats({1, 2, 1, 1}, {5, 3});
+  Tensor scale = floats({2}, {2, 1}), bias = floats({2}, {0, 1}), mean = floats({2}, {1, 0}), var = floats({2}, {4, 1});
+  Node n = make_node("BatchNormalization", {{"epsilon", float_attr(0.f)}});
+  expect_floats(run(n, {&x, &scale, &bias, &mean, &var})[0], {1, 2, 1, 1}, {4, 4});
+}
+
+TEST(BatchNormalization, TrainingModeIsUnsupportedByName) {
+  Tensor x = floats({1, 1, 1, 1}, {1});
+  Tensor one = floats({1}, {1});
+  Node n = make_node("BatchNormalization", {{"training_mode", int_attr(1)}});
+  try {
+    run(n, {&x, &one, &one, &one, &one});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("training_mode"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("unsupported"), std::string::npos);
+  }
+}
+
+TEST(InstanceNormalization, NormalizesEachPlane) {
+  Tensor x = floats({1, 1, 1, 4}, {1, 2, 3, 4});
+  Tensor scale = floats({1}, {1}), bias = floats({1}, {0});
+  Node n = make_node("InstanceNormalization", {{"epsilon", float_attr(0.f)}});
+  const float s = std::sqrt(1.25f);
+  expect_floats(run(n, {&x, &scale, &bias})[0], {1, 1, 1, 4}, {-1.5f / s, -0.5f / s, 0.5f / s, 1.5f / s});
+}
+
+TEST(LayerNormalization, LastAxisWithMeanAndInvStdDev) {
+  Tensor x = floats({2, 2}, {1, 3, 0, 4});
+  Tensor scale = floats({2}, {1, 2}), bias = floats({2}, {0, 1});
+  Node n = make_node("LayerNormalization", {{"epsilon", float_attr(0.f)}}, 3);
+  std::vector<Tensor> r = run(n, {&x, &scale, &bias});
+  expect_floats(r[0], {2, 2}, {-1, 3, -1, 3});
+  expect_floats(r[1], {2, 1}, {2, 2});
+  expect_floats(r[2], {2, 1}, {1, 0.5f});
+}
+
+TEST(Resize, NearestAndLinearOnATwoByTwo) {
+  Tensor x = floats({1, 1, 2, 2}, {1, 2, 3, 4});
+  Tensor roi = floats({0}, {});
+  Tensor scales = floats({4}, {1, 1, 2, 2});
+  expect_floats(run(make_node("Resize"), {&x, &roi, &scales})[0], {1, 1, 4, 4},
+                {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+  Node lin = make_node("Resize", {{"mode", str_attr("linear")}});
+  expect_floats(run(lin, {&x, &roi, &scales})[0], {1, 1, 4, 4},
+                {1, 1.25f, 1.75f, 2, 1.5f, 1.75f, 2.25f, 2.5f, 2.5f, 2.75f, 3.25f, 3.5f, 3, 3.25f, 3.75f, 4});
+}
+
+TEST(Resize, SizesWithAlignCorners) {
+  Tensor x = floats({1, 3}, {0, 10, 20});
+  Tensor roi = floats({0}, {});
+  Tensor no_scales = floats({0}, {});
+  Tensor sizes = ints({2}, {1, 5});
+  Node n = make_node("Resize", {{"mode", str_attr("linear")}, {"coordinate_transformation_mode", str_attr("align_corners")}});
+  expect_floats(run(n, {&x, &roi, &no_scales, &sizes})[0], {1, 5}, {0, 5, 10, 15, 20});
+}
+
+TEST(Pad, ReflectEdgeAndConstant) {
+  Tensor x = floats({3}, {1, 2, 3});
+  Tensor pads = ints({2}, {2, 2});
+  expect_floats(run(make_node("Pad", {{"mode", str_attr("reflect")}}), {&x, &pads})[0], {7}, {3, 2, 1, 2, 3, 2, 1});
+  expect_floats(run(make_node("Pad", {{"mode", str_attr("edge")}}), {&x, &pads})[0], {7}, {1, 1, 1, 2, 3, 3, 3});
+  Tensor value = floats({}, {9});
+  expect_floats(run(make_node("Pad"), {&x, &pads, &value})[0], {7}, {9, 9, 1, 2, 3, 9, 9});
+  Tensor crop = ints({2}, {-1, 0});
+  expect_floats(run(make_node("Pad"), {&x, &crop})[0], {2}, {2, 3});
+}
+
+TEST(Einsum, MatrixProductAndInnerProduct) {
+  Tensor a = floats({2, 2}, {1, 2, 3, 4}), b = floats({2, 2}, {5, 6, 7, 8});
+  expect_floats(run(make_node("Einsum", {{"equation", str_attr("ij,jk->ik")}}), {&a, &b})[0], {2, 2}, {19, 22, 43, 50});
+  Tensor u = floats({3}, {1, 2, 3}), v = floats({3}, {4, 5, 6});
+  expect_floats(run(make_node("Einsum", {{"equation", str_attr("i,i")}}), {&u, &v})[0], {}, {32});
+  expect_floats(run(make_node("Einsum", {{"equation", str_attr("...ij->...ji")}}), {&a})[0], {2, 2}, {1, 3, 2, 4});
+}
+
+TEST(TopK, LargestAndSmallestKeepLowerIndexOnTies) {
+  Tensor x = floats({4}, {1, 3, 2, 3});
+  Tensor k = ints({1}, {2});
+  std::vector<Tensor> r = run(make_node("TopK", {}, 2), {&x, &k});
+  expect_floats(r[0], {2}, {3, 3});
+  EXPECT_EQ(r[1].as_int64_vector(), (std::vector<int64_t>{1, 3}));
+  r = run(make_node("TopK", {{"largest", int_attr(0)}}, 2), {&x, &k});
+  expect_floats(r[0], {2}, {1, 2});
+  EXPECT_EQ(r[1].as_int64_vector(), (std::vector<int64_t>{0, 2}));
+}
+
+TEST(CumSum, InclusiveExclusiveReverse) {
+  Tensor x = floats({3}, {1, 2, 3});
+  Tensor axis = ints({}, {0});
+  expect_floats(run(make_node("CumSum"), {&x, &axis})[0], {3}, {1, 3, 6});
+  expect_floats(run(make_node("CumSum", {{"exclusive", int_attr(1)}}), {&x, &axis})[0], {3}, {0, 1, 3});
+  expect_floats(run(make_node("CumSum", {{"reverse", int_attr(1)}}), {&x, &axis})[0], {3}, {6, 5, 3});
+}
+
+// Bad shapes and attributes are errors naming the node.
+void expect_node_error(const Node& n, const std::vector<const Tensor*>& inputs, const std::string& fragment) {
+  try {
+    run(n, inputs);
+    FAIL() << "expected an fb::Error for " << n.describe();
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(n.describe()), std::string::npos) << msg;
+    EXPECT_NE(msg.find(fragment), std::string::npos) << msg;
+  }
+}
+
+TEST(NnErrors, BadGroupCount) {
+  Tensor x = iota({1, 4, 3, 3});
+  Tensor w = floats({3, 1, 1, 1}, {1, 1, 1});
+  expect_node_error(make_node("Conv", {{"group", int_attr(3)}}), {&x, &w}, "group 3");
+}
+
+TEST(NnErrors, MismatchedChannels) {
+  Tensor x = iota({1, 3, 3, 3});
+  Tensor w = floats({1, 2, 1, 1}, {1, 1});
+  expect_node_error(make_node("Conv"), {&x, &w}, "input channels");
+}
+
+TEST(NnErrors, KernelLargerThanInput) {
+  Tensor x = iota({1, 1, 2, 2});
+  expect_node_error(make_node("MaxPool", {{"kernel_shape", ints_attr({3, 3})}}), {&x}, "larger than the padded input");
+}
+
+TEST(NnErrors, WrongPadsLength) {
+  Tensor x = iota({1, 1, 3, 3});
+  Tensor w = floats({1, 1, 1, 1}, {1});
+  expect_node_error(make_node("Conv", {{"pads", ints_attr({1, 1})}}), {&x, &w}, "pads");
+}
+
+TEST(NnErrors, ResizeWithoutScalesOrSizes) {
+  Tensor x = iota({1, 1, 2, 2});
+  expect_node_error(make_node("Resize"), {&x}, "scales");
+}
+
+TEST(NnErrors, TopKLargerThanAxis) {
+  Tensor x = floats({2}, {1, 2});
+  Tensor k = ints({1}, {3});
+  expect_node_error(make_node("TopK", {}, 2), {&x, &k}, "exceeds");
+}
+
+}  // namespace
+}  // namespace fb
