@@ -21,14 +21,15 @@ struct Split {
 // across the split and Wx, Wy within each side. Moving tau by one moves one point from
 // right to left, so B, Wx and Wy follow from that point's distance sums to the points
 // before and after it: O(T²) for the sums, O(T) for the scan.
-Split best_split(const std::vector<double>& z, size_t min) {
+Split best_split(const std::vector<double>& z, size_t min, double exponent) {
   const size_t t = z.size();
   Split best;
   if (t < 2 * min) return best;
   std::vector<double> left(t, 0), right(t, 0);  // sum of |z_k - z_i| over i < k, over i > k
   for (size_t k = 0; k < t; ++k)
     for (size_t i = 0; i < k; ++i) {
-      const double d = std::fabs(z[k] - z[i]);
+      const double a = std::fabs(z[k] - z[i]);
+      const double d = exponent == 1 ? a : exponent == 2 ? a * a : std::pow(a, exponent);
       left[k] += d;
       right[i] += d;
     }
@@ -57,7 +58,7 @@ double permutation_p(const std::vector<double>& z, double q, size_t min, const C
   int exceed = 0;
   for (int i = 0; i < o.permutations; ++i) {
     for (size_t k = shuffled.size() - 1; k > 0; --k) std::swap(shuffled[k], shuffled[rng.below(k + 1)]);
-    if (best_split(shuffled, min).q >= q) ++exceed;
+    if (best_split(shuffled, min, o.exponent).q >= q) ++exceed;
     if ((exceed + 1) / (r + 1) >= o.alpha) return (exceed + 1) / (r + 1);  // a lower bound, enough to say no
   }
   return (exceed + 1) / (r + 1);
@@ -68,6 +69,7 @@ double permutation_p(const std::vector<double>& z, double q, size_t min, const C
 std::vector<ChangePoint> e_divisive(const std::vector<double>& series, const ChangePointOptions& o) {
   FB_CHECK(o.min_segment >= 2, "e_divisive needs min_segment >= 2 (within-side distances need pairs)");
   FB_CHECK(o.permutations >= 1, "e_divisive needs at least one permutation");
+  FB_CHECK(o.exponent > 0 && o.exponent <= 2, "e_divisive's exponent must lie in (0, 2]");
   for (double v : series)
     if (!std::isfinite(v)) throw Error("change-point series holds a value that is not finite");
   const size_t min = static_cast<size_t>(o.min_segment);
@@ -81,7 +83,7 @@ std::vector<ChangePoint> e_divisive(const std::vector<double>& series, const Cha
     for (size_t s = 0; s + 1 < bounds.size(); ++s) {
       const std::vector<double> seg(series.begin() + static_cast<std::ptrdiff_t>(bounds[s]),
                                     series.begin() + static_cast<std::ptrdiff_t>(bounds[s + 1]));
-      const Split split = best_split(seg, min);
+      const Split split = best_split(seg, min, o.exponent);
       if (split.q > best.q) best = split, seg_begin = bounds[s], seg_end = bounds[s + 1];
     }
     if (best.q <= 0) break;  // no admissible split, or nothing but ties

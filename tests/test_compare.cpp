@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "engine/ir/error.h"
 #include "harness/random.h"
 #include "harness/statistics.h"
 

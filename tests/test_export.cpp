@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/ir/error.h"
 #include "harness/statistics.h"
 
 namespace fs = std::filesystem;

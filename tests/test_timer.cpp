@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "engine/ir/error.h"
 #include "harness/cpu_pinning.h"
 #include "harness/random.h"
 

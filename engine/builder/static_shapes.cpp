@@ -79,22 +79,29 @@ std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch, const
     if (outs.size() < n.outputs.size())
       throw Error(n.describe() + ": produces " + std::to_string(outs.size()) + " outputs, the model uses " +
                   std::to_string(n.outputs.size()));
+    // A data-dependent shape (NonZero, Unique, ...) is still static when every input is
+    // known at build time: evaluate the node and take the shapes from its values.
+    bool data_dependent = false;
+    for (size_t i = 0; i < n.outputs.size(); ++i) data_dependent = data_dependent || (!n.outputs[i].empty() && !outs[i].shape_known);
     bool small = true;
+    for (const std::string& in : n.inputs)
+      if (!in.empty()) small = small && shape_numel(g.value(in).shape) <= kMaxFoldElements;
+    std::vector<Tensor> vals;
+    if (n.op_type == "Shape" && n.domain.empty()) {
+      Tensor dummy = Tensor::view(sc.inputs[0]->dtype, sc.inputs[0]->shape, nullptr);
+      vals = evaluate_node(n, {&dummy});
+    } else if (all_known && (small || data_dependent)) {
+      std::vector<const Tensor*> ins;
+      for (const std::string& in : n.inputs) ins.push_back(in.empty() ? nullptr : &known.at(in));
+      vals = evaluate_node(n, ins);
+      for (size_t i = 0; i < n.outputs.size() && i < vals.size(); ++i)
+        if (!outs[i].shape_known) outs[i] = ValueInfo{vals[i].dtype(), vals[i].shape(), true};
+    }
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       if (n.outputs[i].empty()) continue;
       if (!outs[i].shape_known) throw Error(n.describe() + ": output '" + n.outputs[i] + "' has a data-dependent shape");
       g.values[n.outputs[i]] = outs[i];
-      small = small && shape_numel(outs[i].shape) <= kMaxFoldElements;
-    }
-    if (n.op_type == "Shape" && n.domain.empty()) {
-      Tensor dummy = Tensor::view(sc.inputs[0]->dtype, sc.inputs[0]->shape, nullptr);
-      known[n.outputs[0]] = evaluate_node(n, {&dummy})[0];
-    } else if (all_known && small) {
-      std::vector<const Tensor*> ins;
-      for (const std::string& in : n.inputs) ins.push_back(in.empty() ? nullptr : &known.at(in));
-      std::vector<Tensor> vals = evaluate_node(n, ins);
-      for (size_t i = 0; i < n.outputs.size(); ++i)
-        if (!n.outputs[i].empty()) known[n.outputs[i]] = vals[i];
+      if (i < vals.size() && shape_numel(outs[i].shape) <= kMaxFoldElements) known[n.outputs[i]] = vals[i];
     }
   }
   for (const std::string& o : g.outputs)

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "engine/ops/dnnl_context.h"
+#include "engine/ops/fast_math.h"
 #include "engine/ops/op_registry.h"
 
 namespace fb {
@@ -78,10 +79,13 @@ void AttentionKernel::run(const float* q, const float* k, const float* v, float*
                       for (int64_t row = r.begin(); row < r.end(); ++row) {
                         float* x = s + row * len;
                         float mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
                         for (int64_t i = 0; i < len; ++i) mx = std::max(mx, x[i]);
                         float sum = 0.f;
-                        for (int64_t i = 0; i < len; ++i) sum += (x[i] = std::exp(x[i] - mx));
+#pragma omp simd reduction(+ : sum)
+                        for (int64_t i = 0; i < len; ++i) sum += (x[i] = fast_exp(x[i] - mx));
                         const float inv = 1.f / sum;
+#pragma omp simd
                         for (int64_t i = 0; i < len; ++i) x[i] *= inv;
                       }
                     });

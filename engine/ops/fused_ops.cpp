@@ -135,16 +135,23 @@ void compute_layernorm(OpContext& c) {
                         const float* xi = in + row * h;
                         float* yo = out + row * h;
                         float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
                         for (int64_t j = 0; j < h; ++j) sum += xi[j];
                         const float mean = sum / float(h);
                         float sq = 0.f;
+#pragma omp simd reduction(+ : sq)
                         for (int64_t j = 0; j < h; ++j) sq += (xi[j] - mean) * (xi[j] - mean);
                         const float inv = 1.f / std::sqrt(sq / float(h) + eps);
-                        for (int64_t j = 0; j < h; ++j) {
-                          float v = (xi[j] - mean) * inv;
-                          if (gamma) v *= gamma[j];
-                          if (beta) v += beta[j];
-                          yo[j] = v;
+                        if (gamma && beta) {
+#pragma omp simd
+                          for (int64_t j = 0; j < h; ++j) yo[j] = (xi[j] - mean) * inv * gamma[j] + beta[j];
+                        } else {
+                          for (int64_t j = 0; j < h; ++j) {
+                            float v = (xi[j] - mean) * inv;
+                            if (gamma) v *= gamma[j];
+                            if (beta) v += beta[j];
+                            yo[j] = v;
+                          }
                         }
                       }
                     });

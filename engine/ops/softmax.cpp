@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "engine/ops/fast_math.h"
 #include "engine/ops/op_registry.h"
 
 namespace fb {
@@ -15,8 +16,32 @@ std::vector<ValueInfo> infer_softmax(const ShapeContext& c) {
   return {ValueInfo{c.in(0).dtype, c.in(0).shape, true}};
 }
 
+// Normalizes `len` contiguous elements (the common last-axis case), vectorized.
+void softmax_contiguous(const float* in, float* out, int64_t len, bool log) {
+  float mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
+  for (int64_t i = 0; i < len; ++i) mx = std::max(mx, in[i]);
+  float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t i = 0; i < len; ++i) {
+    const float e = fast_exp(in[i] - mx);
+    if (!log) out[i] = e;
+    sum += e;
+  }
+  if (log) {
+    const float lse = mx + std::log(sum);
+#pragma omp simd
+    for (int64_t i = 0; i < len; ++i) out[i] = in[i] - lse;
+    return;
+  }
+  const float inv = 1.f / sum;
+#pragma omp simd
+  for (int64_t i = 0; i < len; ++i) out[i] *= inv;
+}
+
 // Normalizes `len` elements at stride `stride` starting at in/out.
 void softmax_run(const float* in, float* out, int64_t len, int64_t stride, bool log) {
+  if (stride == 1) return softmax_contiguous(in, out, len, log);
   float mx = -INFINITY;
   for (int64_t i = 0; i < len; ++i) mx = std::max(mx, in[i * stride]);
   float sum = 0.f;
