@@ -3,6 +3,7 @@
 // primitive is made per call; oneDNN's primitive cache makes the repeat cheap.
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "engine/ops/conv.h"
 #include "engine/ops/dnnl_context.h"
 #include "engine/ops/nn_common.h"
 
@@ -68,20 +69,29 @@ void run_dnnl(dnnl::primitive prim, std::unordered_map<int, memory> args) {
   dnnl_cpu_stream().wait();
 }
 
-void compute_conv(OpContext& c) {
-  const Tensor& x = c.in(0);
-  const Tensor& w = c.in(1);
-  const Tensor* b = c.has_input(2) ? &c.in(2) : nullptr;
-  Shape bshape = b ? b->shape() : Shape{};
-  ConvShapes s = conv_shapes(c.node, x.shape(), w.shape(), b ? &bshape : nullptr);
-  Tensor& y = c.out(0);
-  if (y.numel() == 0) return;
+}  // namespace
+
+struct ConvKernel::Impl {
+  dnnl::convolution_forward prim;
+  memory src, wei, bias, dst;
+  std::unordered_map<int, memory> args;
+  bool has_bias = false;
+  double flops = 0;
+};
+
+ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, ConvActivation act)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& im = *impl_;
+  Shape bshape{w.empty() ? 0 : w[0]};
+  ConvShapes s = conv_shapes(node, x, w, has_bias ? &bshape : nullptr);
+  output_ = s.out;
+  im.has_bias = has_bias;
   const size_t nd = s.geo.in.size();
   auto& eng = dnnl_cpu_engine();
-  memory::desc src_md(dims_of(x.shape()), memory::data_type::f32, plain_tag(x.rank()));
-  memory::desc dst_md(dims_of(y.shape()), memory::data_type::f32, plain_tag(y.rank()));
+  memory::desc src_md(dims_of(x), memory::data_type::f32, plain_tag(x.size()));
+  memory::desc dst_md(dims_of(s.out), memory::data_type::f32, plain_tag(s.out.size()));
   // ONNX's [M, C/G, k...] is oneDNN's [G, M/G, C/G, k...] with the same bytes.
-  Shape wd = w.shape();
+  Shape wd = w;
   if (s.group > 1) {
     wd[0] = s.m / s.group;
     wd.insert(wd.begin(), s.group);
@@ -91,22 +101,76 @@ void compute_conv(OpContext& c) {
   memory::dims strides(s.geo.stride.begin(), s.geo.stride.end()), dil(nd), pl(s.geo.pad_begin.begin(), s.geo.pad_begin.end()),
       pr(s.geo.pad_end.begin(), s.geo.pad_end.end());
   for (size_t d = 0; d < nd; ++d) dil[d] = s.geo.dilation[d] - 1;
-  try {
-    auto desc = b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                    src_md, w_md, b_md, dst_md, strides, dil, pl, pr)
-                  : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                    src_md, w_md, dst_md, strides, dil, pl, pr);
-    dnnl::convolution_forward prim(dnnl::convolution_forward::primitive_desc(desc, eng));
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, memory(src_md, eng, const_cast<void*>(x.raw()))},
-        {DNNL_ARG_WEIGHTS, memory(w_md, eng, const_cast<void*>(w.raw()))},
-        {DNNL_ARG_DST, memory(dst_md, eng, y.raw())}};
-    if (b) args.emplace(DNNL_ARG_BIAS, memory(b_md, eng, const_cast<void*>(b->raw())));
-    run_dnnl(prim, args);
-  } catch (const dnnl::error& e) {
-    throw Error(c.node.describe() + ": oneDNN could not run the convolution " + shape_str(x.shape()) + " * " +
-                shape_str(w.shape()) + ": " + e.what());
+  im.flops = 2.0 * double(shape_numel(s.out)) * double(shape_numel(w) / std::max<int64_t>(w[0], 1));
+  dnnl::primitive_attr attr;
+  if (act.kind != ConvActivation::Kind::None) {
+    dnnl::post_ops po;
+    switch (act.kind) {
+      case ConvActivation::Kind::Relu: po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f); break;
+      case ConvActivation::Kind::Clip: po.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, act.lo, act.hi); break;
+      case ConvActivation::Kind::Sigmoid: po.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f); break;
+      case ConvActivation::Kind::HardSwish: po.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f); break;
+      case ConvActivation::Kind::Silu: po.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f); break;
+      case ConvActivation::Kind::None: break;
+    }
+    attr.set_post_ops(po);
   }
+  try {
+    auto desc = has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                           src_md, w_md, b_md, dst_md, strides, dil, pl, pr)
+                         : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                           src_md, w_md, dst_md, strides, dil, pl, pr);
+    im.prim = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(desc, attr, eng));
+  } catch (const dnnl::error& e) {
+    throw Error(node.describe() + ": oneDNN could not create the convolution " + shape_str(x) + " * " + shape_str(w) + ": " + e.what());
+  }
+  im.src = memory(src_md, eng, DNNL_MEMORY_NONE);
+  im.wei = memory(w_md, eng, DNNL_MEMORY_NONE);
+  im.dst = memory(dst_md, eng, DNNL_MEMORY_NONE);
+  im.args = {{DNNL_ARG_SRC, im.src}, {DNNL_ARG_WEIGHTS, im.wei}, {DNNL_ARG_DST, im.dst}};
+  if (has_bias) {
+    im.bias = memory(b_md, eng, DNNL_MEMORY_NONE);
+    im.args.emplace(DNNL_ARG_BIAS, im.bias);
+  }
+}
+
+ConvKernel::~ConvKernel() = default;
+double ConvKernel::flops() const { return impl_->flops; }
+
+void ConvKernel::run(const float* x, const float* w, const float* b, float* y) {
+  Impl& im = *impl_;
+  if (shape_numel(output_) == 0) return;
+  im.src.set_data_handle(const_cast<float*>(x));
+  im.wei.set_data_handle(const_cast<float*>(w));
+  im.dst.set_data_handle(y);
+  if (im.has_bias) im.bias.set_data_handle(const_cast<float*>(b));
+  run_dnnl(im.prim, im.args);
+}
+
+ConvActivation conv_activation_of(const Node& n) {
+  const std::string a = n.attr_string("activation", "");
+  ConvActivation act;
+  if (a.empty()) return act;
+  if (a == "relu") act.kind = ConvActivation::Kind::Relu;
+  else if (a == "clip") act.kind = ConvActivation::Kind::Clip, act.lo = n.attr_float("activation_min", 0.f), act.hi = n.attr_float("activation_max", 6.f);
+  else if (a == "sigmoid") act.kind = ConvActivation::Kind::Sigmoid;
+  else if (a == "hardswish") act.kind = ConvActivation::Kind::HardSwish;
+  else if (a == "silu") act.kind = ConvActivation::Kind::Silu;
+  else throw Error(n.describe() + ": unknown conv activation '" + a + "'");
+  return act;
+}
+
+namespace {
+
+// Conv and fusebench.FusedConv (Conv with an activation post-op) share the kernel.
+void compute_conv(OpContext& c) {
+  const Tensor& x = c.in(0);
+  const Tensor& w = c.in(1);
+  const bool has_bias = c.has_input(2);
+  if (has_bias && (c.in(2).rank() != 1 || c.in(2).shape()[0] != w.shape()[0]))
+    throw Error(c.node.describe() + ": bias B " + shape_str(c.in(2).shape()) + " must be [" + std::to_string(w.shape()[0]) + "]");
+  ConvKernel k(c.node, x.shape(), w.shape(), has_bias, conv_activation_of(c.node));
+  k.run(x.data<float>(), w.data<float>(), has_bias ? c.in(2).data<float>() : nullptr, c.out(0).data<float>());
 }
 
 // ---- ConvTranspose ------------------------------------------------------------------------
@@ -277,6 +341,7 @@ void compute_conv_transpose(OpContext& c) {
 
 void register_conv_ops(OpRegistry& r) {
   r.add(OpDef{"", "Conv", infer_conv, compute_conv});
+  r.add(OpDef{"fusebench", "FusedConv", infer_conv, compute_conv});
   r.add(OpDef{"", "ConvTranspose", infer_conv_transpose, compute_conv_transpose});
 }
 

@@ -13,6 +13,8 @@ int gelu_fusion(PassContext& ctx);
 int matmul_bias_activation_fusion(PassContext& ctx);
 int elementwise_chain_fusion(PassContext& ctx);
 int attention_fusion(PassContext& ctx);
+int batchnorm_folding(PassContext& ctx);
+int conv_activation_fusion(PassContext& ctx);
 
 // The passes for a fusion level, in order.
 std::vector<Pass> passes_for(FusionLevel level);

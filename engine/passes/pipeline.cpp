@@ -1,6 +1,7 @@
 // The one table of passes per fusion level. Order matters:
 //  1. constant folding first, so later patterns see initializers where the model had
-//     Constant nodes or shape arithmetic;
+//     Constant nodes or shape arithmetic; then BatchNorm folding, so that the Conv it
+//     leaves behind can take the activation that follows the BatchNorm;
 //  2. LayerNorm and GELU before MatMul+bias fusion, so a MatMul followed by the GELU
 //     subgraph can absorb it as one activation (the GELU node must exist to match);
 //  3. attention (aggressive only) after MatMul+bias fusion: the Q/K/V projections must
@@ -19,6 +20,8 @@ std::vector<Pass> passes_for(FusionLevel level) {
     case FusionLevel::Standard:
       return {
           {"constant-folding", constant_folding},
+          {"batchnorm-folding", batchnorm_folding},
+          {"conv-activation-fusion", conv_activation_fusion},
           {"layernorm-fusion", layernorm_fusion},
           {"gelu-fusion", gelu_fusion},
           {"matmul-bias-activation-fusion", matmul_bias_activation_fusion},
@@ -27,6 +30,8 @@ std::vector<Pass> passes_for(FusionLevel level) {
     case FusionLevel::Aggressive:
       return {
           {"constant-folding", constant_folding},
+          {"batchnorm-folding", batchnorm_folding},
+          {"conv-activation-fusion", conv_activation_fusion},
           {"layernorm-fusion", layernorm_fusion},
           {"gelu-fusion", gelu_fusion},
           {"matmul-bias-activation-fusion", matmul_bias_activation_fusion},

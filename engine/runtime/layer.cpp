@@ -1,6 +1,7 @@
 #include "engine/runtime/layer.h"
 
 #include "engine/ops/attention.h"
+#include "engine/ops/conv.h"
 #include "engine/ops/matmul.h"
 #include "engine/ops/op_registry.h"
 
@@ -85,6 +86,26 @@ class AttentionLayer : public Layer {
   Tensor* out_;
 };
 
+// Conv and fusebench.FusedConv on a prebuilt oneDNN convolution.
+class ConvLayer : public Layer {
+ public:
+  ConvLayer(const Node& n, std::vector<const Tensor*> ins, Tensor* out)
+      : kernel_(n, ins[0]->shape(), ins[1]->shape(), ins.size() > 2 && ins[2], conv_activation_of(n)),
+        activation_(n.attr_string("activation", "")), ins_(std::move(ins)), out_(out) {}
+  void run() override {
+    kernel_.run(ins_[0]->data<float>(), ins_[1]->data<float>(), ins_.size() > 2 && ins_[2] ? ins_[2]->data<float>() : nullptr,
+                out_->data<float>());
+  }
+  std::string kernel() const override { return "onednn.conv" + (activation_.empty() ? "" : "+" + activation_); }
+  double flops() const override { return kernel_.flops(); }
+
+ private:
+  ConvKernel kernel_;
+  std::string activation_;
+  std::vector<const Tensor*> ins_;
+  Tensor* out_;
+};
+
 bool all_float(const std::vector<const Tensor*>& ins) {
   for (const Tensor* t : ins)
     if (t && t->dtype() != DType::Float32) return false;
@@ -98,6 +119,8 @@ std::unique_ptr<Layer> make_layer(const Node& node, std::vector<const Tensor*> i
   if (all_float(ins)) {
     if (node.domain.empty() && node.op_type == "MatMul")
       return std::make_unique<MatMulLayer>(MatMulSpec{ins[0]->shape(), ins[1]->shape()}, ins, outs[0]);
+    if ((node.domain.empty() && node.op_type == "Conv") || (node.domain == "fusebench" && node.op_type == "FusedConv"))
+      return std::make_unique<ConvLayer>(node, ins, outs[0]);
     if (node.domain == "fusebench" && node.op_type == "Attention") return std::make_unique<AttentionLayer>(node, ins, outs[0]);
     if (node.domain == "fusebench" && node.op_type == "FusedMatMul")
       return std::make_unique<MatMulLayer>(fused_matmul_spec(node, ins[0]->shape(), ins[1]->shape(), has_third), ins, outs[0]);
