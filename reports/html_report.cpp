@@ -190,7 +190,8 @@ void render_summary(std::ostringstream& o, const StoredRun& run, const std::vect
   kv_row(o, "Cores", i.cores > 0 ? std::to_string(i.cores) : kNone);
   kv_row(o, "Memory", fmt_bytes(i.memory_bytes));
   kv_row(o, "Kernel", or_none(i.kernel));
-  kv_row(o, "Compiler", or_none(i.compiler));
+  kv_row(o, "Compiler", or_none(i.compiler) + (i.compiler_flags.empty() ? "" : " <span class=\"mono\">" +
+                                                                               html_escape(i.compiler_flags) + "</span>"));
   kv_row(o, "Libraries", library_versions_html(i.library_versions));
   kv_row(o, "fusebench", or_none(i.fusebench_version));
   kv_row(o, "Command", "<code>" + or_none(i.command) + "</code>");
@@ -216,7 +217,15 @@ void render_case_table(std::ostringstream& o, const std::vector<const StoredCase
       << "<td class=\"num\">" << s.threads << "</td>"
       << "<td class=\"num\">" << median_p90(r.engine) << "</td>"
       << "<td class=\"num\">" << median_p90(r.reference) << "</td>"
-      << "<td class=\"num\">" << fmt_speedup(r.speedup) << "</td>"
+      << "<td class=\"num\">" << fmt_speedup(r.speedup)
+      << (std::isfinite(r.speedup_ci_low) && r.speedup_ci_high > 0
+              ? " <span class=\"p90\">[" + printf_double("%.2f", r.speedup_ci_low) + ", " +
+                    printf_double("%.2f", r.speedup_ci_high) + "]</span>"
+              : std::string())
+      << (r.noisy ? " <span class=\"badge error\" title=\"timing stopped (" + html_escape(r.stop_reason) +
+                        ") before its confidence target: verdicts on it are inconclusive\">noisy</span>"
+                  : std::string())
+      << "</td>"
       << "<td class=\"num\">" << (timed(r.engine) ? fmt_rate(r.engine.items_per_s) : kNone) << "</td>"
       << "<td class=\"num\">" << (r.status == "error" ? kNone : fmt_err(r.accuracy.max_abs_err)) << "</td>"
       << "<td class=\"num\">" << (r.status == "error" ? kNone : fmt_cosine(r.accuracy.cosine)) << "</td>"
@@ -289,6 +298,30 @@ void render_case_details(std::ostringstream& o, const StoredCase& sc) {
   kv_row(o, "Model hash", "<span class=\"mono\">" + or_none(s.model_hash) + "</span>");
   kv_row(o, "Samples", std::to_string(r.engine.samples_ms.size()) + " engine, " +
                            std::to_string(r.reference.samples_ms.size()) + " reference");
+  // Everything the timer recorded about each executor's distribution, and what it measured
+  // about the machine meanwhile: the numbers that tell a real difference from interference.
+  for (const Measurement* m : {&r.engine, &r.reference}) {
+    if (!timed(*m)) continue;
+    const SampleStats& st = m->stats;
+    kv_row(o, m == &r.engine ? "Engine distribution" : "Reference distribution",
+           "<span class=\"mono\">min " + fmt_ms(st.min) + ", median " + fmt_ms(st.median) + " [bootstrap " +
+               fmt_ms(st.boot_ci_low) + ", " + fmt_ms(st.boot_ci_high) + "], p95 " + fmt_ms(st.p95) + ", p99 " +
+               fmt_ms(st.p99) + " ms; CV " + printf_double("%.1f%%", 100 * st.cv) + "; outliers " +
+               std::to_string(st.outliers_low) + " low, " + std::to_string(st.outliers_high) +
+               " high; page faults per iteration " + printf_double("%.1f", m->minor_faults.mean) + " minor [" +
+               std::to_string(m->minor_faults.min) + "–" + std::to_string(m->minor_faults.max) + "], " +
+               printf_double("%.1f", m->major_faults.mean) + " major</span>");
+  }
+  const Interference& in = r.interference;
+  kv_row(o, "Timing conditions",
+         "<span class=\"mono\">stopped: " + or_none(r.stop_reason) + (r.noisy ? " (noisy)" : "") +
+             "; timer overhead " + printf_double("%.0f ns", r.timer_overhead_ns) + "; load " +
+             printf_double("%.2f", in.load_before) + " → " + printf_double("%.2f", in.load_after) +
+             "; other processes' CPU " + printf_double("%.0f ms", in.other_cpu_ms) + " in " +
+             printf_double("%.0f ms", in.timed_wall_ms) + "; CPU clock " + printf_double("%.0f", in.cpu_mhz_before) +
+             " → " + printf_double("%.0f MHz", in.cpu_mhz_after) + "; pinned to " +
+             (r.pinned_cpus.empty() ? std::string("no CPUs") : "CPUs " + html_escape(r.pinned_cpus)) + "; engine memory " +
+             printf_double("%.1f MiB", static_cast<double>(r.engine_memory_bytes) / (1024.0 * 1024.0)) + "</span>");
   kv_row(o, "First iteration ms", "<span class=\"mono\">" + fmt_ms(r.engine.first_iteration_ms) +
                                       " engine, " + fmt_ms(r.reference.first_iteration_ms) +
                                       " reference</span>");

@@ -258,7 +258,7 @@ TEST_F(ScenarioTest, EveryMistakeNamesFileAndField) {
       {"gate speedup zero", R"({"model":"zoo:m","gate":{"min_speedup":0}})",
        {"field 'gate.min_speedup': expected a positive number"}},
       {"unknown gate field", R"({"model":"zoo:m","gate":{"max_slowdown":2}})",
-       {"unknown field 'gate.max_slowdown' (known: min_speedup)"}},
+       {"unknown field 'gate.max_slowdown' (known: min_speedup, max_regression, max_abs_err)"}},
       {"seed negative", R"({"model":"zoo:m","seed":-1})", {"field 'seed': expected an integer >= 0, got -1"}},
       {"name empty", R"({"model":"zoo:m","name":""})", {"field 'name': must not be empty"}},
       {"key given twice", R"({"model":"zoo:m","matrix":{"batch":[1],"batch":[8]}})",
@@ -281,6 +281,45 @@ TEST_F(ScenarioTest, TextErrorsNameThePathGiven) {
     EXPECT_NE(std::string(e.what()).find("scenarios/x.json: field 'matrix.batch[0]'"), std::string::npos)
         << e.what();
   }
+}
+
+// The measurement settings and gate rules of issue 6: read, carried into every case (so the
+// gate can judge a stored run without the scenario file), and refused when malformed.
+TEST_F(ScenarioTest, TimingOptionsAndGateRulesReachTheCases) {
+  fb::Scenario s = fb::load_scenario(write("m.json", R"({ "model": "zoo:mlp", "matrix": {"batch": [1, 2]},
+    "timing": {"stop_rule": "speedup-ci", "pin_cpus": [0, 1], "inject_delay_us": 12.5},
+    "gate": {"min_speedup": 1.5, "max_regression": 0.05, "max_abs_err": 1e-4} })"));
+  EXPECT_EQ(s.timing.stop_rule, "speedup-ci");
+  EXPECT_EQ(s.timing.pin_cpus, (std::vector<int>{0, 1}));
+  EXPECT_DOUBLE_EQ(s.timing.inject_delay_us, 12.5);
+  const std::vector<fb::CaseSpec> cases = fb::expand_cases(s);
+  ASSERT_EQ(cases.size(), 2u);
+  for (const fb::CaseSpec& c : cases) {
+    EXPECT_EQ(c.gate.min_speedup, 1.5);
+    EXPECT_EQ(c.gate.max_regression, 0.05);
+    EXPECT_EQ(c.gate.max_abs_err, 1e-4);
+    EXPECT_EQ(c.timing.stop_rule, "speedup-ci");
+    // The stored config carries them back.
+    fb::CaseSpec back = fb::CaseSpec::from_json(c.to_json());
+    EXPECT_EQ(back.gate.max_regression, 0.05);
+    EXPECT_EQ(back.timing.pin_cpus, c.timing.pin_cpus);
+    EXPECT_EQ(back.timing.inject_delay_us, 12.5);
+  }
+  // The test hook and pinning leave the case key alone: a slowed-down night is the same case.
+  fb::CaseSpec plain = cases[0];
+  plain.timing = fb::TimingConfig{};
+  EXPECT_EQ(plain.case_key(), cases[0].case_key());
+
+  EXPECT_NE(error_of(R"({"model":"zoo:m","timing":{"stop_rule":"mean"}})")
+                .find("field 'timing.stop_rule': expected \"median-ci\" or \"speedup-ci\""),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"model":"zoo:m","timing":{"pin_cpus":[0,-1]}})").find("field 'timing.pin_cpus[1]'"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"model":"zoo:m","timing":{"inject_delay_us":-5}})")
+                .find("field 'timing.inject_delay_us': expected a number >= 0"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"model":"zoo:m","gate":{"max_regression":"5%"}})").find("field 'gate.max_regression'"),
+            std::string::npos);
 }
 
 TEST(ScenarioLists, OneSourceOfAllowedValues) {

@@ -16,8 +16,11 @@ ConvActivation conv_activation_of(const Node& n);
 
 class ConvKernel {
  public:
-  // Attributes (strides, pads, dilations, group, auto_pad) come from `node`.
-  ConvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, ConvActivation act);
+  // Attributes (strides, pads, dilations, group, auto_pad) come from `node`. With
+  // constant_weights the weights are reordered to oneDNN's layout once, on the first run
+  // (the engine's initializers never change); otherwise on every run, as eager PyTorch does.
+  ConvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, ConvActivation act,
+             bool constant_weights = false);
   ~ConvKernel();
   const Shape& output_shape() const { return output_; }
   double flops() const;

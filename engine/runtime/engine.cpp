@@ -122,7 +122,8 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
       info.kernel = "view";
       layers_.push_back(nullptr);
     } else {
-      layers_.push_back(make_layer(n, ins, outs));
+      const bool weights_constant = n.inputs.size() > 1 && g.is_initializer(n.inputs[1]);
+      layers_.push_back(make_layer(n, ins, outs, weights_constant));
       info.kernel = layers_.back()->kernel();
       info.flops = layers_.back()->flops();
     }

@@ -89,8 +89,8 @@ class AttentionLayer : public Layer {
 // Conv and fusebench.FusedConv on a prebuilt oneDNN convolution.
 class ConvLayer : public Layer {
  public:
-  ConvLayer(const Node& n, std::vector<const Tensor*> ins, Tensor* out)
-      : kernel_(n, ins[0]->shape(), ins[1]->shape(), ins.size() > 2 && ins[2], conv_activation_of(n)),
+  ConvLayer(const Node& n, std::vector<const Tensor*> ins, Tensor* out, bool weights_constant)
+      : kernel_(n, ins[0]->shape(), ins[1]->shape(), ins.size() > 2 && ins[2], conv_activation_of(n), weights_constant),
         activation_(n.attr_string("activation", "")), ins_(std::move(ins)), out_(out) {}
   void run() override {
     kernel_.run(ins_[0]->data<float>(), ins_[1]->data<float>(), ins_.size() > 2 && ins_[2] ? ins_[2]->data<float>() : nullptr,
@@ -114,13 +114,14 @@ bool all_float(const std::vector<const Tensor*>& ins) {
 
 }  // namespace
 
-std::unique_ptr<Layer> make_layer(const Node& node, std::vector<const Tensor*> ins, std::vector<Tensor*> outs) {
+std::unique_ptr<Layer> make_layer(const Node& node, std::vector<const Tensor*> ins, std::vector<Tensor*> outs,
+                                  bool weights_constant) {
   const bool has_third = ins.size() > 2 && ins[2] != nullptr;
   if (all_float(ins)) {
     if (node.domain.empty() && node.op_type == "MatMul")
       return std::make_unique<MatMulLayer>(MatMulSpec{ins[0]->shape(), ins[1]->shape()}, ins, outs[0]);
     if ((node.domain.empty() && node.op_type == "Conv") || (node.domain == "fusebench" && node.op_type == "FusedConv"))
-      return std::make_unique<ConvLayer>(node, ins, outs[0]);
+      return std::make_unique<ConvLayer>(node, ins, outs[0], weights_constant);
     if (node.domain == "fusebench" && node.op_type == "Attention") return std::make_unique<AttentionLayer>(node, ins, outs[0]);
     if (node.domain == "fusebench" && node.op_type == "FusedMatMul")
       return std::make_unique<MatMulLayer>(fused_matmul_spec(node, ins[0]->shape(), ins[1]->shape(), has_third), ins, outs[0]);

@@ -20,7 +20,9 @@ class Layer {
   virtual double flops() const { return 0; }
 };
 
-// `inputs`/`outputs` point at the engine's slot tensors (stable for the engine's life).
-std::unique_ptr<Layer> make_layer(const Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor*> outputs);
+// `inputs`/`outputs` point at the engine's slot tensors (stable for the engine's life);
+// `weights_constant` says input 1 is an initializer, so a kernel may repack it once.
+std::unique_ptr<Layer> make_layer(const Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor*> outputs,
+                                  bool weights_constant);
 
 }  // namespace fb
