@@ -23,7 +23,10 @@ int cmd_inspect(int argc, char** argv) {
   opts.add_options()("model", "ONNX path or zoo:NAME[?k=v...]", cxxopts::value<std::string>())(
       "fusion", "fusion level: none, standard", cxxopts::value<std::string>()->default_value("standard"))(
       "batch", "batch size bound at build time", cxxopts::value<int64_t>()->default_value("1"))(
-      "format", "text or json", cxxopts::value<std::string>()->default_value("text"));
+      "format", "text or json", cxxopts::value<std::string>()->default_value("text"))(
+      "exclude-node", "node-name glob fusion must leave alone (repeatable)", cxxopts::value<std::vector<std::string>>())(
+      "exclude-op", "op type fusion must leave alone (repeatable)", cxxopts::value<std::vector<std::string>>())(
+      "partition", "tensor name fusion may not cross (repeatable)", cxxopts::value<std::vector<std::string>>());
   opts.parse_positional({"model"});
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
@@ -35,6 +38,7 @@ int cmd_inspect(int argc, char** argv) {
   BuildConfig cfg;
   cfg.fusion = parse_fusion_level(args["fusion"].as<std::string>());
   cfg.batch = args["batch"].as<int64_t>();
+  apply_fusion_limits(args, &cfg);
   std::unique_ptr<Engine> engine = build_engine(m.graph, cfg);
 
   if (format == "json") {

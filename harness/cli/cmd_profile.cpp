@@ -22,7 +22,10 @@ int cmd_profile(int argc, char** argv) {
       "threads", "threads", cxxopts::value<int>()->default_value("1"))(
       "iterations", "profiled runs (per-layer medians)", cxxopts::value<int>()->default_value("50"))(
       "top", "layers to list", cxxopts::value<int>()->default_value("15"))(
-      "depth", "module levels to show (0: all)", cxxopts::value<int>()->default_value("0"));
+      "depth", "module levels to show (0: all)", cxxopts::value<int>()->default_value("0"))(
+      "exclude-node", "node-name glob fusion must leave alone (repeatable)", cxxopts::value<std::vector<std::string>>())(
+      "exclude-op", "op type fusion must leave alone (repeatable)", cxxopts::value<std::vector<std::string>>())(
+      "partition", "tensor name fusion may not cross (repeatable)", cxxopts::value<std::vector<std::string>>());
   opts.parse_positional({"model"});
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
@@ -34,6 +37,7 @@ int cmd_profile(int argc, char** argv) {
   BuildConfig cfg;
   cfg.fusion = parse_fusion_level(args["fusion"].as<std::string>());
   cfg.batch = args["batch"].as<int64_t>();
+  apply_fusion_limits(args, &cfg);
   cfg.threads = args["threads"].as<int>();
   ThreadScope threads(cfg.threads);
   Profile p;

@@ -3,6 +3,7 @@
 #pragma once
 #include <cxxopts.hpp>
 
+#include "engine/builder/build_config.h"
 #include "engine/ir/error.h"
 #include <iostream>
 #include <optional>
@@ -23,6 +24,13 @@ inline std::optional<int> parse_or_help(cxxopts::Options& opts, int argc, char**
     return 0;
   }
   return std::nullopt;
+}
+
+// --exclude-node, --exclude-op and --partition into the build config.
+inline void apply_fusion_limits(const cxxopts::ParseResult& args, BuildConfig* cfg) {
+  if (args.count("exclude-node")) cfg->exclude_nodes = args["exclude-node"].as<std::vector<std::string>>();
+  if (args.count("exclude-op")) cfg->exclude_op_types = args["exclude-op"].as<std::vector<std::string>>();
+  if (args.count("partition")) cfg->partition_points = args["partition"].as<std::vector<std::string>>();
 }
 
 }  // namespace fb::cli
