@@ -96,6 +96,10 @@ nlohmann::json CaseSpec::to_json() const {
       {"accuracy", {{"atol", accuracy.atol}, {"rtol", accuracy.rtol}}},
       {"gate", g},
       {"seed", seed},
+      {"fusion_limits",
+       {{"exclude_nodes", fusion_limits.exclude_nodes},
+        {"exclude_ops", fusion_limits.exclude_ops},
+        {"partition_points", fusion_limits.partition_points}}},
   };
 }
 
@@ -139,6 +143,22 @@ CaseSpec CaseSpec::from_json(const nlohmann::json& j) {
   read_optional(g, "min_speedup", "gate.", s.gate.min_speedup);
   read_optional(g, "max_regression", "gate.", s.gate.max_regression);
   read_optional(g, "max_abs_err", "gate.", s.gate.max_abs_err);
+
+  if (auto it = j.find("fusion_limits"); it != j.end()) {
+    auto strings = [&](const char* key, std::vector<std::string>& out) {
+      auto v = it->find(key);
+      if (v == it->end()) return;
+      if (!v->is_array()) bad_field(std::string("fusion_limits.") + key, "a list of strings", *v);
+      for (const json& e : *v) {
+        if (!e.is_string()) bad_field(std::string("fusion_limits.") + key, "a list of strings", *v);
+        out.push_back(e.get<std::string>());
+      }
+    };
+    if (!it->is_object()) bad_field("fusion_limits", "an object", *it);
+    strings("exclude_nodes", s.fusion_limits.exclude_nodes);
+    strings("exclude_ops", s.fusion_limits.exclude_ops);
+    strings("partition_points", s.fusion_limits.partition_points);
+  }
   return s;
 }
 
@@ -147,6 +167,12 @@ std::string CaseSpec::case_key() const {
   // this text is canonical: the same settings always give the same bytes.
   json config{{"precision", precision}, {"batch", batch}, {"fusion", fusion},
               {"threads", threads},     {"seed", seed}};
+  // Fusion limits change the plan, so they are part of the key; absent when unset, so
+  // the keys of cases without limits stay what they were.
+  if (!fusion_limits.empty())
+    config["fusion_limits"] = {{"exclude_nodes", fusion_limits.exclude_nodes},
+                               {"exclude_ops", fusion_limits.exclude_ops},
+                               {"partition_points", fusion_limits.partition_points}};
   std::string canonical =
       model_hash + "|" + config.dump(-1, ' ', false, json::error_handler_t::replace);
   return sha256_hex(canonical).substr(0, 16);

@@ -37,6 +37,14 @@ struct GateConfig {
   std::optional<double> max_abs_err;     // accuracy: largest |engine - reference|, at most
 };
 
+// Where fusion must stop (scenario "fusion_limits"; see BuildConfig).
+struct FusionLimits {
+  std::vector<std::string> exclude_nodes;     // node-name globs
+  std::vector<std::string> exclude_ops;       // op types
+  std::vector<std::string> partition_points;  // tensor names
+  bool empty() const { return exclude_nodes.empty() && exclude_ops.empty() && partition_points.empty(); }
+};
+
 struct AccuracyConfig {
   double atol = 1e-4;
   double rtol = 1e-3;
@@ -54,6 +62,7 @@ struct CaseSpec {
   TimingConfig timing;
   AccuracyConfig accuracy;
   GateConfig gate;
+  FusionLimits fusion_limits;
   uint64_t seed = 1234;  // for the generated inputs
 
   // The configuration as JSON (stored with the case; every field above).

@@ -28,6 +28,9 @@ CaseResult CaseRunner::run(const CaseSpec& spec_in, const ProgressFn& progress) 
     cfg.fusion = parse_fusion_level(r.spec.fusion);
     cfg.batch = r.spec.batch;
     cfg.threads = r.spec.threads;
+    cfg.exclude_nodes = r.spec.fusion_limits.exclude_nodes;
+    cfg.exclude_op_types = r.spec.fusion_limits.exclude_ops;
+    cfg.partition_points = r.spec.fusion_limits.partition_points;
 
     ThreadScope threads(r.spec.threads);
     const auto t0 = std::chrono::steady_clock::now();

@@ -36,7 +36,8 @@ constexpr int64_t kMaxBatch = 65536;
 constexpr int64_t kMaxThreads = 1024;
 
 const std::vector<std::string> kTopLevelFields{"name",     "model", "matrix", "threads", "timing",
-                                               "accuracy", "gate",  "seed",   "description"};
+                                               "accuracy", "gate",  "seed",   "description", "fusion_limits"};
+const std::vector<std::string> kFusionLimitFields{"exclude_nodes", "exclude_ops", "partition_points"};
 const std::vector<std::string> kMatrixFields{"precision", "batch", "fusion", "threads"};
 const std::vector<std::string> kTimingFields{"warmup_ms",      "warmup_iterations", "min_iterations",
                                              "max_iterations", "max_seconds",       "target_rel_ci",
@@ -373,6 +374,23 @@ Scenario ScenarioReader::read(const Json& doc) const {
     if (g.contains("max_abs_err")) s.gate_max_abs_err = non_negative(g["max_abs_err"], "gate.max_abs_err");
   }
 
+  if (doc.contains("fusion_limits")) {
+    const Json& fl = object(doc["fusion_limits"], "fusion_limits");
+    check_known(fl, "fusion_limits", kFusionLimitFields);
+    auto names = [&](const char* key, std::vector<std::string>& out) {
+      if (!fl.contains(key)) return;
+      const std::string field = std::string("fusion_limits.") + key;
+      out = list<std::string>(fl[key], field, [&](const Json& v, const std::string& f) {
+        std::string n = string(v, f);
+        if (n.empty()) fail(f, "expected a non-empty name");
+        return n;
+      });
+    };
+    names("exclude_nodes", s.fusion_limits.exclude_nodes);
+    names("exclude_ops", s.fusion_limits.exclude_ops);
+    names("partition_points", s.fusion_limits.partition_points);
+  }
+
   if (doc.contains("seed")) {
     const Json& v = doc["seed"];
     if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
@@ -422,6 +440,7 @@ std::vector<CaseSpec> expand_cases(const Scenario& s) {
           c.accuracy = s.accuracy;
           c.gate = GateConfig{s.gate_min_speedup, s.gate_max_regression, s.gate_max_abs_err};
           c.seed = s.seed;
+          c.fusion_limits = s.fusion_limits;
           cases.push_back(std::move(c));
         }
   return cases;

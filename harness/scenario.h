@@ -26,6 +26,7 @@ struct Scenario {
   AccuracyConfig accuracy;      // "accuracy": {atol, rtol}
   std::optional<double> gate_min_speedup;  // "gate": {"min_speedup": 1.2}
   std::optional<double> gate_max_regression;  // "gate": {"max_regression": 0.05}: vs the baseline run
+  FusionLimits fusion_limits;  // "fusion_limits": {exclude_nodes, exclude_ops, partition_points}
   std::optional<double> gate_max_abs_err;     // "gate": {"max_abs_err": 1e-4}
   uint64_t seed = 1234;                    // "seed"
 };

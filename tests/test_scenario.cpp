@@ -213,13 +213,13 @@ TEST_F(ScenarioTest, EveryMistakeNamesFileAndField) {
       {"model not a string", R"({"model":3})", {"field 'model'", "expected a string, got 3"}},
       {"zoo without a name", R"({"model":"zoo:"})", {"field 'model'", "zoo:NAME"}},
       {"unknown top-level field", R"({"model":"zoo:m","modle":"x"})",
-       {"unknown field 'modle' (known: name, model, matrix, threads, timing, accuracy, gate, seed, description)"}},
+       {"unknown field 'modle' (known: name, model, matrix, threads, timing, accuracy, gate, seed, description, fusion_limits)"}},
       {"top level not an object", R"([1, 2])", {"expected a JSON object at the top level"}},
       {"matrix not an object", R"({"model":"zoo:m","matrix":[1]})", {"field 'matrix': expected an object"}},
       {"unsupported precision", R"({"model":"zoo:m","matrix":{"precision":["int8"]}})",
        {"field 'matrix.precision[0]': precision 'int8' is not supported yet (supported: fp32)"}},
-      {"unsupported fusion", R"({"model":"zoo:m","matrix":{"fusion":["none","aggressive"]}})",
-       {"field 'matrix.fusion[1]'", "'aggressive'", "allowed: none, standard"}},
+      {"unsupported fusion", R"({"model":"zoo:m","matrix":{"fusion":["none","turbo"]}})",
+       {"field 'matrix.fusion[1]'", "'turbo'", "allowed: none, mark-all, standard, aggressive"}},
       {"fusion not a string", R"({"model":"zoo:m","matrix":{"fusion":[1]}})",
        {"field 'matrix.fusion[0]': expected a string"}},
       {"batch zero", R"({"model":"zoo:m","matrix":{"batch":[0]}})",
@@ -324,7 +324,30 @@ TEST_F(ScenarioTest, TimingOptionsAndGateRulesReachTheCases) {
 
 TEST(ScenarioLists, OneSourceOfAllowedValues) {
   EXPECT_EQ(fb::supported_precisions(), (std::vector<std::string>{"fp32"}));
-  EXPECT_EQ(fb::supported_fusions(), (std::vector<std::string>{"none", "standard"}));
+  EXPECT_EQ(fb::supported_fusions(), (std::vector<std::string>{"none", "mark-all", "standard", "aggressive"}));
 }
 
 }  // namespace
+
+TEST(ScenarioFusionLimits, ReachEveryCaseAndTheCaseKey) {
+  fb::Scenario s = fb::parse_scenario(R"({
+    "model": "zoo:bert",
+    "fusion_limits": { "exclude_ops": ["Softmax"], "exclude_nodes": ["/encoder/layer.1/*"],
+                       "partition_points": ["t0"] }
+  })", "/tmp/limits.json");
+  EXPECT_EQ(s.fusion_limits.exclude_ops, std::vector<std::string>{"Softmax"});
+  auto cases = fb::expand_cases(s);
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_EQ(cases[0].fusion_limits.exclude_nodes, std::vector<std::string>{"/encoder/layer.1/*"});
+  EXPECT_EQ(cases[0].fusion_limits.partition_points, std::vector<std::string>{"t0"});
+  fb::CaseSpec plain = cases[0];
+  plain.fusion_limits = {};
+  EXPECT_NE(cases[0].case_key(), plain.case_key());  // limits change the plan, so the key
+  EXPECT_EQ(fb::CaseSpec::from_json(cases[0].to_json()).fusion_limits.exclude_ops, std::vector<std::string>{"Softmax"});
+  try {
+    fb::parse_scenario(R"({"model": "zoo:bert", "fusion_limits": {"exclude_op": ["Softmax"]}})", "/tmp/limits.json");
+    FAIL() << "expected an error";
+  } catch (const fb::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("fusion_limits.exclude_op"), std::string::npos) << e.what();
+  }
+}
