@@ -18,26 +18,20 @@ std::vector<Pass> passes_for(FusionLevel level) {
     case FusionLevel::MarkAll:
       return {};  // one engine layer per ONNX node
     case FusionLevel::Standard:
-      return {
+    case FusionLevel::Aggressive: {
+      const bool aggressive = level == FusionLevel::Aggressive;
+      std::vector<Pass> passes{
           {"constant-folding", constant_folding},
           {"batchnorm-folding", batchnorm_folding},
           {"conv-activation-fusion", conv_activation_fusion},
           {"layernorm-fusion", layernorm_fusion},
           {"gelu-fusion", gelu_fusion},
           {"matmul-bias-activation-fusion", matmul_bias_activation_fusion},
-          {"elementwise-chain-fusion", elementwise_chain_fusion},
       };
-    case FusionLevel::Aggressive:
-      return {
-          {"constant-folding", constant_folding},
-          {"batchnorm-folding", batchnorm_folding},
-          {"conv-activation-fusion", conv_activation_fusion},
-          {"layernorm-fusion", layernorm_fusion},
-          {"gelu-fusion", gelu_fusion},
-          {"matmul-bias-activation-fusion", matmul_bias_activation_fusion},
-          {"attention-fusion", attention_fusion},
-          {"elementwise-chain-fusion", elementwise_chain_fusion},
-      };
+      if (aggressive) passes.push_back({"attention-fusion", attention_fusion});
+      passes.push_back({"elementwise-chain-fusion", elementwise_chain_fusion});
+      return passes;
+    }
   }
   return {};
 }
