@@ -146,7 +146,8 @@ struct CaseResult {
   Interference interference;
   std::string pinned_cpus;       // "0,1" when timing ran pinned, else ""
   double build_ms = 0;
-  int64_t engine_memory_bytes = 0;  // the engine's activation arena
+  int64_t engine_memory_bytes = 0;     // the engine's activation arena
+  int64_t reference_memory_bytes = 0;  // the reference executor's peak of live activations
   int onnx_nodes = 0;
   std::string build_log;
   std::vector<LayerRecord> layers;

@@ -156,6 +156,7 @@ ALTER TABLE cases ADD COLUMN cpu_mhz_before REAL;       -- mean current CPU cloc
 ALTER TABLE cases ADD COLUMN cpu_mhz_after REAL;
 ALTER TABLE cases ADD COLUMN pinned_cpus TEXT NOT NULL DEFAULT '';  -- "2,3"; '' when not pinned
 ALTER TABLE cases ADD COLUMN engine_memory_bytes INTEGER;           -- the activation arena
+ALTER TABLE cases ADD COLUMN reference_memory_bytes INTEGER;        -- the reference's peak of live activations
 -- Version 1 printed "noisy" for any run that did not converge; keep that judgement.
 UPDATE cases SET noisy = (stop_reason <> 'converged');
 
@@ -555,9 +556,9 @@ void ResultStore::write_case(int64_t run_id, const CaseResult& r) {
            "max_rel_err, cosine, accuracy_passed, accuracy_detail, speedup, build_ms, onnx_nodes, "
            "layer_count, stop_reason, noisy, speedup_ci_low, speedup_ci_high, timer_overhead_ns, load_before, "
            "load_after, other_cpu_ms, timed_wall_ms, cpu_mhz_before, cpu_mhz_after, pinned_cpus, "
-           "engine_memory_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+           "engine_memory_bytes, reference_memory_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
            "?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, "
-           "?34, ?35)");
+           "?34, ?35, ?36)");
     c.bind_int(1, run_id);
     c.bind_text(2, spec.case_key());
     c.bind_text(3, spec.scenario);
@@ -594,6 +595,7 @@ void ResultStore::write_case(int64_t run_id, const CaseResult& r) {
     c.bind_real(33, in.cpu_mhz_after);
     c.bind_text(34, r.pinned_cpus);
     c.bind_int(35, r.engine_memory_bytes);
+    c.bind_int(36, r.reference_memory_bytes);
     c.run(what);
     const int64_t case_id = sqlite3_last_insert_rowid(db_);
 
@@ -709,7 +711,7 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id, CaseDetail detai
          "threads, config_json, status, error, max_abs_err, max_rel_err, cosine, "
          "accuracy_passed, accuracy_detail, speedup, build_ms, onnx_nodes, stop_reason, noisy, "
          "speedup_ci_low, speedup_ci_high, timer_overhead_ns, load_before, load_after, other_cpu_ms, "
-         "timed_wall_ms, cpu_mhz_before, cpu_mhz_after, pinned_cpus, engine_memory_bytes "
+         "timed_wall_ms, cpu_mhz_before, cpu_mhz_after, pinned_cpus, engine_memory_bytes, reference_memory_bytes "
          "FROM cases WHERE run_id = ?1 ORDER BY id");
   Stmt m(db_, path_,
          "SELECT id, executor, n, median_ms, p90_ms, p99_ms, mean_ms, stddev_ms, min_ms, max_ms, "
@@ -770,6 +772,7 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id, CaseDetail detai
     r.interference.cpu_mhz_after = c.real_at(30);
     r.pinned_cpus = c.text_at(31);
     r.engine_memory_bytes = c.int_at(32);
+    r.reference_memory_bytes = c.int_at(33);
 
     m.bind_int(1, sc.id);
     while (m.step(doing)) {

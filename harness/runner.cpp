@@ -47,6 +47,7 @@ CaseResult CaseRunner::run(const CaseSpec& spec_in, const ProgressFn& progress) 
 
     threads.run([&] {
       const std::vector<Tensor> expected = reference.run(inputs);
+      r.reference_memory_bytes = static_cast<int64_t>(reference.peak_activation_bytes());
       engine->run(inputs);
       r.accuracy = compare_outputs(engine->outputs(), expected, m.graph.outputs, r.spec.accuracy);
       SideBySide timed = time_side_by_side([&] { engine->run(inputs); }, [&] { reference.run(inputs); }, r.spec.timing,

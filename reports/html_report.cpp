@@ -320,8 +320,10 @@ void render_case_details(std::ostringstream& o, const StoredCase& sc) {
              "; other processes' CPU " + printf_double("%.0f ms", in.other_cpu_ms) + " in " +
              printf_double("%.0f ms", in.timed_wall_ms) + "; CPU clock " + printf_double("%.0f", in.cpu_mhz_before) +
              " → " + printf_double("%.0f MHz", in.cpu_mhz_after) + "; pinned to " +
-             (r.pinned_cpus.empty() ? std::string("no CPUs") : "CPUs " + html_escape(r.pinned_cpus)) + "; engine memory " +
-             printf_double("%.1f MiB", static_cast<double>(r.engine_memory_bytes) / (1024.0 * 1024.0)) + "</span>");
+             (r.pinned_cpus.empty() ? std::string("no CPUs") : "CPUs " + html_escape(r.pinned_cpus)) + "; activation memory " +
+             printf_double("%.2f MiB", static_cast<double>(r.engine_memory_bytes) / (1024.0 * 1024.0)) + " engine (planned arena), " +
+             printf_double("%.2f MiB", static_cast<double>(r.reference_memory_bytes) / (1024.0 * 1024.0)) +
+             " reference (peak live)</span>");
   kv_row(o, "First iteration ms", "<span class=\"mono\">" + fmt_ms(r.engine.first_iteration_ms) +
                                       " engine, " + fmt_ms(r.reference.first_iteration_ms) +
                                       " reference</span>");

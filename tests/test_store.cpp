@@ -163,6 +163,7 @@ CaseResult make_case(const std::string& scenario, int64_t batch, const std::stri
   r.interference = {0.75, 1.25, 312.5, 4000.25, 2995.5, std::numeric_limits<double>::quiet_NaN()};
   r.pinned_cpus = "2,3";
   r.engine_memory_bytes = int64_t(3) << 33;
+  r.reference_memory_bytes = int64_t(5) << 31;
   r.spec.gate.min_speedup = 1.2;
   r.spec.gate.max_abs_err = 1e-4;
   r.build_ms = 123.456;
@@ -240,6 +241,7 @@ void expect_same(const CaseResult& a, const CaseResult& b) {
   expect_same_or_nan(a.interference.cpu_mhz_after, b.interference.cpu_mhz_after);
   EXPECT_EQ(a.pinned_cpus, b.pinned_cpus);
   EXPECT_EQ(a.engine_memory_bytes, b.engine_memory_bytes);
+  EXPECT_EQ(a.reference_memory_bytes, b.reference_memory_bytes);
   EXPECT_EQ(a.build_ms, b.build_ms);
   EXPECT_EQ(a.onnx_nodes, b.onnx_nodes);
   EXPECT_EQ(a.build_log, b.build_log);
