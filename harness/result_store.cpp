@@ -176,6 +176,51 @@ ALTER TABLE measurements ADD COLUMN major_faults_max INTEGER;
 ALTER TABLE measurements ADD COLUMN major_faults_mean REAL;
 )sql";
 
+// Version 3: engine profiles (`fusebench profile --db`) and the machine peaks they are
+// measured against, cached per host, CPU and thread count.
+constexpr const char* kSchemaV3 = R"sql(
+-- profiles: one per `fusebench profile --db` run: what was built and the totals.
+CREATE TABLE profiles (
+  id          INTEGER PRIMARY KEY,
+  created_at  TEXT NOT NULL,
+  git_commit  TEXT NOT NULL,
+  model       TEXT NOT NULL,
+  model_hash  TEXT NOT NULL,
+  config_json TEXT NOT NULL,            -- fusion, batch, threads, limits
+  iterations  INTEGER NOT NULL,
+  total_ms    REAL NOT NULL,            -- sum of layer medians
+  peak_gflops REAL NOT NULL,
+  peak_gbps   REAL NOT NULL
+);
+-- profile_layers: each engine layer's median time and work.
+CREATE TABLE profile_layers (
+  profile_id   INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+  layer_index  INTEGER NOT NULL,
+  name TEXT NOT NULL, kind TEXT NOT NULL, kernel TEXT NOT NULL,
+  median_ms    REAL NOT NULL,
+  flops        REAL NOT NULL,
+  bytes        REAL NOT NULL,
+  sources_json TEXT NOT NULL,
+  PRIMARY KEY (profile_id, layer_index)
+) WITHOUT ROWID;
+-- profile_nodes: time per source ONNX node; estimated = apportioned from a fused layer.
+CREATE TABLE profile_nodes (
+  profile_id  INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+  node        TEXT NOT NULL,
+  module      TEXT NOT NULL,
+  layer_index INTEGER NOT NULL,
+  ms          REAL NOT NULL,
+  estimated   INTEGER NOT NULL CHECK (estimated IN (0, 1))
+);
+CREATE INDEX profile_nodes_profile ON profile_nodes(profile_id);
+-- machine_peaks: measured once per host, CPU model and thread count, then reused.
+CREATE TABLE machine_peaks (
+  host TEXT NOT NULL, cpu_model TEXT NOT NULL, threads INTEGER NOT NULL,
+  gflops REAL NOT NULL, gbps REAL NOT NULL, measured_at TEXT NOT NULL,
+  PRIMARY KEY (host, cpu_model, threads)
+);
+)sql";
+
 struct Migration {
   int to_version;
   const char* what;
@@ -185,6 +230,7 @@ struct Migration {
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
     {2, "noise flag, bootstrap intervals, interference, page faults", kSchemaV2},
+    {3, "engine profiles and cached machine peaks", kSchemaV3},
 };
 static_assert(kMigrations[std::size(kMigrations) - 1].to_version == ResultStore::kSchemaVersion,
               "the last migration must bring the schema to ResultStore::kSchemaVersion");
@@ -540,6 +586,80 @@ void ResultStore::finish_run(int64_t run_id) {
   s.bind_int(2, run_id);
   s.run("mark run " + std::to_string(run_id) + " finished");
   if (sqlite3_changes(db_) == 0) throw Error(run_missing(run_id, path_));
+}
+
+int64_t ResultStore::write_profile(const StoredProfile& sp) {
+  const std::string what = "store the profile of " + sp.model;
+  exec(db(), path_, "BEGIN IMMEDIATE", what);
+  try {
+    Stmt p(db_, path_,
+           "INSERT INTO profiles (created_at, git_commit, model, model_hash, config_json, iterations, total_ms, "
+           "peak_gflops, peak_gbps) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+    p.bind_text(1, utc_now_iso8601());
+    p.bind_text(2, FUSEBENCH_GIT_COMMIT);
+    p.bind_text(3, sp.model);
+    p.bind_text(4, sp.model_hash);
+    p.bind_text(5, sp.config_json);
+    p.bind_int(6, sp.profile.iterations);
+    p.bind_real(7, sp.profile.total_ms);
+    p.bind_real(8, sp.peaks.gflops);
+    p.bind_real(9, sp.peaks.gbps);
+    p.run(what);
+    const int64_t id = sqlite3_last_insert_rowid(db_);
+    Stmt l(db_, path_,
+           "INSERT INTO profile_layers (profile_id, layer_index, name, kind, kernel, median_ms, flops, bytes, sources_json) "
+           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+    for (const LayerProfile& lp : sp.profile.layers) {
+      l.bind_int(1, id);
+      l.bind_int(2, lp.index);
+      l.bind_text(3, lp.name);
+      l.bind_text(4, lp.kind);
+      l.bind_text(5, lp.kernel);
+      l.bind_real(6, lp.median_ms);
+      l.bind_real(7, lp.flops);
+      l.bind_real(8, lp.bytes);
+      l.bind_text(9, dump_json(json(lp.sources)));
+      l.run(what);
+    }
+    Stmt n(db_, path_,
+           "INSERT INTO profile_nodes (profile_id, node, module, layer_index, ms, estimated) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    for (const NodeProfile& np : sp.profile.nodes) {
+      n.bind_int(1, id);
+      n.bind_text(2, np.node);
+      n.bind_text(3, np.module);
+      n.bind_int(4, np.layer);
+      n.bind_real(5, np.ms);
+      n.bind_bool(6, np.estimated);
+      n.run(what);
+    }
+    exec(db_, path_, "COMMIT", what);
+    return id;
+  } catch (...) {
+    rollback_quietly(db_);
+    throw;
+  }
+}
+
+std::optional<MachinePeaks> ResultStore::cached_peaks(const std::string& host, const std::string& cpu_model, int threads) const {
+  Stmt s(db(), path_, "SELECT gflops, gbps FROM machine_peaks WHERE host = ?1 AND cpu_model = ?2 AND threads = ?3");
+  s.bind_text(1, host);
+  s.bind_text(2, cpu_model);
+  s.bind_int(3, threads);
+  if (!s.step("read the cached machine peaks")) return std::nullopt;
+  return MachinePeaks{s.real_at(0), s.real_at(1)};
+}
+
+void ResultStore::store_peaks(const std::string& host, const std::string& cpu_model, int threads, const MachinePeaks& peaks) {
+  Stmt s(db(), path_,
+         "INSERT OR REPLACE INTO machine_peaks (host, cpu_model, threads, gflops, gbps, measured_at) "
+         "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  s.bind_text(1, host);
+  s.bind_text(2, cpu_model);
+  s.bind_int(3, threads);
+  s.bind_real(4, peaks.gflops);
+  s.bind_real(5, peaks.gbps);
+  s.bind_text(6, utc_now_iso8601());
+  s.run("cache the machine peaks");
 }
 
 void ResultStore::write_case(int64_t run_id, const CaseResult& r) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/runtime/profiler.h"
 #include "harness/case.h"
 #include "harness/environment.h"
 
@@ -20,6 +21,14 @@ struct StoredRun {
   RunInfo info;
   std::string finished_at;  // "" while the run is going on, or when it was interrupted
   int case_count = 0;
+};
+
+// An engine profile as `fusebench profile --db` stores it.
+struct StoredProfile {
+  std::string model, model_hash;
+  std::string config_json;  // fusion, batch, threads, limits
+  Profile profile;
+  MachinePeaks peaks;
 };
 
 struct StoredCase {
@@ -35,7 +44,7 @@ enum class CaseDetail { kAll, kSummary };
 class ResultStore {
  public:
   // The newest schema this build reads and writes; see the migration list in the .cpp.
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
   // Opens or creates the database and applies pending migrations. Throws fb::Error naming
   // the path when it is not a SQLite database, not a fusebench one, from a newer fusebench,
@@ -52,6 +61,11 @@ class ResultStore {
   // Stores one case in one transaction (BEGIN IMMEDIATE ... COMMIT): on any error it rolls
   // back, so the case is either there in full or not at all, and throws fb::Error.
   void write_case(int64_t run_id, const CaseResult& r);
+  // One transaction; returns the profile's id.
+  int64_t write_profile(const StoredProfile& p);
+  // Machine peaks are measured once per host, CPU model and thread count.
+  std::optional<MachinePeaks> cached_peaks(const std::string& host, const std::string& cpu_model, int threads) const;
+  void store_peaks(const std::string& host, const std::string& cpu_model, int threads, const MachinePeaks& peaks);
 
   std::vector<StoredRun> list_runs() const;  // oldest first (by started_at, then id)
   std::optional<int64_t> latest_run() const;  // the most recently started run

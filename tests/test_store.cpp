@@ -407,13 +407,13 @@ TEST_F(StoreTest, RecordsSchemaVersionAndReopensWithoutChange) {
                                  nullptr),
               SQLITE_OK);
     ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
-    EXPECT_EQ(sqlite3_column_int(s, 0), 2);
+    EXPECT_EQ(sqlite3_column_int(s, 0), 3);
     sqlite3_finalize(s);
     EXPECT_EQ(raw.count("meta"), 1);
   }
   ResultStore again(db);
   EXPECT_EQ(again.list_runs().size(), 1u);
-  EXPECT_EQ(again.schema_version(), 2);
+  EXPECT_EQ(again.schema_version(), 3);
 }
 
 TEST_F(StoreTest, RefusesADatabaseFromANewerFusebench) {
@@ -424,7 +424,7 @@ TEST_F(StoreTest, RefusesADatabaseFromANewerFusebench) {
     raw.exec("UPDATE meta SET value = 99 WHERE key = 'schema_version'");
   }
   std::string msg = error_of([&] { ResultStore store(db); });
-  EXPECT_EQ(msg, db + " has schema version 99; this fusebench understands up to 2 — upgrade fusebench");
+  EXPECT_EQ(msg, db + " has schema version 99; this fusebench understands up to 3 — upgrade fusebench");
   RawDb raw(db);
   EXPECT_EQ(raw.count("meta WHERE key = 'schema_version' AND value = 99"), 1);  // untouched
 }
@@ -488,7 +488,7 @@ TEST_F(StoreTest, UpgradesAVersion1DatabaseInPlace) {
     EXPECT_EQ(raw.count("meta WHERE key = 'schema_version' AND value = 1"), 1);
   }
   ResultStore store(db);
-  EXPECT_EQ(store.schema_version(), 2);
+  EXPECT_EQ(store.schema_version(), 3);
   const auto runs = store.list_runs();
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].info.git_commit, "cda684f4e8cf");
@@ -714,4 +714,37 @@ TEST(Sha256, KnownVectors) {
             "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
   EXPECT_EQ(fb::sha256_hex(std::string(64, 'a')),
             "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
+}
+
+TEST_F(StoreTest, ProfilesAndCachedPeaksRoundTrip) {
+  const std::string db = file("results.db");
+  ResultStore store(db);
+  EXPECT_FALSE(store.cached_peaks("h", "cpu", 2).has_value());
+  store.store_peaks("h", "cpu", 2, fb::MachinePeaks{123.5, 45.25});
+  auto peaks = store.cached_peaks("h", "cpu", 2);
+  ASSERT_TRUE(peaks.has_value());
+  EXPECT_EQ(peaks->gflops, 123.5);
+  EXPECT_EQ(peaks->gbps, 45.25);
+  EXPECT_FALSE(store.cached_peaks("h", "cpu", 1).has_value());  // per thread count
+
+  fb::StoredProfile sp;
+  sp.model = "zoo:bert";
+  sp.model_hash = "abc";
+  sp.config_json = "{}";
+  sp.profile.iterations = 7;
+  sp.profile.total_ms = 1.5;
+  sp.profile.layers.push_back(fb::LayerProfile{0, "l0", "fusebench.LayerNorm", "k", 1.5, 10, 20, {"/a/X", "/a/Y"}});
+  sp.profile.nodes.push_back(fb::NodeProfile{"/a/X", "/a/", 0, 1.0, true});
+  sp.profile.nodes.push_back(fb::NodeProfile{"/a/Y", "/a/", 0, 0.5, true});
+  const int64_t id = store.write_profile(sp);
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT COUNT(*), SUM(ms) FROM profile_nodes WHERE profile_id = ?1", -1, &s, nullptr), SQLITE_OK);
+  sqlite3_bind_int64(s, 1, id);
+  ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(s, 0), 2);
+  EXPECT_DOUBLE_EQ(sqlite3_column_double(s, 1), 1.5);
+  sqlite3_finalize(s);
+  sqlite3_close(raw);
 }

@@ -8,6 +8,8 @@
 #include "engine/runtime/thread_scope.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
+#include "harness/environment.h"
+#include "harness/result_store.h"
 #include "harness/inputs.h"
 #include "harness/model_source.h"
 
@@ -23,6 +25,7 @@ int cmd_profile(int argc, char** argv) {
       "iterations", "profiled runs (per-layer medians)", cxxopts::value<int>()->default_value("50"))(
       "top", "layers to list", cxxopts::value<int>()->default_value("15"))(
       "depth", "module levels to show (0: all)", cxxopts::value<int>()->default_value("0"))(
+      "db", "results database: store the profile there and reuse its cached machine peaks", cxxopts::value<std::string>())(
       "exclude-node", "node-name glob fusion must leave alone (repeatable)", cxxopts::value<std::vector<std::string>>())(
       "exclude-op", "op type fusion must leave alone (repeatable)", cxxopts::value<std::vector<std::string>>())(
       "partition", "tensor name fusion may not cross (repeatable)", cxxopts::value<std::vector<std::string>>());
@@ -41,7 +44,13 @@ int cmd_profile(int argc, char** argv) {
   cfg.threads = args["threads"].as<int>();
   ThreadScope threads(cfg.threads);
   Profile p;
-  MachinePeaks peaks = measure_machine_peaks(cfg.threads);
+  // Peaks are measured once per host, CPU and thread count, and cached in the store.
+  std::unique_ptr<ResultStore> store;
+  if (args.count("db")) store = std::make_unique<ResultStore>(args["db"].as<std::string>());
+  const RunInfo env = capture_environment();
+  std::optional<MachinePeaks> cached = store ? store->cached_peaks(env.host, env.cpu_model, cfg.threads) : std::nullopt;
+  MachinePeaks peaks = cached ? *cached : measure_machine_peaks(cfg.threads);
+  if (store && !cached) store->store_peaks(env.host, env.cpu_model, cfg.threads, peaks);
   threads.run([&] {
     auto engine = build_engine(m.graph, cfg);
     std::unique_ptr<Engine> unfused;
@@ -59,7 +68,8 @@ int cmd_profile(int argc, char** argv) {
   std::printf("%s  %s, batch %lld, %d thread(s): %zu layers from %zu ONNX nodes, %.3f ms per run (sum of layer medians over %d runs)\n",
               m.reference.c_str(), fusion_level_name(cfg.fusion), (long long)cfg.batch, cfg.threads, p.layers.size(),
               m.onnx_nodes, p.total_ms, iterations);
-  std::printf("machine peaks (measured): %.1f GFLOP/s fp32, %.1f GB/s\n\n", peaks.gflops, peaks.gbps);
+  std::printf("machine peaks (%s): %.1f GFLOP/s fp32, %.1f GB/s\n\n", cached ? "cached in the store" : "measured", peaks.gflops,
+              peaks.gbps);
 
   std::vector<LayerProfile> top = p.layers;
   std::sort(top.begin(), top.end(), [](const LayerProfile& a, const LayerProfile& b) { return a.median_ms > b.median_ms; });
@@ -78,6 +88,13 @@ int cmd_profile(int argc, char** argv) {
     if (depth > 0 && level > depth) continue;
     std::printf("  %9.4f ms %5.1f%%%s  %*s%s\n", mp.ms, 100 * mp.share, mp.estimated ? "*" : " ", 2 * std::max(0, level - 1), "",
                 mp.module.c_str());
+  }
+  if (store) {
+    nlohmann::json config{{"fusion", fusion_level_name(cfg.fusion)}, {"batch", cfg.batch}, {"threads", cfg.threads},
+                          {"exclude_nodes", cfg.exclude_nodes}, {"exclude_ops", cfg.exclude_op_types},
+                          {"partition_points", cfg.partition_points}};
+    const int64_t id = store->write_profile(StoredProfile{m.reference, m.hash, config.dump(), p, peaks});
+    std::printf("\nstored as profile %lld in %s\n", (long long)id, store->path().c_str());
   }
   return kExitOk;
 }
