@@ -19,15 +19,8 @@ std::string shapes_str(const std::vector<Shape>& v) {
 
 int cmd_inspect(int argc, char** argv) {
   cxxopts::Options opts("fusebench inspect", "Show the engine layers built from a model, with their source nodes.");
-  opts.positional_help("MODEL");
-  opts.add_options()("model", "ONNX path or zoo:NAME[?k=v...]", cxxopts::value<std::string>())(
-      "fusion", "fusion level: none, standard", cxxopts::value<std::string>()->default_value("standard"))(
-      "batch", "batch size bound at build time", cxxopts::value<int64_t>()->default_value("1"))(
-      "format", "text or json", cxxopts::value<std::string>()->default_value("text"))(
-      "exclude-node", "node-name glob fusion must leave alone (repeatable)", cxxopts::value<std::vector<std::string>>())(
-      "exclude-op", "op type fusion must leave alone (repeatable)", cxxopts::value<std::vector<std::string>>())(
-      "partition", "tensor name fusion may not cross (repeatable)", cxxopts::value<std::vector<std::string>>());
-  opts.parse_positional({"model"});
+  add_build_options(opts, "standard");
+  opts.add_options()("format", "text or json", cxxopts::value<std::string>()->default_value("text"));
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
   if (!args.count("model")) throw Error("a MODEL argument is required");
@@ -35,10 +28,7 @@ int cmd_inspect(int argc, char** argv) {
   if (format != "text" && format != "json") throw Error("--format must be text or json, got '" + format + "'");
 
   LoadedModel m = load_model(args["model"].as<std::string>());
-  BuildConfig cfg;
-  cfg.fusion = parse_fusion_level(args["fusion"].as<std::string>());
-  cfg.batch = args["batch"].as<int64_t>();
-  apply_fusion_limits(args, &cfg);
+  const BuildConfig cfg = build_config_from(args);
   std::unique_ptr<Engine> engine = build_engine(m.graph, cfg);
 
   if (format == "json") {

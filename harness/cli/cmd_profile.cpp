@@ -17,19 +17,12 @@ namespace fb::cli {
 
 int cmd_profile(int argc, char** argv) {
   cxxopts::Options opts("fusebench profile", "Per-layer and per-module time of a built engine, seen through fusion.");
-  opts.positional_help("MODEL");
-  opts.add_options()("model", "ONNX path or zoo:NAME[?k=v...]", cxxopts::value<std::string>())(
-      "fusion", "none, mark-all, standard, aggressive", cxxopts::value<std::string>()->default_value("aggressive"))(
-      "batch", "batch size", cxxopts::value<int64_t>()->default_value("1"))(
-      "threads", "threads", cxxopts::value<int>()->default_value("1"))(
+  add_build_options(opts, "aggressive");
+  opts.add_options()("threads", "threads", cxxopts::value<int>()->default_value("1"))(
       "iterations", "profiled runs (per-layer medians)", cxxopts::value<int>()->default_value("50"))(
       "top", "layers to list", cxxopts::value<int>()->default_value("15"))(
       "depth", "module levels to show (0: all)", cxxopts::value<int>()->default_value("0"))(
-      "db", "results database: store the profile there and reuse its cached machine peaks", cxxopts::value<std::string>())(
-      "exclude-node", "node-name glob fusion must leave alone (repeatable)", cxxopts::value<std::vector<std::string>>())(
-      "exclude-op", "op type fusion must leave alone (repeatable)", cxxopts::value<std::vector<std::string>>())(
-      "partition", "tensor name fusion may not cross (repeatable)", cxxopts::value<std::vector<std::string>>());
-  opts.parse_positional({"model"});
+      "db", "results database: store the profile there and reuse its cached machine peaks", cxxopts::value<std::string>());
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
   if (!args.count("model")) throw Error("a MODEL argument is required");
@@ -37,10 +30,7 @@ int cmd_profile(int argc, char** argv) {
   if (iterations < 1) throw Error("--iterations must be at least 1");
 
   LoadedModel m = load_model(args["model"].as<std::string>());
-  BuildConfig cfg;
-  cfg.fusion = parse_fusion_level(args["fusion"].as<std::string>());
-  cfg.batch = args["batch"].as<int64_t>();
-  apply_fusion_limits(args, &cfg);
+  BuildConfig cfg = build_config_from(args);
   cfg.threads = args["threads"].as<int>();
   ThreadScope threads(cfg.threads);
   Profile p;

@@ -26,11 +26,27 @@ inline std::optional<int> parse_or_help(cxxopts::Options& opts, int argc, char**
   return std::nullopt;
 }
 
-// --exclude-node, --exclude-op and --partition into the build config.
-inline void apply_fusion_limits(const cxxopts::ParseResult& args, BuildConfig* cfg) {
-  if (args.count("exclude-node")) cfg->exclude_nodes = args["exclude-node"].as<std::vector<std::string>>();
-  if (args.count("exclude-op")) cfg->exclude_op_types = args["exclude-op"].as<std::vector<std::string>>();
-  if (args.count("partition")) cfg->partition_points = args["partition"].as<std::vector<std::string>>();
+// The options every command that builds an engine from a MODEL takes.
+inline void add_build_options(cxxopts::Options& opts, const std::string& default_fusion) {
+  opts.positional_help("MODEL");
+  opts.add_options()("model", "ONNX path or zoo:NAME[?k=v...]", cxxopts::value<std::string>())(
+      "fusion", "none, mark-all, standard, aggressive", cxxopts::value<std::string>()->default_value(default_fusion))(
+      "batch", "batch size bound at build time", cxxopts::value<int64_t>()->default_value("1"))(
+      "exclude-node", "node-name glob fusion must leave alone (repeatable)", cxxopts::value<std::vector<std::string>>())(
+      "exclude-op", "op type fusion must leave alone (repeatable)", cxxopts::value<std::vector<std::string>>())(
+      "partition", "tensor name fusion may not cross (repeatable)", cxxopts::value<std::vector<std::string>>());
+  opts.parse_positional({"model"});
+}
+
+// The build config those options describe.
+inline BuildConfig build_config_from(const cxxopts::ParseResult& args) {
+  BuildConfig cfg;
+  cfg.fusion = parse_fusion_level(args["fusion"].as<std::string>());
+  cfg.batch = args["batch"].as<int64_t>();
+  if (args.count("exclude-node")) cfg.exclude_nodes = args["exclude-node"].as<std::vector<std::string>>();
+  if (args.count("exclude-op")) cfg.exclude_op_types = args["exclude-op"].as<std::vector<std::string>>();
+  if (args.count("partition")) cfg.partition_points = args["partition"].as<std::vector<std::string>>();
+  return cfg;
 }
 
 }  // namespace fb::cli
