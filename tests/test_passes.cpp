@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "engine/builder/builder.h"
+#include "engine/onnx/onnx_import.h"
+#include "engine/zoo/onnx_builder.h"
 #include "engine/passes/pass.h"
 #include "engine/reference/reference_executor.h"
 #include "harness/accuracy.h"
@@ -118,6 +120,37 @@ TEST(Passes, MarkAllKeepsEveryTensorAndCaptureSeesThem) {
     AccuracyResult acc = compare_outputs({t}, {all_ref.at(name)}, {name}, {1e-5, 1e-4});
     EXPECT_TRUE(acc.passed) << name << ": " << acc.detail;
   }
+}
+
+}  // namespace
+}  // namespace fb
+
+namespace fb {
+namespace {
+
+// A chain with broadcast side inputs of three shapes, a unary op in the middle, and the
+// chain's input read twice: one generated kernel, same numbers as op by op.
+TEST(Passes, ElementwiseChainWithBroadcastsMatchesTheReference) {
+  zoo::OnnxBuilder b("chain", "chain");
+  const std::string x = b.input("x", {zoo::kBatch, 4, 8});
+  const std::string row = b.weight("row", {8}, 1.f);
+  const std::string col = b.weight("col", {4, 1}, 1.f);
+  const std::string half = b.scalar("half", 0.5f);
+  std::string y = b.node("/m", "Sub", {x, row});
+  y = b.node("/m", "Mul", {y, half});
+  y = b.node("/m", "Tanh", {y});
+  y = b.node("/m", "Add", {y, col});
+  y = b.node("/m", "Mul", {y, x});
+  b.output(y, "y", {zoo::kBatch, 4, 8});
+  LoadedModel m;
+  m.graph = import_onnx(b.finish(), "chain", "");
+  BuildConfig cfg;
+  cfg.batch = 3;
+  auto e = build_engine(m.graph, cfg);
+  ASSERT_EQ(e->layers().size(), 1u);
+  EXPECT_EQ(e->layers()[0].kind, "fusebench.ElementwiseChain");
+  EXPECT_EQ(e->layers()[0].sources.size(), 5u);
+  expect_agrees(m, cfg);
 }
 
 }  // namespace
