@@ -126,6 +126,10 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
       layers_.push_back(make_layer(n, ins, outs, weights_constant));
       info.kernel = layers_.back()->kernel();
       info.flops = layers_.back()->flops();
+      for (const Tensor* t : ins)
+        if (t) info.bytes += double(t->nbytes());
+      for (const Tensor* t : outs)
+        if (t) info.bytes += double(t->nbytes());
     }
     infos_.push_back(std::move(info));
   }

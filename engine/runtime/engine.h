@@ -20,7 +20,8 @@ struct LayerInfo {
   std::string precision;
   std::vector<std::string> sources;  // source ONNX node names
   std::vector<Shape> input_shapes, output_shapes;
-  double flops = 0;
+  double flops = 0;  // per run (0 where not counted)
+  double bytes = 0;  // bytes read and written per run: inputs + outputs (0 for views)
 };
 
 class Engine {

@@ -35,11 +35,6 @@ std::vector<double> layer_medians(Engine& engine, const std::vector<Tensor>& inp
   return med;
 }
 
-double tensor_bytes(const std::vector<Shape>& shapes) {
-  double b = 0;
-  for (const Shape& s : shapes) b += double(shape_numel(s)) * 4.0;
-  return b;
-}
 
 }  // namespace
 
@@ -61,8 +56,7 @@ Profile profile_engine(Engine& engine, Engine* unfused, const std::vector<Tensor
   }
   for (size_t i = 0; i < engine.layers().size(); ++i) {
     const LayerInfo& l = engine.layers()[i];
-    LayerProfile lp{int(i), l.name, l.kind, l.kernel, med[i], l.flops, 0, l.sources};
-    lp.bytes = l.kernel == "view" ? 0 : tensor_bytes(l.input_shapes) + tensor_bytes(l.output_shapes);
+    LayerProfile lp{int(i), l.name, l.kind, l.kernel, med[i], l.flops, l.bytes, l.sources};
     p.total_ms += med[i];
     p.layers.push_back(lp);
     const bool fused = l.sources.size() > 1;

@@ -42,7 +42,7 @@ int cmd_inspect(int argc, char** argv) {
     j["layers"] = nlohmann::json::array();
     for (const LayerInfo& l : engine->layers())
       j["layers"].push_back({{"name", l.name}, {"kind", l.kind}, {"kernel", l.kernel}, {"precision", l.precision},
-                             {"input_shapes", l.input_shapes}, {"output_shapes", l.output_shapes}, {"flops", l.flops},
+                             {"input_shapes", l.input_shapes}, {"output_shapes", l.output_shapes}, {"flops", l.flops}, {"bytes", l.bytes},
                              {"sources", l.sources}});
     j["build_log"] = engine->build_log();
     std::cout << j.dump(2) << "\n";
@@ -53,7 +53,9 @@ int cmd_inspect(int argc, char** argv) {
   for (size_t i = 0; i < engine->layers().size(); ++i) {
     const LayerInfo& l = engine->layers()[i];
     std::cout << "#" << i << "  " << l.kind << "  [" << l.kernel << ", " << l.precision << "]  " << shapes_str(l.input_shapes)
-              << " → " << shapes_str(l.output_shapes) << "\n";
+              << " → " << shapes_str(l.output_shapes);
+    if (l.flops > 0 || l.bytes > 0) std::cout << "  " << l.flops / 1e6 << " MFLOP, " << l.bytes / 1e6 << " MB";
+    std::cout << "\n";
     for (const std::string& s : l.sources) std::cout << "      ← " << s << "\n";
   }
   std::cout << "\nbuild log:\n";
