@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "engine/ir/error.h"
-#include "harness/sha256.h"
+#include "engine/util/sha256.h"
 
 namespace fb {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "engine/onnx/onnx_import.h"
 #include "engine/zoo/zoo.h"
-#include "harness/sha256.h"
+#include "engine/util/sha256.h"
 
 namespace fb {
 

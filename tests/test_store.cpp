@@ -15,7 +15,7 @@
 #include "harness/case.h"
 #include "harness/environment.h"
 #include "harness/result_store.h"
-#include "harness/sha256.h"
+#include "engine/util/sha256.h"
 
 namespace fs = std::filesystem;
 using fb::CaseResult;

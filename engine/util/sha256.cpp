@@ -1,4 +1,4 @@
-#include "harness/sha256.h"
+#include "engine/util/sha256.h"
 
 #include <array>
 #include <cstdint>
