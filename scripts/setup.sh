@@ -13,6 +13,9 @@ PACKAGES=(
   nlohmann-json3-dev        # scenario files, JSON output
   libcxxopts-dev            # the command line
   libgtest-dev              # tests
+  # PyTorch agreement test and baseline (scripts/export_models.py, bench_pytorch.py): run
+  # with /usr/bin/python3. OpenBLAS so that torch's libblas.so.3 is not netlib's.
+  python3-torch python3-torchvision libopenblas0-openmp
 )
 
 missing=()
