@@ -1,11 +1,13 @@
-// Resolves a model reference ("zoo:NAME?k=v" or an ONNX path) to an imported graph, with
-// the content hash that case keys are built on.
+// Resolves a model reference ("zoo:NAME?k=v", an ONNX path or a .plan file) to an imported
+// graph, with the content hash that case keys are built on.
 #pragma once
+#include <memory>
 #include <string>
 
 #include <onnx/onnx_pb.h>
 
 #include "engine/ir/graph.h"
+#include "engine/plan/plan_format.h"
 
 namespace fb {
 
@@ -15,8 +17,20 @@ struct LoadedModel {
   onnx::ModelProto proto;
   Graph graph;
   size_t onnx_nodes = 0;
+  std::string base_dir;  // where external data is read from ("" for zoo models and plans)
+  // For a plan file: the plan. proto, graph and hash are then the source model's it
+  // carries (the reference executor runs that model; case keys match it).
+  std::shared_ptr<const Plan> plan;
 };
 
+// A reference ending in ".plan" names a plan file (fusebench build).
+bool is_plan_path(const std::string& reference);
+
 LoadedModel load_model(const std::string& reference);
+
+// The engine for `wanted`: built from the model, or loaded from its plan without running
+// the passes, where the plan's build config must match `wanted` (an Error names the
+// field; threads may differ). Call it inside the ThreadScope the engine will run in.
+std::unique_ptr<Engine> make_engine(const LoadedModel& m, const BuildConfig& wanted);
 
 }  // namespace fb

@@ -2,7 +2,6 @@
 
 #include <chrono>
 
-#include "engine/builder/builder.h"
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
 #include "harness/accuracy.h"
@@ -34,7 +33,7 @@ CaseResult CaseRunner::run(const CaseSpec& spec_in, const ProgressFn& progress) 
 
     ThreadScope threads(r.spec.threads);
     const auto t0 = std::chrono::steady_clock::now();
-    std::unique_ptr<Engine> engine = threads.run([&] { return build_engine(m.graph, cfg); });
+    std::unique_ptr<Engine> engine = threads.run([&] { return make_engine(m, cfg); });  // built, or loaded from a plan
     r.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     r.engine_memory_bytes = static_cast<int64_t>(engine->arena_bytes());
     for (const std::string& line : engine->build_log()) r.build_log += line + "\n";

@@ -1,10 +1,9 @@
-// fusebench inspect: what the builder made of a model — every engine layer with its kind,
-// kernel, precision, shapes and source ONNX nodes, then the build log.
+// fusebench inspect: what the builder made of a model, or what a plan holds — every engine
+// layer with its kind, kernel, precision, shapes and source ONNX nodes, then the build log.
 #include <nlohmann/json.hpp>
 
-#include "engine/builder/builder.h"
 #include "harness/cli/commands.h"
-#include "harness/cli/options.h"
+#include "harness/cli/plan_options.h"
 #include "harness/model_source.h"
 
 namespace fb::cli {
@@ -28,8 +27,8 @@ int cmd_inspect(int argc, char** argv) {
   if (format != "text" && format != "json") throw Error("--format must be text or json, got '" + format + "'");
 
   LoadedModel m = load_model(args["model"].as<std::string>());
-  const BuildConfig cfg = build_config_from(args);
-  std::unique_ptr<Engine> engine = build_engine(m.graph, cfg);
+  const BuildConfig cfg = build_config_for(args, m);
+  std::unique_ptr<Engine> engine = make_engine(m, cfg);
 
   if (format == "json") {
     nlohmann::json j;

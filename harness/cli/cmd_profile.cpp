@@ -7,7 +7,7 @@
 #include "engine/runtime/profiler.h"
 #include "engine/runtime/thread_scope.h"
 #include "harness/cli/commands.h"
-#include "harness/cli/options.h"
+#include "harness/cli/plan_options.h"
 #include "harness/environment.h"
 #include "harness/result_store.h"
 #include "harness/inputs.h"
@@ -30,8 +30,8 @@ int cmd_profile(int argc, char** argv) {
   if (iterations < 1) throw Error("--iterations must be at least 1");
 
   LoadedModel m = load_model(args["model"].as<std::string>());
-  BuildConfig cfg = build_config_from(args);
-  cfg.threads = args["threads"].as<int>();
+  BuildConfig cfg = build_config_for(args, m);
+  if (args.count("threads") || !m.plan) cfg.threads = args["threads"].as<int>();
   ThreadScope threads(cfg.threads);
   Profile p;
   // Peaks are measured once per host, CPU and thread count, and cached in the store.
@@ -42,7 +42,7 @@ int cmd_profile(int argc, char** argv) {
   MachinePeaks peaks = cached ? *cached : measure_machine_peaks(cfg.threads);
   if (store && !cached) store->store_peaks(env.host, env.cpu_model, cfg.threads, peaks);
   threads.run([&] {
-    auto engine = build_engine(m.graph, cfg);
+    auto engine = make_engine(m, cfg);
     std::unique_ptr<Engine> unfused;
     const bool fused = cfg.fusion == FusionLevel::Standard || cfg.fusion == FusionLevel::Aggressive;
     if (fused) {

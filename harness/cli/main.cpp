@@ -23,11 +23,12 @@ commands:
   compare --db FILE            a run against a baseline: faster, slower, unchanged, noisy
   history --db FILE            change points over the runs (nightly series)
   export --db FILE             results as CSV or JSON, one row per case and executor
+  build MODEL -o FILE.plan     build the engine once and save it as a plan (a MODEL too)
   inspect MODEL                engine layers, kernels, source nodes and the build log
   profile MODEL                per-layer and per-module time, seen through fusion
   zoo list | zoo export NAME   the built-in models, as real ONNX files
 
-A MODEL is an ONNX path or zoo:NAME[?param=value&...].
+A MODEL is an ONNX path, zoo:NAME[?param=value&...] or a FILE.plan from 'build'.
 Run 'fusebench COMMAND --help' for a command's options.
 )";
 
@@ -68,6 +69,7 @@ int main(int argc, char** argv) {
     if (cmd == "run") return fb::cli::cmd_run(argc - 1, argv + 1);
     if (cmd == "report") return fb::cli::cmd_report(argc - 1, argv + 1);
     if (cmd == "gate") return fb::cli::cmd_gate(argc - 1, argv + 1);
+    if (cmd == "build") return fb::cli::cmd_build(argc - 1, argv + 1);
     if (cmd == "inspect") return fb::cli::cmd_inspect(argc - 1, argv + 1);
     if (cmd == "zoo") return fb::cli::cmd_zoo(argc - 1, argv + 1);
     if (cmd == "profile") return fb::cli::cmd_profile(argc - 1, argv + 1);

@@ -1,0 +1,17 @@
+// The CPU features a binary was compiled to use. fusebench builds with -march=native, so
+// its own kernels may use any instruction the build machine had: a plan records the
+// features its binary targeted, and is refused where this CPU lacks one of them.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace fb {
+
+// The instruction-set extensions this binary was compiled for (from the compiler's
+// predefined macros), by their __builtin_cpu_supports names, e.g. "avx2", "avx512f".
+std::vector<std::string> compiled_cpu_features();
+
+// Whether this CPU has the named feature; false for a name this fusebench does not know.
+bool cpu_has_feature(const std::string& name);
+
+}  // namespace fb
