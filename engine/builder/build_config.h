@@ -23,6 +23,9 @@ struct BuildConfig {
   std::vector<std::string> exclude_nodes;     // node-name globs fusion leaves alone
   std::vector<std::string> exclude_op_types;  // op types fusion leaves alone
   std::vector<std::string> partition_points;  // tensor names fusion may not cross
+  // In-place arena reuse: an in-place kernel's output may take over an input buffer that
+  // dies at that layer (engine/runtime/arena_planner.h). Off only to compare plans.
+  bool in_place = true;
   // Shapes for graph inputs whose dims the model leaves symbolic beyond the batch (or to
   // override them); by input name.
   std::map<std::string, Shape> input_shapes;

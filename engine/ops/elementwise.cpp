@@ -2,6 +2,8 @@
 // the ONNX ops built on it. float32 runs the vectorisable table loops; float64 the same
 // loops instantiated for double; float16/bfloat16 are widened to float32; integer types
 // get the functions that mean something for integers (Neg, Abs, Sign, Relu, arithmetic).
+// Every loop reads element i before writing element i and never looks back, so the ops
+// are registered in_place: the engine may give the output a dying input's buffer.
 #include "engine/ops/elementwise.h"
 
 #include <tbb/parallel_for.h>
@@ -28,7 +30,7 @@ constexpr UnaryRow kUnary[] = {
     {UnaryFn::Acosh, "Acosh"}, {UnaryFn::Atanh, "Atanh"},   {UnaryFn::Ceil, "Ceil"},
     {UnaryFn::Floor, "Floor"}, {UnaryFn::Round, "Round"},   {UnaryFn::Sign, "Sign"},
     {UnaryFn::Softplus, "Softplus"}, {UnaryFn::Softsign, "Softsign"}, {UnaryFn::Mish, "Mish"},
-    {UnaryFn::HardSwish, "HardSwish"},
+    {UnaryFn::HardSwish, "HardSwish"}, {UnaryFn::GeluTanh, "GeluTanh"},
 };
 static_assert(std::size(kUnary) == size_t(UnaryFn::Count), "one row per UnaryFn");
 struct BinaryRow { BinaryFn fn; const char* op; };
@@ -109,6 +111,10 @@ void apply_unary_t(UnaryFn f, const T* in, T* out, int64_t n) {
     case UnaryFn::Mish: return unary_loop(in, out, n, [](T x) { return x * std::tanh(softplus_t(x)); });
     case UnaryFn::HardSwish:
       return unary_loop(in, out, n, [](T x) { return x * std::max(T(0), std::min(T(1), x / T(6) + T(0.5))); });
+    case UnaryFn::GeluTanh:  // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
+      return unary_loop(in, out, n, [](T x) {
+        return T(0.5) * x * (T(1) + std::tanh(T(0.79788456080286536) * (x + T(0.044715) * x * x * x)));
+      });
     case UnaryFn::Count: break;
   }
   FB_CHECK(false, "bad UnaryFn");
@@ -292,16 +298,19 @@ void compute_binary(OpContext& c) {
 
 void register_elementwise_ops(OpRegistry& r) {
   for (const auto& row : kUnary) {
-    if (row.fn == UnaryFn::Gelu) continue;  // registered with the fused ops
-    r.add(OpDef{"", row.op, infer_unary, compute_unary, /*elementwise=*/true, false});
+    if (row.fn == UnaryFn::Gelu || row.fn == UnaryFn::GeluTanh) continue;  // registered with the fused ops
+    r.add(OpDef{"", row.op, infer_unary, compute_unary, /*elementwise=*/true, false, /*in_place=*/true});
   }
   // Min and Max are variadic in ONNX: variadic_ops.cpp registers them.
   for (const auto& row : kBinary)
     if (row.fn != BinaryFn::Min && row.fn != BinaryFn::Max)
-      r.add(OpDef{"", row.op, infer_binary, compute_binary, true, false});
+      r.add(OpDef{"", row.op, infer_binary, compute_binary, true, false, /*in_place=*/true});
 }
 
-// The fused GELU shares the unary kernel.
-void register_gelu_op(OpRegistry& r) { r.add(OpDef{"fusebench", "Gelu", infer_unary, compute_unary, true, false}); }
+// The fused GELUs share the unary kernel.
+void register_gelu_op(OpRegistry& r) {
+  r.add(OpDef{"fusebench", "Gelu", infer_unary, compute_unary, true, false, /*in_place=*/true});
+  r.add(OpDef{"fusebench", "GeluTanh", infer_unary, compute_unary, true, false, /*in_place=*/true});
+}
 
 }  // namespace fb

@@ -10,11 +10,12 @@ namespace fb {
 enum class UnaryFn {
   Relu, Sigmoid, Tanh, Erf, Sqrt, Exp, Log, Neg, Abs, Reciprocal, Gelu,
   Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh,
-  Ceil, Floor, Round, Sign, Softplus, Softsign, Mish, HardSwish, Count
+  Ceil, Floor, Round, Sign, Softplus, Softsign, Mish, HardSwish, GeluTanh, Count
 };
 enum class BinaryFn { Add, Sub, Mul, Div, Pow, Min, Max, Count };
 
-// The ONNX op type for each function ("Gelu" is the engine's fused GELU, erf form).
+// The ONNX op type for each function ("Gelu" and "GeluTanh" are the engine's fused GELU,
+// erf and tanh forms).
 const char* unary_op_type(UnaryFn f);
 const char* binary_op_type(BinaryFn f);
 bool unary_from_op_type(const std::string& op, UnaryFn* f);

@@ -1,6 +1,7 @@
-// The engine's fused ops (domain "fusebench"): LayerNorm, Gelu and ElementwiseChain
-// (FusedMatMul lives with the matmul kernels). Each one replaces a subgraph that a pass
-// in engine/passes/ matched; their kernels are the single-pass forms of that subgraph.
+// The engine's fused ops (domain "fusebench"): LayerNorm, AddLayerNorm, Gelu, GeluTanh and
+// ElementwiseChain (FusedMatMul lives with the matmul kernels). Each one replaces a
+// subgraph that a pass in engine/passes/ matched; their kernels are the single-pass forms
+// of that subgraph.
 #include <tbb/parallel_for.h>
 
 #include <cmath>
@@ -110,34 +111,51 @@ void compute_chain(OpContext& c) {
 }
 
 // ---- LayerNorm over the last axis: y = (x - mean) / sqrt(var + eps) * gamma + beta ---------
-std::vector<ValueInfo> infer_layernorm(const ShapeContext& c) {
+// AddLayerNorm(a, b, gamma?, beta?) -> y, sum?: the same on x = a + b (a residual), one pass
+// over memory instead of two; the sum is written out only when a later layer reads it.
+// In-place safe: y and sum may share memory with a or b, since row element j of the
+// inputs is never read after element j of an output is written.
+std::vector<ValueInfo> infer_layernorm_common(const ShapeContext& c, size_t first_affine) {
   const ValueInfo& x = c.in(0);
-  if (x.dtype != DType::Float32 || x.shape.empty()) throw Error("LayerNorm takes a float32 tensor of rank >= 1");
+  if (x.dtype != DType::Float32 || x.shape.empty()) throw Error(c.node.op_type + " takes a float32 tensor of rank >= 1");
   const int64_t h = x.shape.back();
-  for (size_t i = 1; i < 3; ++i)
+  for (size_t i = first_affine; i < first_affine + 2; ++i)
     if (c.has_input(i) && shape_numel(c.in(i).shape) != h)
-      throw Error("LayerNorm scale/bias of shape " + shape_str(c.in(i).shape) + " does not match the last axis " + std::to_string(h));
+      throw Error(c.node.op_type + " scale/bias of shape " + shape_str(c.in(i).shape) + " does not match the last axis " +
+                  std::to_string(h));
   return {ValueInfo{DType::Float32, x.shape, true}};
 }
 
-void compute_layernorm(OpContext& c) {
-  const Tensor& x = c.in(0);
-  const int64_t h = x.shape().back();
-  const int64_t rows = h ? x.numel() / h : 0;
-  const float eps = c.node.attr_float("epsilon", 1e-5f);
-  const float* in = x.data<float>();
-  const float* gamma = c.has_input(1) ? c.in(1).data<float>() : nullptr;
-  const float* beta = c.has_input(2) ? c.in(2).data<float>() : nullptr;
-  float* out = c.out(0).data<float>();
+std::vector<ValueInfo> infer_layernorm(const ShapeContext& c) { return infer_layernorm_common(c, 1); }
+
+std::vector<ValueInfo> infer_add_layernorm(const ShapeContext& c) {
+  std::vector<ValueInfo> r = infer_layernorm_common(c, 2);
+  if (c.in(1).dtype != DType::Float32 || c.in(1).shape != c.in(0).shape)
+    throw Error("AddLayerNorm adds tensors of one shape: " + shape_str(c.in(0).shape) + " and " + shape_str(c.in(1).shape));
+  if (c.node.outputs.size() > 1) r.push_back(r[0]);  // the sum
+  return r;
+}
+
+// rows × h: optionally x = a + b (into `sum`, or into y when the sum is not wanted), then
+// y = LayerNorm(x).
+void layernorm_rows(const float* a, const float* b, float* sum, float* y, int64_t rows, int64_t h, float eps,
+                    const float* gamma, const float* beta) {
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(h, 1))),
                     [&](const tbb::blocked_range<int64_t>& r) {
                       for (int64_t row = r.begin(); row < r.end(); ++row) {
-                        const float* xi = in + row * h;
-                        float* yo = out + row * h;
-                        float sum = 0.f;
-#pragma omp simd reduction(+ : sum)
-                        for (int64_t j = 0; j < h; ++j) sum += xi[j];
-                        const float mean = sum / float(h);
+                        float* yo = y + row * h;
+                        const float* xi = a + row * h;
+                        if (b) {
+                          const float* bi = b + row * h;
+                          float* si = sum ? sum + row * h : yo;
+#pragma omp simd
+                          for (int64_t j = 0; j < h; ++j) si[j] = xi[j] + bi[j];
+                          xi = si;
+                        }
+                        float total = 0.f;
+#pragma omp simd reduction(+ : total)
+                        for (int64_t j = 0; j < h; ++j) total += xi[j];
+                        const float mean = total / float(h);
                         float sq = 0.f;
 #pragma omp simd reduction(+ : sq)
                         for (int64_t j = 0; j < h; ++j) sq += (xi[j] - mean) * (xi[j] - mean);
@@ -157,12 +175,33 @@ void compute_layernorm(OpContext& c) {
                     });
 }
 
+void compute_layernorm(OpContext& c) {
+  const Tensor& x = c.in(0);
+  const int64_t h = x.shape().back();
+  layernorm_rows(x.data<float>(), nullptr, nullptr, c.out(0).data<float>(), h ? x.numel() / h : 0, h,
+                 c.node.attr_float("epsilon", 1e-5f), c.has_input(1) ? c.in(1).data<float>() : nullptr,
+                 c.has_input(2) ? c.in(2).data<float>() : nullptr);
+}
+
+void compute_add_layernorm(OpContext& c) {
+  const Tensor& x = c.in(0);
+  const int64_t h = x.shape().back();
+  float* sum = c.outputs.size() > 1 && c.outputs[1] ? c.out(1).data<float>() : nullptr;
+  layernorm_rows(x.data<float>(), c.in(1).data<float>(), sum, c.out(0).data<float>(), h ? x.numel() / h : 0, h,
+                 c.node.attr_float("epsilon", 1e-5f), c.has_input(2) ? c.in(2).data<float>() : nullptr,
+                 c.has_input(3) ? c.in(3).data<float>() : nullptr);
+}
+
 }  // namespace
 
 void register_fused_ops(OpRegistry& r) {
   register_gelu_op(r);
-  r.add(OpDef{"fusebench", "ElementwiseChain", infer_chain, compute_chain, true, false});
-  r.add(OpDef{"fusebench", "LayerNorm", infer_layernorm, compute_layernorm});
+  // In place: a chain's last instruction writes output block [j0, j0+len) from input
+  // blocks at the same offsets, after every earlier read of them; the LayerNorms read a
+  // row element before writing it (layernorm_rows).
+  r.add(OpDef{"fusebench", "ElementwiseChain", infer_chain, compute_chain, true, false, /*in_place=*/true});
+  r.add(OpDef{"fusebench", "LayerNorm", infer_layernorm, compute_layernorm, false, false, /*in_place=*/true});
+  r.add(OpDef{"fusebench", "AddLayerNorm", infer_add_layernorm, compute_add_layernorm, false, false, /*in_place=*/true});
 }
 
 }  // namespace fb

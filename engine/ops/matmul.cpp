@@ -15,6 +15,7 @@ MatMulActivation parse_matmul_activation(const std::string& s) {
   if (s.empty() || s == "none") return MatMulActivation::None;
   if (s == "relu") return MatMulActivation::Relu;
   if (s == "gelu") return MatMulActivation::Gelu;
+  if (s == "gelu_tanh") return MatMulActivation::GeluTanh;
   throw Error("unknown matmul activation '" + s + "'");
 }
 
@@ -23,6 +24,7 @@ const char* matmul_activation_name(MatMulActivation a) {
     case MatMulActivation::None: return "none";
     case MatMulActivation::Relu: return "relu";
     case MatMulActivation::Gelu: return "gelu";
+    case MatMulActivation::GeluTanh: return "gelu_tanh";
   }
   return "?";
 }
@@ -108,10 +110,10 @@ MatMulKernel::MatMulKernel(const MatMulSpec& spec) : impl_(std::make_unique<Impl
   if (spec.alpha != 1.f) attr.set_output_scales(0, {spec.alpha});
   if (spec.activation != MatMulActivation::None) {
     dnnl::post_ops po;
-    po.append_eltwise(1.f,
-                      spec.activation == MatMulActivation::Relu ? dnnl::algorithm::eltwise_relu
-                                                                : dnnl::algorithm::eltwise_gelu_erf,
-                      0.f, 0.f);
+    const dnnl::algorithm alg = spec.activation == MatMulActivation::Relu   ? dnnl::algorithm::eltwise_relu
+                                : spec.activation == MatMulActivation::Gelu ? dnnl::algorithm::eltwise_gelu_erf
+                                                                            : dnnl::algorithm::eltwise_gelu_tanh;
+    po.append_eltwise(1.f, alg, 0.f, 0.f);
     attr.set_post_ops(po);
   }
   try {

@@ -10,8 +10,8 @@
 
 namespace fb {
 
-enum class MatMulActivation { None, Relu, Gelu };
-MatMulActivation parse_matmul_activation(const std::string& s);  // "", "relu", "gelu"
+enum class MatMulActivation { None, Relu, Gelu, GeluTanh };
+MatMulActivation parse_matmul_activation(const std::string& s);  // "", "relu", "gelu", "gelu_tanh"
 const char* matmul_activation_name(MatMulActivation a);
 
 struct MatMulSpec {

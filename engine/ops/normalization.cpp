@@ -256,8 +256,9 @@ void compute_lp_norm(OpContext& c) {
 
 void register_normalization_ops(OpRegistry& r) {
   r.add(OpDef{"", "BatchNormalization", infer_batch_norm, compute_batch_norm});
-  r.add(OpDef{"", "InstanceNormalization", infer_instance_norm, compute_instance_norm});
-  r.add(OpDef{"", "LayerNormalization", infer_layer_norm, compute_layer_norm});
+  // normalize_rows reads a whole row before writing it: safe in place.
+  r.add(OpDef{"", "InstanceNormalization", infer_instance_norm, compute_instance_norm, false, false, /*in_place=*/true});
+  r.add(OpDef{"", "LayerNormalization", infer_layer_norm, compute_layer_norm, false, false, /*in_place=*/true});
   r.add(OpDef{"", "LRN", infer_lrn, compute_lrn});
   r.add(OpDef{"", "MeanVarianceNormalization", infer_mvn, compute_mvn});
   r.add(OpDef{"", "LpNormalization", infer_lp_norm, compute_lp_norm});

@@ -53,6 +53,11 @@ struct OpDef {
   // Output 0 is input 0's bytes reinterpreted (Reshape, Flatten, Squeeze, Identity):
   // the engine aliases instead of copying.
   bool alias_input0 = false;
+  // Output 0 may be written over any input of its own shape and dtype (same index in and
+  // out): the kernel never reads an element of such an input after writing the output
+  // element with the same index. The engine's arena planner then reuses a dying input's
+  // buffer for the output (engine/runtime/arena_planner.h).
+  bool in_place = false;
 };
 
 class OpRegistry {

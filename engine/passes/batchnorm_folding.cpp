@@ -64,7 +64,7 @@ int batchnorm_folding(PassContext& ctx) {
     ++folded;
     --i;  // slot i now holds the next node (unsigned wrap at 0 is fine: ++i follows)
   }
-  g.remove_dead_nodes();
+  remove_unread_initializers(g);  // the BatchNorms' parameters and the unfolded weights
   return folded;
 }
 

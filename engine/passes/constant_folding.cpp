@@ -53,8 +53,7 @@ int constant_folding(PassContext& ctx) {
   }
   g.nodes = std::move(kept);
   if (folded) ctx.log.push_back("  constant-folding: folded " + std::to_string(folded) + " nodes into initializers");
-  g.remove_dead_nodes();
-  return folded;
+  return folded;  // what fed only folded nodes is dead-node-elimination's
 }
 
 }  // namespace fb

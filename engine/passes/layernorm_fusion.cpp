@@ -112,12 +112,7 @@ int layernorm_fusion(PassContext& ctx) {
     for (size_t k : idx) all_fusible = all_fusible && node_fusible(g.nodes[k], cfg);
     if (!all_fusible) continue;
 
-    Node ln;
-    ln.name = mean.name + "_LayerNorm";
-    ln.op_type = "LayerNorm";
-    ln.domain = "fusebench";
-    ln.inputs = {x, gamma, beta};
-    ln.outputs = {out};
+    Node ln = fusebench_node(mean.name + "_LayerNorm", "LayerNorm", {x, gamma, beta}, {out});
     ln.attrs["epsilon"] = Attribute{eps};
     ctx.log.push_back("  layernorm-fusion: " + std::to_string(idx.size()) + " nodes from '" + mean.name + "' → LayerNorm");
     replace_nodes(g, idx, std::move(ln));

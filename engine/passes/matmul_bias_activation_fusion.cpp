@@ -1,7 +1,7 @@
 // MatMul/Gemm + bias + activation fusion:
 //
-//      x ──▶ MatMul(x, W) ──▶ Add(·, b) ──▶ Relu | Gelu       (Add and activation optional)
-//      x ──▶ Gemm(x, W, c) ──▶ Relu | Gelu
+//      x ──▶ MatMul(x, W) ──▶ Add(·, b) ──▶ Relu | Gelu | GeluTanh   (Add and activation optional)
+//      x ──▶ Gemm(x, W, c) ──▶ Relu | Gelu | GeluTanh
 //
 // becomes one fusebench.FusedMatMul(x, W, b) with the activation as a oneDNN post-op.
 // W must be a 2-D constant and b a constant with N elements; a Gemm is taken only when
@@ -70,7 +70,10 @@ int matmul_bias_activation_fusion(PassContext& ctx) {
     if (value_fusible(g, out, cfg)) {
       const int a = single_consumer(g, out);
       const Node& act = g.nodes[size_t(a)];
-      const char* kind = is_op(act, "", "Relu") ? "relu" : is_op(act, "fusebench", "Gelu") ? "gelu" : nullptr;
+      const char* kind = is_op(act, "", "Relu")                ? "relu"
+                         : is_op(act, "fusebench", "Gelu")     ? "gelu"
+                         : is_op(act, "fusebench", "GeluTanh") ? "gelu_tanh"
+                                                               : nullptr;
       if (kind && node_fusible(act, cfg)) {
         f.attrs["activation"] = Attribute{std::string(kind)};
         idx.push_back(size_t(a));

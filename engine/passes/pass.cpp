@@ -1,6 +1,7 @@
 #include "engine/passes/pass.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace fb {
 
@@ -38,6 +39,28 @@ bool value_fusible(const Graph& g, const std::string& v, const BuildConfig& c) {
   return g.consumers(v).size() == 1;
 }
 
+void add_subgraph_reads(const Node& n, std::set<std::string>& reads) {
+  for (const auto& [_, a] : n.attrs) {
+    const auto* body = std::get_if<std::shared_ptr<const Graph>>(&a.value);
+    if (!body || !*body) continue;
+    for (const Node& inner : (*body)->nodes) {
+      reads.insert(inner.inputs.begin(), inner.inputs.end());
+      add_subgraph_reads(inner, reads);
+    }
+    reads.insert((*body)->outputs.begin(), (*body)->outputs.end());
+  }
+}
+
+void remove_unread_initializers(Graph& g) {
+  std::set<std::string> reads(g.outputs.begin(), g.outputs.end());
+  for (const Node& n : g.nodes) {
+    reads.insert(n.inputs.begin(), n.inputs.end());
+    add_subgraph_reads(n, reads);
+  }
+  for (auto it = g.initializers.begin(); it != g.initializers.end();)
+    it = reads.count(it->first) ? std::next(it) : g.initializers.erase(it);
+}
+
 int single_consumer(const Graph& g, const std::string& v) {
   auto cs = g.consumers(v);
   return cs.size() == 1 ? int(cs[0]) : -1;
@@ -52,6 +75,24 @@ bool constant_scalar(const PassContext& ctx, const std::string& v, float* out) {
   if (!t || t->numel() != 1 || t->dtype() != DType::Float32) return false;
   *out = t->data<float>()[0];
   return true;
+}
+
+bool constant_near(const PassContext& ctx, const std::string& v, float expected) {
+  float c = 0;
+  return constant_scalar(ctx, v, &c) && std::fabs(c - expected) <= 1e-4f * std::max(1.f, std::fabs(expected));
+}
+
+bool is_onnx_op(const Node* n, const char* op_type) { return n && n->domain.empty() && n->op_type == op_type; }
+
+Node fusebench_node(std::string name, std::string op_type, std::vector<std::string> inputs,
+                    std::vector<std::string> outputs) {
+  Node n;
+  n.name = std::move(name);
+  n.op_type = std::move(op_type);
+  n.domain = "fusebench";
+  n.inputs = std::move(inputs);
+  n.outputs = std::move(outputs);
+  return n;
 }
 
 void replace_nodes(Graph& g, std::vector<size_t> indices, Node fused) {

@@ -7,9 +7,13 @@
 
 namespace fb {
 
+int identity_elimination(PassContext& ctx);
 int constant_folding(PassContext& ctx);
+int dead_node_elimination(PassContext& ctx);
 int layernorm_fusion(PassContext& ctx);
 int gelu_fusion(PassContext& ctx);
+int gelu_tanh_fusion(PassContext& ctx);
+int residual_layernorm_fusion(PassContext& ctx);
 int matmul_bias_activation_fusion(PassContext& ctx);
 int elementwise_chain_fusion(PassContext& ctx);
 int attention_fusion(PassContext& ctx);

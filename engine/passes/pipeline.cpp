@@ -1,12 +1,15 @@
 // The one table of passes per fusion level. Order matters:
-//  1. constant folding first, so later patterns see initializers where the model had
-//     Constant nodes or shape arithmetic; then BatchNorm folding, so that the Conv it
-//     leaves behind can take the activation that follows the BatchNorm;
-//  2. LayerNorm and GELU before MatMul+bias fusion, so a MatMul followed by the GELU
-//     subgraph can absorb it as one activation (the GELU node must exist to match);
+//  1. Identity/Dropout elimination, constant folding and dead-node elimination first, so
+//     later patterns see direct edges, and initializers where the model had Constant
+//     nodes or shape arithmetic; then BatchNorm folding, so that the Conv it leaves
+//     behind can take the activation that follows the BatchNorm;
+//  2. LayerNorm and GELU (both forms) before MatMul+bias fusion, so a MatMul followed by
+//     the GELU subgraph can absorb it as one activation (the GELU node must exist to match);
 //  3. attention (aggressive only) after MatMul+bias fusion: the Q/K/V projections must
 //     already be single layers whose outputs the attention layer reads through strides;
-//  4. elementwise chains last: they take whatever arithmetic the named patterns left.
+//  4. residual Add + LayerNorm after MatMul+bias fusion, so the bias Adds are gone and the
+//     Adds left are residuals; the LayerNorm node must exist;
+//  5. elementwise chains last: they take whatever arithmetic the named patterns left.
 //  mark-all runs no pass: every tensor is an output, so nothing could fuse anyway.
 #include "engine/passes/passes.h"
 
@@ -21,14 +24,18 @@ std::vector<Pass> passes_for(FusionLevel level) {
     case FusionLevel::Aggressive: {
       const bool aggressive = level == FusionLevel::Aggressive;
       std::vector<Pass> passes{
+          {"identity-elimination", identity_elimination},
           {"constant-folding", constant_folding},
+          {"dead-node-elimination", dead_node_elimination},
           {"batchnorm-folding", batchnorm_folding},
           {"conv-activation-fusion", conv_activation_fusion},
           {"layernorm-fusion", layernorm_fusion},
           {"gelu-fusion", gelu_fusion},
+          {"gelu-tanh-fusion", gelu_tanh_fusion},
           {"matmul-bias-activation-fusion", matmul_bias_activation_fusion},
       };
       if (aggressive) passes.push_back({"attention-fusion", attention_fusion});
+      passes.push_back({"residual-layernorm-fusion", residual_layernorm_fusion});
       passes.push_back({"elementwise-chain-fusion", elementwise_chain_fusion});
       return passes;
     }

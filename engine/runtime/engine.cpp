@@ -35,53 +35,49 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
   for (const auto& [name, s] : slot_of) name_of[s] = name;
 
   // Each slot is rooted in a graph input, an initializer, or an arena buffer; views
-  // (Reshape and friends) share their input's root.
+  // (Reshape and friends) share their input's root, and an in-place layer's output may
+  // take over a dying input's buffer (arena_planner.h decides both).
   enum class Root { Input, Initializer, Arena };
-  std::vector<Root> root_kind(n_slots, Root::Arena);
-  std::vector<int> root_of(n_slots);  // root slot
-  for (int s = 0; s < n_slots; ++s) root_of[s] = s;
-  for (int s : input_slots_) root_kind[s] = Root::Input;
-  for (const auto& [name, _] : g.initializers) root_kind[slot_of[name]] = Root::Initializer;
-  std::vector<bool> is_view_layer(g.nodes.size(), false);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node& n = g.nodes[i];
-    if (!op_for(n).alias_input0 || n.inputs.empty() || n.inputs[0].empty()) continue;
-    const int out = slot_of.at(n.outputs[0]), in = slot_of.at(n.inputs[0]);
-    root_of[out] = root_of[in];
-    root_kind[out] = root_kind[root_of[in]];
-    is_view_layer[i] = true;
+  std::vector<PlanValue> plan_values(n_slots);
+  for (const auto& [name, s] : slot_of) {
+    const ValueInfo& vi = g.value(name);
+    plan_values[s].dtype = vi.dtype;
+    plan_values[s].shape = vi.shape;
+    // every tensor materialized and kept under mark-all, as if each were an output
+    plan_values[s].kept = g.is_graph_output(name) || config_.fusion == FusionLevel::MarkAll;
   }
-  // Liveness of arena roots, in layer indices.
+  for (int s : input_slots_) plan_values[s].home = PlanValue::Home::Input;
+  for (const auto& [name, _] : g.initializers) plan_values[slot_of[name]].home = PlanValue::Home::Initializer;
   const int n_layers = int(g.nodes.size());
-  std::vector<int> first(n_slots, -1), last(n_slots, -1);
+  std::vector<bool> is_view_layer(g.nodes.size(), false);
+  std::vector<PlanLayer> plan_layers(g.nodes.size());
   for (int i = 0; i < n_layers; ++i) {
     const Node& n = g.nodes[i];
-    for (const std::string& o : n.outputs)
-      if (!o.empty()) {
-        const int r = root_of[slot_of.at(o)];
-        if (first[r] < 0) first[r] = i;
-        last[r] = std::max(last[r], i);
-      }
-    for (const std::string& in : n.inputs)
-      if (!in.empty()) last[root_of[slot_of.at(in)]] = std::max(last[root_of[slot_of.at(in)]], i);
+    const OpDef& def = op_for(n);
+    PlanLayer& pl = plan_layers[i];
+    for (const std::string& in : n.inputs) pl.inputs.push_back(in.empty() ? -1 : slot_of.at(in));
+    for (const std::string& o : n.outputs) pl.outputs.push_back(o.empty() ? -1 : slot_of.at(o));
+    is_view_layer[i] = pl.view = def.alias_input0 && !n.inputs.empty() && !n.inputs[0].empty();
+    pl.in_place = def.in_place;
   }
-  for (const std::string& o : g.outputs) last[root_of[slot_of.at(o)]] = n_layers;  // outputs outlive the run
-  if (config_.fusion == FusionLevel::MarkAll)  // every tensor materialized and kept, as if each were an output
-    for (int s = 0; s < n_slots; ++s)
-      if (first[s] >= 0) last[s] = n_layers;
-  std::vector<BufferLife> lives;
-  std::vector<int> life_slot;
   for (int s = 0; s < n_slots; ++s) {
-    if (root_kind[s] != Root::Arena || root_of[s] != s) continue;
+    if (plan_values[s].home != PlanValue::Home::Arena) continue;
     const ValueInfo& vi = g.value(name_of[s]);
-    lives.push_back({shape_numel(vi.shape) * dtype_size(vi.dtype), first[s], last[s]});
-    life_slot.push_back(s);
+    plan_values[s].bytes = size_t(shape_numel(vi.shape)) * dtype_size(vi.dtype);
   }
-  std::vector<size_t> offsets = plan_arena(lives, &arena_bytes_);
+  const ActivationPlan plan = plan_activations(plan_values, plan_layers, config_.in_place);
+  arena_bytes_ = plan.arena_bytes;
+  const std::vector<int>& root_of = plan.root;
+  std::vector<Root> root_kind(n_slots);
+  for (int s = 0; s < n_slots; ++s) {
+    const PlanValue::Home h = plan_values[root_of[s]].home;
+    root_kind[s] = h == PlanValue::Home::Input ? Root::Input : h == PlanValue::Home::Initializer ? Root::Initializer : Root::Arena;
+  }
+  if (plan.in_place_layers)
+    log_.push_back("in-place reuse: " + std::to_string(plan.in_place_layers) + " layers write over an input that dies there");
   arena_.reset(static_cast<std::byte*>(std::aligned_alloc(64, std::max<size_t>(64, arena_bytes_))));
   if (!arena_) throw Error("out of memory allocating a " + std::to_string(arena_bytes_) + "-byte activation arena");
-  std::vector<size_t> root_offset(n_slots, 0);
-  for (size_t k = 0; k < life_slot.size(); ++k) root_offset[life_slot[k]] = offsets[k];
+  const std::vector<size_t>& root_offset = plan.offset;
 
   slots_.resize(n_slots);
   for (const auto& [name, s] : slot_of) {
@@ -168,7 +164,7 @@ std::map<std::string, Tensor> Engine::run_capture(const std::vector<Tensor>& inp
   run(ins);  // validates and binds the inputs
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layers_[i]) layers_[i]->run();
-    for (const auto& [name, t] : layer_outputs_[i]) captured[name] = t->clone();
+    for (const auto& [name, t] : layer_outputs_[i]) captured[name] = layers_[i] ? layers_[i]->plain_copy(*t) : t->clone();
   }
   return captured;
 }

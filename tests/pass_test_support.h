@@ -1,0 +1,45 @@
+// What the pass tests share: counting layers of a kind in a built engine, and checking a
+// plan against the reference executor (1e-4 absolute, 1e-3 relative, on O(1) outputs).
+#pragma once
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "engine/builder/builder.h"
+#include "engine/onnx/onnx_import.h"
+#include "engine/reference/reference_executor.h"
+#include "harness/accuracy.h"
+#include "harness/inputs.h"
+
+namespace fb::test {
+
+inline int count_kind(const Engine& e, const std::string& kind) {
+  int n = 0;
+  for (const LayerInfo& l : e.layers()) n += l.kind == kind;
+  return n;
+}
+
+// The first layer of this kind, or nullptr.
+inline const LayerInfo* find_kind(const Engine& e, const std::string& kind) {
+  for (const LayerInfo& l : e.layers())
+    if (l.kind == kind) return &l;
+  return nullptr;
+}
+
+inline bool log_mentions(const Engine& e, const std::string& text) {
+  for (const std::string& line : e.build_log())
+    if (line.find(text) != std::string::npos) return true;
+  return false;
+}
+
+inline void expect_agrees(const Graph& g, const BuildConfig& cfg, uint64_t seed = 11) {
+  auto engine = build_engine(g, cfg);
+  ReferenceExecutor ref(g, cfg.batch);
+  auto inputs = make_inputs(g, ref.input_shapes(), seed);
+  auto expected = ref.run(inputs);
+  engine->run(inputs);
+  AccuracyResult acc = compare_outputs(engine->outputs(), expected, g.outputs, {1e-4, 1e-3});
+  EXPECT_TRUE(acc.passed) << acc.detail;
+}
+
+}  // namespace fb::test
