@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include "engine/builder/builder.h"
 #include "engine/onnx/onnx_import.h"
@@ -150,6 +151,127 @@ TEST_F(ImportTest, ZooModelsImportWithSourcesAndSymbolicBatch) {
     ASSERT_EQ(g.inputs.size(), 1u);
     EXPECT_EQ(g.inputs[0].dims[0], -1) << info.name;  // the batch stays symbolic until build
     for (const Node& n : g.nodes) EXPECT_EQ(n.sources, std::vector<std::string>{n.name});
+  }
+}
+
+// Two nodes that read each other's outputs.
+TEST_F(ImportTest, GraphWithACycleIsRefused) {
+  onnx::ModelProto m = one_node("Add");
+  auto* g = m.mutable_graph();
+  g->mutable_node(0)->add_input("loop");  // the_node: y = x + loop
+  auto* back = g->add_node();
+  back->set_name("back");
+  back->set_op_type("Relu");
+  back->add_input("y");
+  back->add_output("loop");  // back: loop = relu(y)
+  std::string msg = expect_error([&] { import_onnx(m, "cycle.onnx", ""); });
+  EXPECT_NE(msg.find("cycle.onnx"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("loop"), std::string::npos) << msg;
+}
+
+TEST_F(ImportTest, InputThatNothingProducesIsRefused) {
+  onnx::ModelProto m = one_node("Add");
+  m.mutable_graph()->mutable_node(0)->add_input("nowhere");
+  std::string msg = expect_error([&] { import_onnx(m, "dangling.onnx", ""); });
+  EXPECT_NE(msg.find("dangling.onnx"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("nowhere"), std::string::npos) << msg;
+}
+
+TEST_F(ImportTest, RandomBytesAreErrorsNamingTheFile) {
+  std::mt19937_64 rng(7);
+  const std::string model = build_zoo_model("zoo:mlp").SerializeAsString();
+  for (int i = 0; i < 200; ++i) {
+    // Half pure noise, half a real model with a stretch of it overwritten.
+    std::string bytes = model;
+    if (i % 2 == 0) bytes.resize(1 + rng() % 4096);
+    const size_t from = i % 2 == 0 ? 0 : rng() % bytes.size(), len = i % 2 == 0 ? bytes.size() : 1 + rng() % 64;
+    for (size_t k = from; k < std::min(bytes.size(), from + len); ++k) bytes[k] = char(rng());
+    std::string path = write("models/noise.onnx", bytes);
+    try {
+      Graph g = import_onnx(load_onnx_file(path), path, (dir_ / "models").string());
+      // A mutation that still imports must build, or fail with an error: never crash.
+      try {
+        build_engine(g, BuildConfig{});
+      } catch (const Error&) {
+      }
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("noise.onnx"), std::string::npos) << i << ": " << e.what();
+    }
+  }
+}
+
+TEST_F(ImportTest, AbsurdInitializerDimensionsAreRefusedWithoutAllocating) {
+  for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{{1 << 20, 1 << 20}, {int64_t(1) << 40}, {int64_t(1) << 40, int64_t(1) << 40}}) {
+    onnx::ModelProto m = one_node("Relu");
+    auto* init = m.mutable_graph()->add_initializer();
+    init->set_name("w");
+    init->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) init->add_dims(d);
+    init->set_raw_data(std::string(16, '\0'));
+    std::string msg = expect_error([&] { import_onnx(m, "huge.onnx", ""); });
+    EXPECT_NE(msg.find("huge.onnx"), std::string::npos) << msg;
+  }
+}
+
+// 2^41 elements in a static graph input: the engine's plan and the input tensor are both
+// refused up front, not attempted (overcommit would let the malloc succeed and the first
+// write kill the process).
+TEST_F(ImportTest, AbsurdInputDimensionsAreRefusedWithoutAllocating) {
+  onnx::ModelProto m = one_node("Relu");
+  for (auto* vi : {m.mutable_graph()->mutable_input(0), m.mutable_graph()->mutable_output(0)}) {
+    auto* shape = vi->mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->mutable_dim(0)->set_dim_value(int64_t(1) << 20);
+    shape->mutable_dim(1)->set_dim_value(int64_t(1) << 21);
+  }
+  Graph g = import_onnx(m, "huge.onnx", "");
+  std::string msg = expect_error([&] { build_engine(g, BuildConfig{}); });
+  EXPECT_NE(msg.find("more than this machine's memory"), std::string::npos) << msg;
+  msg = expect_error([&] { Tensor(DType::Float32, Shape{int64_t(1) << 20, int64_t(1) << 21}); });
+  EXPECT_NE(msg.find("[1048576,2097152]"), std::string::npos) << msg;
+  msg = expect_error([&] { Tensor(DType::Float32, Shape{int64_t(1) << 40, int64_t(1) << 40}); });
+  EXPECT_NE(msg.find("too many elements"), std::string::npos) << msg;
+}
+
+// y = relu(x + 1) repeated 5,000 times: 10,000 nodes import, build and run at every level.
+TEST_F(ImportTest, TenThousandNodeModelRuns) {
+  onnx::ModelProto m = one_node("Identity");
+  auto* g = m.mutable_graph();
+  g->clear_node();
+  auto* one = g->add_initializer();
+  one->set_name("one");
+  one->set_data_type(onnx::TensorProto::FLOAT);
+  one->add_float_data(1.f);
+  std::string prev = "x";
+  for (int i = 0; i < 5000; ++i) {
+    const std::string sum = "s" + std::to_string(i), out = i == 4999 ? "y" : "r" + std::to_string(i);
+    auto* add = g->add_node();
+    add->set_name("/block." + std::to_string(i) + "/Add");
+    add->set_op_type("Add");
+    add->add_input(prev);
+    add->add_input("one");
+    add->add_output(sum);
+    auto* relu = g->add_node();
+    relu->set_name("/block." + std::to_string(i) + "/Relu");
+    relu->set_op_type("Relu");
+    relu->add_input(sum);
+    relu->add_output(out);
+    prev = out;
+  }
+  Graph imported = import_onnx(m, "deep.onnx", "");
+  ASSERT_EQ(imported.nodes.size(), 10000u);
+  Tensor x(DType::Float32, {2, 3});
+  for (int i = 0; i < 6; ++i) x.data<float>()[i] = -1.f + 0.4f * float(i);
+  auto expect_y = [&](const Tensor& y) {
+    for (int i = 0; i < 6; ++i) EXPECT_NEAR(y.data<float>()[i], std::max(x.data<float>()[i] + 1.f, 0.f) + 4999.f, 1e-2) << i;
+  };
+  expect_y(ReferenceExecutor(imported, 2).run({x})[0]);
+  for (FusionLevel level : {FusionLevel::None, FusionLevel::Standard, FusionLevel::Aggressive}) {
+    BuildConfig cfg;
+    cfg.fusion = level;
+    cfg.batch = 2;
+    auto engine = build_engine(imported, cfg);
+    engine->run({x});
+    expect_y(engine->outputs()[0]);
   }
 }
 

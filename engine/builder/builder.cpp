@@ -22,6 +22,7 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
   std::map<std::string, Tensor> known = infer_static_shapes(g, config.batch, config.input_shapes);
   log->push_back("imported: " + std::to_string(g.nodes.size()) + " nodes, " + std::to_string(g.initializers.size()) +
                  " initializers, opset " + std::to_string(g.opset) + ", batch " + std::to_string(config.batch));
+  for (const std::string& line : g.import_log) log->push_back(line);
   log->push_back(std::string("fusion level: ") + fusion_level_name(config.fusion) + ", precision: " + config.precision +
                  ", threads: " + std::to_string(config.threads));
   for (const Pass& p : passes_for(config.fusion)) {

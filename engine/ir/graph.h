@@ -68,6 +68,7 @@ class Graph {
   std::vector<Node> nodes;                     // in topological order
   std::map<std::string, Tensor> initializers;  // constant tensors by value name
   std::map<std::string, ValueInfo> values;     // every value's dtype and shape
+  std::vector<std::string> import_log;         // what import changed (opset conversion); goes into the build log
 
   bool is_initializer(const std::string& v) const { return initializers.count(v) != 0; }
   bool is_graph_output(const std::string& v) const;

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "engine/ir/memory_limit.h"
+
 namespace fb {
 
 Tensor::Tensor(DType dtype, Shape shape) : Tensor(dtype, std::move(shape), true) {}
@@ -12,7 +14,8 @@ Tensor Tensor::empty(DType dtype, Shape shape) { return Tensor(dtype, std::move(
 Tensor::Tensor(DType dtype, Shape shape, bool zero_fill) : dtype_(dtype), shape_(std::move(shape)) {
   for (int64_t d : shape_)
     if (d < 0) throw Error("negative dimension in shape " + shape_str(shape_));
-  size_t bytes = nbytes();
+  const size_t bytes = checked_tensor_bytes(shape_, dtype_size(dtype_));
+  check_allocation(bytes, "a " + std::string(dtype_name(dtype_)) + " tensor of shape " + shape_str(shape_));
   size_t padded = (bytes + 63) / 64 * 64;
   if (padded == 0) padded = 64;
   void* p = std::aligned_alloc(64, padded);

@@ -3,6 +3,8 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "engine/onnx/opset_upgrade.h"
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -275,6 +277,11 @@ Graph import_onnx(const onnx::ModelProto& model_in, const std::string& source, c
   } catch (const std::exception& e) {
     throw Error(source + ": the ONNX checker rejected the model: " + std::string(e.what()).substr(0, 600));
   }
+  const OpsetUpgrade upgrade = upgrade_opset(model, source);
+  if (upgrade.converted) {
+    initializers.clear();  // adapters may add or rewrite initializers
+    for (const auto& init : model.graph().initializer()) initializers[init.name()] = tensor_from_proto(init, base_dir);
+  }
   try {
     onnx::shape_inference::InferShapes(model);
   } catch (const std::exception& e) {
@@ -288,6 +295,7 @@ Graph import_onnx(const onnx::ModelProto& model_in, const std::string& source, c
   // A model of other domains only (the training ops) imports no ONNX opset; its ops are then
   // reported as unsupported by name when the executors look them up.
   g.opset = opsets.count("") ? opsets[""] : 0;
+  if (!upgrade.log_line.empty()) g.import_log.push_back(upgrade.log_line);
 
   for (auto& [name, t] : initializers) {
     g.values[name] = ValueInfo{t.dtype(), t.shape(), true};

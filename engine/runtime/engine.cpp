@@ -1,5 +1,7 @@
 #include "engine/runtime/engine.h"
 
+#include "engine/ir/memory_limit.h"
+
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -63,7 +65,8 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
   for (int s = 0; s < n_slots; ++s) {
     if (plan_values[s].home != PlanValue::Home::Arena) continue;
     const ValueInfo& vi = g.value(name_of[s]);
-    plan_values[s].bytes = size_t(shape_numel(vi.shape)) * dtype_size(vi.dtype);
+    plan_values[s].bytes = checked_tensor_bytes(vi.shape, dtype_size(vi.dtype));
+    check_allocation(plan_values[s].bytes, "activation '" + name_of[s] + "' " + shape_str(vi.shape));
   }
   const ActivationPlan plan = plan_activations(plan_values, plan_layers, config_.in_place);
   arena_bytes_ = plan.arena_bytes;
@@ -75,6 +78,7 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
   }
   if (plan.in_place_layers)
     log_.push_back("in-place reuse: " + std::to_string(plan.in_place_layers) + " layers write over an input that dies there");
+  check_allocation(arena_bytes_, "the activation arena");
   arena_.reset(static_cast<std::byte*>(std::aligned_alloc(64, std::max<size_t>(64, arena_bytes_))));
   if (!arena_) throw Error("out of memory allocating a " + std::to_string(arena_bytes_) + "-byte activation arena");
   const std::vector<size_t>& root_offset = plan.offset;
