@@ -75,16 +75,18 @@ TEST(EngineBuild, BertStandardFusesEveryPatternAndKeepsSources) {
   LoadedModel m = load_model("zoo:bert");
   BuildConfig cfg;
   auto engine = build_engine(m.graph, cfg);
-  int layernorms = 0, fused_matmuls = 0, gelu_matmuls = 0;
+  int layernorms = 0, residual_layernorms = 0, fused_matmuls = 0, gelu_matmuls = 0;
   size_t sources = 0;
   for (const LayerInfo& l : engine->layers()) {
     layernorms += l.kind == "fusebench.LayerNorm";
+    residual_layernorms += l.kind == "fusebench.AddLayerNorm";
     fused_matmuls += l.kind == "fusebench.FusedMatMul";
     gelu_matmuls += l.kernel == "onednn.matmul+bias+gelu";
     EXPECT_FALSE(l.sources.empty()) << l.name;
     sources += l.sources.size();
   }
-  EXPECT_EQ(layernorms, 5);       // embedding + 2 per layer
+  EXPECT_EQ(layernorms, 1);           // the embedding's
+  EXPECT_EQ(residual_layernorms, 4);  // 2 per layer, each with its residual Add
   EXPECT_EQ(fused_matmuls, 12);   // q, k, v, out, ffn1, ffn2 per layer
   EXPECT_EQ(gelu_matmuls, 2);     // GELU folded into the first FFN matmul
   EXPECT_EQ(sources, m.graph.nodes.size());  // every ONNX node accounted for exactly once
