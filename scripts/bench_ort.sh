@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# ONNX Runtime (npm onnxruntime-node, CPU) against fusebench's engine, side by side, on
+# zoo:bert and, where scripts/export_models.py has written them, the PyTorch-exported BERT
+# encoder and resnet18. A benchmark script only: fusebench never needs ONNX Runtime to build,
+# run or test. Usage: scripts/bench_ort.sh [extra options of bench_ort.mjs, e.g. --rounds 5]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ORT_DIR=build/ort-node
+if [ ! -d "$ORT_DIR/node_modules/onnxruntime-node" ]; then
+  mkdir -p "$ORT_DIR"
+  # ONNXRUNTIME_NODE_INSTALL=skip: the package's install step would otherwise fetch GPU
+  # binaries; its CPU library ships inside the package.
+  (cd "$ORT_DIR" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund onnxruntime-node@1.30.0 >/dev/null)
+fi
+[ -x build/fusebench ] || scripts/build.sh
+mkdir -p build/ort-models
+BERT_SPEC='zoo:bert?layers=4&hidden=256&heads=4&seq=128'
+build/fusebench zoo export "$BERT_SPEC" -o build/ort-models/zoo_bert.onnx >/dev/null
+models=(--model "zoo:bert=build/ort-models/zoo_bert.onnx")
+TORCH_MODELS=${FUSEBENCH_TORCH_MODELS:-build/torch-models}
+for m in bert resnet18; do
+  f=$(ls "$TORCH_MODELS"/${m}*opset17*.onnx 2>/dev/null | head -1 || true)
+  if [ -n "$f" ]; then models+=(--model "torch-$m=$f"); else echo "bench_ort: no exported $m under $TORCH_MODELS (run scripts/export_models.py); skipped"; fi
+done
+echo "bench_ort: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+node scripts/bench_ort.mjs --fusebench build/fusebench --ort-dir "$ORT_DIR" "${models[@]}" "$@"
