@@ -26,6 +26,7 @@ commands:
   build MODEL -o FILE.plan     build the engine once and save it as a plan (a MODEL too)
   inspect MODEL                engine layers, kernels, source nodes and the build log
   profile MODEL                per-layer and per-module time, seen through fusion
+  exec MODEL [--input N=FILE]  run once; save every output as .npy (check against other runtimes)
   zoo list | zoo export NAME   the built-in models, as real ONNX files
 
 A MODEL is an ONNX path, zoo:NAME[?param=value&...] or a FILE.plan from 'build'.
@@ -73,6 +74,7 @@ int main(int argc, char** argv) {
     if (cmd == "inspect") return fb::cli::cmd_inspect(argc - 1, argv + 1);
     if (cmd == "zoo") return fb::cli::cmd_zoo(argc - 1, argv + 1);
     if (cmd == "profile") return fb::cli::cmd_profile(argc - 1, argv + 1);
+    if (cmd == "exec") return fb::cli::cmd_exec(argc - 1, argv + 1);
     if (cmd == "compare") return fb::cli::cmd_compare(argc - 1, argv + 1);
     if (cmd == "history") return fb::cli::cmd_history(argc - 1, argv + 1);
     if (cmd == "export") return fb::cli::cmd_export(argc - 1, argv + 1);

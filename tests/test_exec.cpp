@@ -1,0 +1,202 @@
+// fusebench exec end to end through the binary: an exported zoo model run by both
+// executors with outputs that agree, input files that are really used (.npy and .pb),
+// seeded inputs identical to run's, output file names, and bad inputs as exit code 2.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "engine/onnx/onnx_import.h"
+#include "engine/reference/reference_executor.h"
+#include "harness/inputs.h"
+#include "harness/model_source.h"
+#include "harness/tensor_file.h"
+
+namespace fb {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kMlp = "zoo:mlp?in=32&hidden=64&out=8&layers=2";
+
+// A command's exit code, stdout and stderr (kept apart: errors must go to stderr).
+struct Ran {
+  int code = -1;
+  std::string out, err;
+};
+
+Ran run_command(const std::string& cmd, const fs::path& err_file) {
+  Ran r;
+  FILE* p = popen((cmd + " 2>" + err_file.string()).c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(in), {});
+  return r;
+}
+
+class Exec : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("fb_exec_" + std::to_string(::getpid()) + "_" +
+                                        testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    model_ = p("mlp.onnx");
+    const Ran ex = sh(bin() + " zoo export '" + std::string(kMlp) + "' -o " + model_);
+    ASSERT_EQ(ex.code, 0) << ex.err;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string p(const std::string& name) const { return (dir_ / name).string(); }
+  static std::string bin() { return FUSEBENCH_BINARY; }
+  Ran sh(const std::string& cmd) const { return run_command(cmd, dir_ / "stderr.txt"); }
+  Ran exec(const std::string& args) const { return sh(bin() + " exec " + model_ + " " + args); }
+  fs::path dir_;
+  std::string model_;
+};
+
+bool same_bytes(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+}
+
+Tensor ramp(Shape shape) {
+  Tensor t(DType::Float32, std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = float(i % 13) * 0.125f - 0.75f;
+  return t;
+}
+
+TEST_F(Exec, ReferenceAndEngineOutputsAgree) {
+  const Ran ref = exec("--executor reference --batch 2 --save-outputs " + p("ref"));
+  ASSERT_EQ(ref.code, 0) << ref.err;
+  const Ran eng = exec("--executor engine --fusion aggressive --batch 2 --save-outputs " + p("eng"));
+  ASSERT_EQ(eng.code, 0) << eng.err;
+  EXPECT_NE(eng.out.find("engine, fusion aggressive, batch 2"), std::string::npos) << eng.out;
+  EXPECT_NE(eng.out.find("output output  float32[2,8]  min "), std::string::npos) << eng.out;
+  EXPECT_NE(eng.out.find("-> " + p("eng") + "/output.npy"), std::string::npos) << eng.out;
+
+  const Tensor r = read_tensor_file(p("ref/output.npy"));
+  const Tensor e = read_tensor_file(p("eng/output.npy"));
+  ASSERT_EQ(r.shape(), (Shape{2, 8}));
+  ASSERT_EQ(e.shape(), r.shape());
+  double spread = 0;
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    const float a = r.data<float>()[i], b = e.data<float>()[i];
+    EXPECT_LE(std::fabs(a - b), 1e-4 + 1e-3 * std::fabs(a)) << "element " << i;
+    spread = std::max(spread, double(std::fabs(a - r.data<float>()[0])));
+  }
+  EXPECT_GT(spread, 0) << "outputs are all equal: the model did not see varied inputs";
+}
+
+TEST_F(Exec, InputFilesAreUsedAndRoundTrip) {
+  const Tensor x = ramp({1, 32});
+  write_npy(p("x.npy"), x);
+  write_tensor_pb(p("x.pb"), x, "input");
+  const Ran npy = exec("--executor reference --input input=" + p("x.npy") + " --save-inputs " + p("in") +
+                           " --save-outputs " + p("out_npy"));
+  ASSERT_EQ(npy.code, 0) << npy.err;
+  EXPECT_NE(npy.out.find("(" + p("x.npy") + ")"), std::string::npos) << npy.out;
+  EXPECT_TRUE(same_bytes(read_tensor_file(p("in/input.npy")), x));
+  const Ran pb = exec("--executor reference --input input=" + p("x.pb") + " --save-outputs " + p("out_pb"));
+  ASSERT_EQ(pb.code, 0) << pb.err;
+
+  // The saved output is what the reference executor computes on exactly that input.
+  const LoadedModel m = load_model(model_);
+  const Tensor expected = ReferenceExecutor(m.graph, 1).run({x}).at(0);
+  EXPECT_TRUE(same_bytes(read_tensor_file(p("out_npy/output.npy")), expected));
+  EXPECT_TRUE(same_bytes(read_tensor_file(p("out_pb/output.npy")), expected));
+}
+
+TEST_F(Exec, GeneratedInputsAreRunsSeededInputs) {
+  const Ran o = exec("--executor reference --batch 3 --seed 77 --save-inputs " + p("in"));
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("input  input  float32[3,32]"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("(seed 77)"), std::string::npos) << o.out;
+  const LoadedModel m = load_model(model_);
+  const std::vector<Tensor> expected = make_inputs(m.graph, ReferenceExecutor(m.graph, 3).input_shapes(), 77);
+  EXPECT_TRUE(same_bytes(read_tensor_file(p("in/input.npy")), expected.at(0)));
+}
+
+TEST_F(Exec, OutputFileNamesAreSafeAndDistinct) {
+  // The model's output renamed "out/logits:0", and its first hidden activation renamed
+  // "out:logits/0" and made an output too: both sanitize to out_logits_0.
+  onnx::ModelProto proto = load_onnx_file(model_);
+  onnx::GraphProto& g = *proto.mutable_graph();
+  const std::string hidden = g.node(0).output(0), final_out = g.output(0).name();
+  for (onnx::NodeProto& n : *g.mutable_node()) {
+    for (std::string& v : *n.mutable_output()) v = v == hidden ? "out:logits/0" : v == final_out ? "out/logits:0" : v;
+    for (std::string& v : *n.mutable_input()) v = v == hidden ? "out:logits/0" : v;
+  }
+  g.mutable_output(0)->set_name("out/logits:0");
+  onnx::ValueInfoProto* extra = g.add_output();
+  extra->set_name("out:logits/0");
+  *extra->mutable_type() = g.output(0).type();  // [batch, out] ...
+  extra->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(64);  // ... as [batch, hidden]
+  {
+    std::ofstream f(p("renamed.onnx"), std::ios::binary);
+    ASSERT_TRUE(proto.SerializeToOstream(&f));
+  }
+  const Ran o = sh(bin() + " exec " + p("renamed.onnx") + " --executor reference --save-outputs " + p("out"));
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("output out/logits:0  float32[1,8]  "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("-> " + p("out") + "/out_logits_0.npy"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("-> " + p("out") + "/out_logits_0_2.npy"), std::string::npos) << o.out;
+  EXPECT_EQ(read_tensor_file(p("out/out_logits_0.npy")).shape(), (Shape{1, 8}));
+  EXPECT_EQ(read_tensor_file(p("out/out_logits_0_2.npy")).shape(), (Shape{1, 64}));
+}
+
+TEST_F(Exec, AWrongShapeOrTypeIsExitCode2NamingInputAndFile) {
+  write_npy(p("wide.npy"), ramp({1, 33}));
+  Ran o = exec("--input input=" + p("wide.npy"));
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("'input'"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find(p("wide.npy") + " holds float32[1,33]"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("is float32[1,32] at batch 1"), std::string::npos) << o.err;
+
+  // Batch 1 data for a batch-2 run.
+  write_npy(p("one.npy"), ramp({1, 32}));
+  o = exec("--batch 2 --input input=" + p("one.npy"));
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("holds float32[1,32]"), std::string::npos) << o.err;
+
+  Tensor ints(DType::Int64, {1, 32});
+  write_npy(p("ints.npy"), ints);
+  o = exec("--input input=" + p("ints.npy"));
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("holds int64[1,32], but the model's input 'input' is float32"), std::string::npos) << o.err;
+}
+
+TEST_F(Exec, BadInputArgumentsAreExitCode2) {
+  write_npy(p("x.npy"), ramp({1, 32}));
+  Ran o = exec("--input nope=" + p("x.npy"));
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("the model has no input 'nope' (its inputs: input)"), std::string::npos) << o.err;
+
+  o = exec("--input " + p("x.npy"));
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("expected NAME=FILE"), std::string::npos) << o.err;
+
+  std::string bytes;
+  {
+    std::ifstream in(p("x.npy"), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::ofstream(p("cut.npy"), std::ios::binary) << bytes.substr(0, bytes.size() - 4);
+  o = exec("--input input=" + p("cut.npy"));
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find(p("cut.npy") + ": holds 124 bytes of data, expected 128"), std::string::npos) << o.err;
+
+  o = exec("--executor tensorrt");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("expected engine or reference"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace fb
