@@ -61,7 +61,10 @@ std::vector<ValueInfo> infer_conv(const ShapeContext& c) {
   require_float(c.node, c.in(0).dtype, "input X");
   require_float(c.node, c.in(1).dtype, "weights W");
   const Shape* b = c.has_input(2) ? &c.in(2).shape : nullptr;
-  return {ValueInfo{DType::Float32, conv_shapes(c.node, c.in(0).shape, c.in(1).shape, b).out, true}};
+  Shape out = conv_shapes(c.node, c.in(0).shape, c.in(1).shape, b).out;
+  if (c.has_input(3) && c.in(3).shape != out)
+    throw Error(c.node.describe() + ": residual " + shape_str(c.in(3).shape) + " must have the output's shape " + shape_str(out));
+  return {ValueInfo{DType::Float32, out, true}};
 }
 
 void run_dnnl(dnnl::primitive prim, std::unordered_map<int, memory> args) {
@@ -69,23 +72,48 @@ void run_dnnl(dnnl::primitive prim, std::unordered_map<int, memory> args) {
   dnnl_cpu_stream().wait();
 }
 
+memory::format_tag channels_last_tag(size_t rank) {
+  switch (rank) {
+    case 3: return memory::format_tag::acb;
+    case 4: return memory::format_tag::acdb;
+    case 5: return memory::format_tag::acdeb;
+  }
+  return memory::format_tag::undef;
+}
+
+memory::desc f32_desc(const Shape& s, bool channels_last) {
+  return memory::desc(dims_of(s), memory::data_type::f32, channels_last ? channels_last_tag(s.size()) : plain_tag(s.size()));
+}
+
 }  // namespace
+
+bool conv_has_residual(const Node& n) { return n.domain == "fusebench" && n.inputs.size() > 3 && !n.inputs[3].empty(); }
+
+ConvLayouts conv_layouts_of(const Node& n) {
+  auto cl = [&](const char* key) {
+    const std::string v = n.attr_string(key, "");
+    if (!v.empty() && v != kChannelsLast) throw Error(n.describe() + ": unknown " + key + " '" + v + "'");
+    return v == kChannelsLast;
+  };
+  return ConvLayouts{cl("x_layout"), cl("residual_layout"), cl("y_layout")};
+}
 
 struct ConvKernel::Impl {
   dnnl::convolution_forward prim;
-  memory src, wei, bias, dst;              // the caller's buffers, plain layouts
-  memory src_b, wei_b, dst_b;              // oneDNN's preferred (blocked) layouts, when they differ
-  dnnl::reorder src_in, wei_in, dst_out;   // plain <-> blocked
+  memory src, wei, bias, dst, res;         // the caller's buffers, in the node's layouts
+  memory src_b, wei_b, dst_b;              // the primitive's layouts, where they differ
+  dnnl::reorder src_in, wei_in, dst_out, res_in;
   bool src_blocked = false, wei_blocked = false, dst_blocked = false;
   bool weights_ready = false;              // constant weights: reordered once, on the first run
   bool constant_weights = false;
+  bool has_bias = false, has_residual = false;
   std::unordered_map<int, memory> args;
-  bool has_bias = false;
   double flops = 0;
+  std::string description;
+  memory::desc y_md;                       // y as the caller keeps it
 };
 
-ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, ConvActivation act,
-                       bool constant_weights)
+ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, bool constant_weights)
     : impl_(std::make_unique<Impl>()) {
   Impl& im = *impl_;
   im.constant_weights = constant_weights;
@@ -93,10 +121,15 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   ConvShapes s = conv_shapes(node, x, w, has_bias ? &bshape : nullptr);
   output_ = s.out;
   im.has_bias = has_bias;
+  im.has_residual = conv_has_residual(node);
+  const ConvActivation act = conv_activation_of(node);
+  const ConvLayouts layouts = conv_layouts_of(node);
+  if (layouts.residual && !im.has_residual) throw Error(node.describe() + ": residual_layout without a residual input");
   const size_t nd = s.geo.in.size();
   auto& eng = dnnl_cpu_engine();
-  memory::desc src_md(dims_of(x), memory::data_type::f32, plain_tag(x.size()));
-  memory::desc dst_md(dims_of(s.out), memory::data_type::f32, plain_tag(s.out.size()));
+  memory::desc src_md = f32_desc(x, layouts.x);
+  im.y_md = f32_desc(s.out, layouts.y);
+  memory::desc res_md = f32_desc(s.out, layouts.residual);
   // ONNX's [M, C/G, k...] is oneDNN's [G, M/G, C/G, k...] with the same bytes.
   Shape wd = w;
   if (s.group > 1) {
@@ -109,38 +142,50 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
       pr(s.geo.pad_end.begin(), s.geo.pad_end.end());
   for (size_t d = 0; d < nd; ++d) dil[d] = s.geo.dilation[d] - 1;
   im.flops = 2.0 * double(shape_numel(s.out)) * double(shape_numel(w) / std::max<int64_t>(w[0], 1));
-  dnnl::primitive_attr attr;
-  if (act.kind != ConvActivation::Kind::None) {
-    dnnl::post_ops po;
-    switch (act.kind) {
-      case ConvActivation::Kind::Relu: po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f); break;
-      case ConvActivation::Kind::Clip: po.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, act.lo, act.hi); break;
-      case ConvActivation::Kind::Sigmoid: po.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f); break;
-      case ConvActivation::Kind::HardSwish: po.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f); break;
-      case ConvActivation::Kind::Silu: po.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f); break;
-      case ConvActivation::Kind::None: break;
-    }
-    attr.set_post_ops(po);
+  dnnl::post_ops po;
+  // The residual is summed before the activation: act(conv(x) + b + residual).
+  if (im.has_residual) po.append_sum(1.f);
+  switch (act.kind) {
+    case ConvActivation::Kind::Relu: po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f); break;
+    case ConvActivation::Kind::Clip: po.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, act.lo, act.hi); break;
+    case ConvActivation::Kind::Sigmoid: po.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f); break;
+    case ConvActivation::Kind::HardSwish: po.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f); break;
+    case ConvActivation::Kind::Silu: po.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f); break;
+    case ConvActivation::Kind::None: break;
   }
-  // oneDNN picks its layouts ("any"): on plain NCHW it would fall back to im2col + gemm,
-  // several times slower than its blocked direct kernels even counting the reorders.
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(po);
+  // Plain activations: oneDNN picks its layouts ("any"); on plain NCHW it would fall back
+  // to im2col + gemm, several times slower than its blocked kernels even counting the
+  // reorders. Channels-last activations are asked for as such, so consecutive convolutions
+  // need no reorder; the summed residual shares the destination's layout (it is copied in).
   const memory::format_tag any = memory::format_tag::any;
-  memory::desc src_any(dims_of(x), memory::data_type::f32, any), dst_any(dims_of(s.out), memory::data_type::f32, any),
-      w_any(dims_of(wd), memory::data_type::f32, any);
+  const bool dst_cl = layouts.y || layouts.residual;
+  auto make_pd = [&](bool honour_layouts) {
+    memory::desc src_want = honour_layouts && layouts.x ? src_md : memory::desc(dims_of(x), memory::data_type::f32, any);
+    memory::desc dst_want = honour_layouts && dst_cl ? f32_desc(s.out, true) : memory::desc(dims_of(s.out), memory::data_type::f32, any);
+    memory::desc w_any(dims_of(wd), memory::data_type::f32, any);
+    auto desc = has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                           src_want, w_any, b_md, dst_want, strides, dil, pl, pr)
+                         : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                           src_want, w_any, dst_want, strides, dil, pl, pr);
+    return dnnl::convolution_forward::primitive_desc(desc, attr, eng);
+  };
   dnnl::convolution_forward::primitive_desc pd;
   try {
-    auto desc = has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                           src_any, w_any, b_md, dst_any, strides, dil, pl, pr)
-                         : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                           src_any, w_any, dst_any, strides, dil, pl, pr);
-    pd = dnnl::convolution_forward::primitive_desc(desc, attr, eng);
+    try {
+      pd = make_pd(true);
+    } catch (const dnnl::error&) {
+      if (!layouts.x && !dst_cl) throw;
+      pd = make_pd(false);  // no kernel for channels-last here: reorders keep it correct
+    }
     im.prim = dnnl::convolution_forward(pd);
   } catch (const dnnl::error& e) {
     throw Error(node.describe() + ": oneDNN could not create the convolution " + shape_str(x) + " * " + shape_str(w) + ": " + e.what());
   }
   im.src = memory(src_md, eng, DNNL_MEMORY_NONE);
   im.wei = memory(w_md, eng, DNNL_MEMORY_NONE);
-  im.dst = memory(dst_md, eng, DNNL_MEMORY_NONE);
+  im.dst = memory(im.y_md, eng, DNNL_MEMORY_NONE);
   memory src_used = im.src, wei_used = im.wei, dst_used = im.dst;
   if (pd.src_desc() != src_md) {
     im.src_blocked = true;
@@ -154,23 +199,33 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
     im.wei_in = dnnl::reorder(im.wei, im.wei_b);
     wei_used = im.wei_b;
   }
-  if (pd.dst_desc() != dst_md) {
+  if (pd.dst_desc() != im.y_md) {
     im.dst_blocked = true;
     im.dst_b = memory(pd.dst_desc(), eng);
     im.dst_out = dnnl::reorder(im.dst_b, im.dst);
     dst_used = im.dst_b;
+  }
+  if (im.has_residual) {  // the sum post-op reads the residual from the destination
+    im.res = memory(res_md, eng, DNNL_MEMORY_NONE);
+    im.res_in = dnnl::reorder(im.res, dst_used);
   }
   im.args = {{DNNL_ARG_SRC, src_used}, {DNNL_ARG_WEIGHTS, wei_used}, {DNNL_ARG_DST, dst_used}};
   if (has_bias) {
     im.bias = memory(b_md, eng, DNNL_MEMORY_NONE);
     im.args.emplace(DNNL_ARG_BIAS, im.bias);
   }
+  auto layout_name = [](bool cl) { return cl ? "nhwc" : "nchw"; };
+  im.description = std::string("onednn.conv[") + pd.impl_info_str() + "]";
+  if (im.has_residual) im.description += "+sum";
+  if (act.kind != ConvActivation::Kind::None) im.description += "+" + node.attr_string("activation", "");
+  im.description += std::string(" ") + layout_name(layouts.x) + "→" + layout_name(layouts.y);
 }
 
 ConvKernel::~ConvKernel() = default;
 double ConvKernel::flops() const { return impl_->flops; }
+std::string ConvKernel::describe() const { return impl_->description; }
 
-void ConvKernel::run(const float* x, const float* w, const float* b, float* y) {
+void ConvKernel::run(const float* x, const float* w, const float* b, const float* residual, float* y) {
   Impl& im = *impl_;
   if (shape_numel(output_) == 0) return;
   im.src.set_data_handle(const_cast<float*>(x));
@@ -181,9 +236,31 @@ void ConvKernel::run(const float* x, const float* w, const float* b, float* y) {
   if (im.src_blocked) im.src_in.execute(stream, im.src, im.src_b);
   if (im.wei_blocked && !(im.constant_weights && im.weights_ready)) im.wei_in.execute(stream, im.wei, im.wei_b);
   im.weights_ready = true;
+  if (im.has_residual) {
+    memory dst_used = im.dst_blocked ? im.dst_b : im.dst;
+    // Written over in place (same bytes, same layout): nothing to copy.
+    if (!(residual == y && !im.dst_blocked && im.res.get_desc() == im.y_md)) {
+      im.res.set_data_handle(const_cast<float*>(residual));
+      im.res_in.execute(stream, im.res, dst_used);
+    }
+  }
   im.prim.execute(stream, im.args);
   if (im.dst_blocked) im.dst_out.execute(stream, im.dst_b, im.dst);
   stream.wait();
+}
+
+Tensor ConvKernel::plain_output(const float* y) const {
+  Tensor out(DType::Float32, output_);
+  const memory::desc plain = f32_desc(output_, false);
+  if (impl_->y_md == plain) {
+    std::copy(y, y + shape_numel(output_), out.data<float>());
+    return out;
+  }
+  auto& eng = dnnl_cpu_engine();
+  memory from(impl_->y_md, eng, const_cast<float*>(y)), to(plain, eng, out.data<float>());
+  dnnl::reorder(from, to).execute(dnnl_cpu_stream(), from, to);
+  dnnl_cpu_stream().wait();
+  return out;
 }
 
 ConvActivation conv_activation_of(const Node& n) {
@@ -201,15 +278,21 @@ ConvActivation conv_activation_of(const Node& n) {
 
 namespace {
 
-// Conv and fusebench.FusedConv (Conv with an activation post-op) share the kernel.
+// Conv and fusebench.FusedConv (Conv with residual and activation post-ops) share the kernel.
 void compute_conv(OpContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& w = c.in(1);
   const bool has_bias = c.has_input(2);
   if (has_bias && (c.in(2).rank() != 1 || c.in(2).shape()[0] != w.shape()[0]))
     throw Error(c.node.describe() + ": bias B " + shape_str(c.in(2).shape()) + " must be [" + std::to_string(w.shape()[0]) + "]");
-  ConvKernel k(c.node, x.shape(), w.shape(), has_bias, conv_activation_of(c.node));
-  k.run(x.data<float>(), w.data<float>(), has_bias ? c.in(2).data<float>() : nullptr, c.out(0).data<float>());
+  ConvKernel k(c.node, x.shape(), w.shape(), has_bias);
+  const float* residual = nullptr;
+  if (conv_has_residual(c.node)) {
+    if (!c.has_input(3) || c.in(3).shape() != k.output_shape())
+      throw Error(c.node.describe() + ": the residual must have the output's shape " + shape_str(k.output_shape()));
+    residual = c.in(3).data<float>();
+  }
+  k.run(x.data<float>(), w.data<float>(), has_bias ? c.in(2).data<float>() : nullptr, residual, c.out(0).data<float>());
 }
 
 // ---- ConvTranspose ------------------------------------------------------------------------

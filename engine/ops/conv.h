@@ -1,7 +1,9 @@
-// A convolution on a prebuilt oneDNN primitive, optionally with a fused activation
-// (post-op). Conv and fusebench.FusedConv run it per call; the engine keeps one per layer.
+// A convolution on a prebuilt oneDNN primitive, optionally with a fused residual sum and
+// activation (post-ops). Conv and fusebench.FusedConv run it per call; the engine keeps
+// one per layer.
 #pragma once
 #include <memory>
+#include <string>
 
 #include "engine/ir/graph.h"
 
@@ -14,17 +16,37 @@ struct ConvActivation {
 // The activation a fusebench.FusedConv node carries ("activation", "activation_min/max").
 ConvActivation conv_activation_of(const Node& n);
 
+// Where a convolution's activations keep their bytes: ONNX's plain layout (NCHW) or
+// channels-last (NHWC), which oneDNN's fastest fp32 kernels (brgconv) read and write
+// directly. The conv-layout pass marks FusedConv nodes whose tensors flow only between
+// convolutions: attributes "x_layout", "residual_layout", "y_layout" = "channels_last".
+// Shapes stay logical (NCHW); only the bytes are permuted.
+inline constexpr const char* kChannelsLast = "channels_last";
+struct ConvLayouts {
+  bool x = false, residual = false, y = false;  // true: channels-last
+};
+ConvLayouts conv_layouts_of(const Node& n);
+
+// fusebench.FusedConv's optional input 3: a tensor of the output's shape added to the
+// convolution before the activation (a residual Add folded in as oneDNN's sum post-op).
+bool conv_has_residual(const Node& n);
+
 class ConvKernel {
  public:
-  // Attributes (strides, pads, dilations, group, auto_pad) come from `node`. With
-  // constant_weights the weights are reordered to oneDNN's layout once, on the first run
-  // (the engine's initializers never change); otherwise on every run, as eager PyTorch does.
-  ConvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, ConvActivation act,
-             bool constant_weights = false);
+  // Attributes (strides, pads, dilations, group, auto_pad), the activation, the residual
+  // and the layouts come from `node`. With constant_weights the weights are reordered to
+  // oneDNN's layout once, on the first run (the engine's initializers never change);
+  // otherwise on every run, as eager PyTorch does.
+  ConvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, bool constant_weights = false);
   ~ConvKernel();
   const Shape& output_shape() const { return output_; }
   double flops() const;
-  void run(const float* x, const float* w, const float* b, float* y);
+  // "onednn.conv[brgconv:avx512_core]+sum+relu nhwc→nhwc": implementation, post-ops, layouts.
+  std::string describe() const;
+  // `residual` only when the node has one (else nullptr); it may be `y` itself.
+  void run(const float* x, const float* w, const float* b, const float* residual, float* y);
+  // y (as run() wrote it, in the node's y layout) as a plain NCHW tensor, for captures.
+  Tensor plain_output(const float* y) const;
 
  private:
   struct Impl;

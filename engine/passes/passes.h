@@ -19,6 +19,8 @@ int elementwise_chain_fusion(PassContext& ctx);
 int attention_fusion(PassContext& ctx);
 int batchnorm_folding(PassContext& ctx);
 int conv_activation_fusion(PassContext& ctx);
+int conv_residual_fusion(PassContext& ctx);
+int conv_layout_propagation(PassContext& ctx);
 
 // The passes for a fusion level, in order.
 std::vector<Pass> passes_for(FusionLevel level);

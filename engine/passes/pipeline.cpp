@@ -10,6 +10,9 @@
 //  4. residual Add + LayerNorm after MatMul+bias fusion, so the bias Adds are gone and the
 //     Adds left are residuals; the LayerNorm node must exist;
 //  5. elementwise chains last: they take whatever arithmetic the named patterns left.
+//  Conv: residual Add(+Relu) right after Conv+activation fusion (a Conv that took an
+//  activation cannot take a sum after it) and before elementwise chains would take the Add;
+//  channels-last layouts last, once the graph's structure is final.
 //  mark-all runs no pass: every tensor is an output, so nothing could fuse anyway.
 #include "engine/passes/passes.h"
 
@@ -29,6 +32,7 @@ std::vector<Pass> passes_for(FusionLevel level) {
           {"dead-node-elimination", dead_node_elimination},
           {"batchnorm-folding", batchnorm_folding},
           {"conv-activation-fusion", conv_activation_fusion},
+          {"conv-residual-fusion", conv_residual_fusion},
           {"layernorm-fusion", layernorm_fusion},
           {"gelu-fusion", gelu_fusion},
           {"gelu-tanh-fusion", gelu_tanh_fusion},
@@ -37,6 +41,7 @@ std::vector<Pass> passes_for(FusionLevel level) {
       if (aggressive) passes.push_back({"attention-fusion", attention_fusion});
       passes.push_back({"residual-layernorm-fusion", residual_layernorm_fusion});
       passes.push_back({"elementwise-chain-fusion", elementwise_chain_fusion});
+      passes.push_back({"conv-layout", conv_layout_propagation});
       return passes;
     }
   }

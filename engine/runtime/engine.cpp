@@ -168,7 +168,7 @@ std::map<std::string, Tensor> Engine::run_capture(const std::vector<Tensor>& inp
   run(ins);  // validates and binds the inputs
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layers_[i]) layers_[i]->run();
-    for (const auto& [name, t] : layer_outputs_[i]) captured[name] = t->clone();
+    for (const auto& [name, t] : layer_outputs_[i]) captured[name] = layers_[i] ? layers_[i]->plain_copy(*t) : t->clone();
   }
   return captured;
 }

@@ -86,22 +86,28 @@ class AttentionLayer : public Layer {
   Tensor* out_;
 };
 
-// Conv and fusebench.FusedConv on a prebuilt oneDNN convolution.
+// Conv and fusebench.FusedConv (residual sum, activation, layouts) on a prebuilt oneDNN convolution.
 class ConvLayer : public Layer {
  public:
   ConvLayer(const Node& n, std::vector<const Tensor*> ins, Tensor* out, bool weights_constant)
-      : kernel_(n, ins[0]->shape(), ins[1]->shape(), ins.size() > 2 && ins[2], conv_activation_of(n), weights_constant),
-        activation_(n.attr_string("activation", "")), ins_(std::move(ins)), out_(out) {}
+      : kernel_(n, ins[0]->shape(), ins[1]->shape(), input(ins, 2) != nullptr, weights_constant),
+        ins_(std::move(ins)), out_(out) {
+    if (conv_has_residual(n) && !input(ins_, 3)) throw Error(n.describe() + ": residual input missing");
+  }
   void run() override {
-    kernel_.run(ins_[0]->data<float>(), ins_[1]->data<float>(), ins_.size() > 2 && ins_[2] ? ins_[2]->data<float>() : nullptr,
+    const Tensor *b = input(ins_, 2), *r = input(ins_, 3);
+    kernel_.run(ins_[0]->data<float>(), ins_[1]->data<float>(), b ? b->data<float>() : nullptr, r ? r->data<float>() : nullptr,
                 out_->data<float>());
   }
-  std::string kernel() const override { return "onednn.conv" + (activation_.empty() ? "" : "+" + activation_); }
+  std::string kernel() const override { return kernel_.describe(); }
   double flops() const override { return kernel_.flops(); }
+  Tensor plain_copy(const Tensor& output) const override {
+    return &output == out_ ? kernel_.plain_output(out_->data<float>()) : output.clone();
+  }
 
  private:
+  static const Tensor* input(const std::vector<const Tensor*>& ins, size_t i) { return i < ins.size() ? ins[i] : nullptr; }
   ConvKernel kernel_;
-  std::string activation_;
   std::vector<const Tensor*> ins_;
   Tensor* out_;
 };

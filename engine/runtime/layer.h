@@ -18,6 +18,9 @@ class Layer {
   virtual std::string kernel() const = 0;
   // Floating-point operations of one run (0 where not counted).
   virtual double flops() const { return 0; }
+  // A copy of one of this layer's outputs in ONNX's plain layout (a kernel may keep its
+  // output in another one, e.g. channels-last between convolutions), for captures.
+  virtual Tensor plain_copy(const Tensor& output) const { return output.clone(); }
 };
 
 // `inputs`/`outputs` point at the engine's slot tensors (stable for the engine's life);

@@ -1,0 +1,197 @@
+// Convolution fusions: the residual Add (and Relu) folded into the convolution as oneDNN's
+// sum post-op, and channels-last activations kept between convolutions. Each fires where
+// it should, stops where it must, and the plans agree with the reference executor (which
+// runs every node plainly), captures included.
+#include <gtest/gtest.h>
+
+#include "engine/zoo/onnx_builder.h"
+#include "harness/model_source.h"
+#include "tests/pass_test_support.h"
+
+namespace fb {
+namespace {
+
+using test::count_kind;
+using test::log_mentions;
+
+const char* kResnet = "zoo:resnet?blocks=2&image=16&stages=2&width=16";
+
+int count_kernel(const Engine& e, const std::string& text) {
+  int n = 0;
+  for (const LayerInfo& l : e.layers()) n += l.kernel.find(text) != std::string::npos;
+  return n;
+}
+
+// x ─▶ Conv(a) ─▶ Add(·, residual) ─▶ Relu, with `residual` one of three kinds, and Conv(a)'s
+// output optionally also a graph output. Channels: `c` in and out.
+enum class Residual { Input, Conv, Broadcast };
+Graph residual_block(int64_t c, Residual kind, bool conv_output_is_graph_output = false) {
+  zoo::OnnxBuilder b("block", "block");
+  const std::string x = b.input("x", {zoo::kBatch, c, 6, 6});
+  const std::string a = zoo::conv2d(b, "/a", "a", x, c, c, 3, 1, 1, 1, true, 1.f);
+  std::string r = x;
+  if (kind == Residual::Conv) r = zoo::conv2d(b, "/down", "down", x, c, c, 1, 1, 0, 1, false, 1.f);
+  if (kind == Residual::Broadcast) r = b.weight("per_channel", {c, 1, 1}, 1.f);
+  const std::string s = b.node("/add", "Add", {a, r});
+  std::string y = b.node("/relu", "Relu", {s});
+  y = zoo::conv2d(b, "/b", "b", y, c, c, 3, 1, 1, 1, true, 1.f);
+  b.output(y, "y", {zoo::kBatch, c, 6, 6});
+  if (conv_output_is_graph_output) b.output(a, "a", {zoo::kBatch, c, 6, 6});
+  return import_onnx(b.finish(), "block", "");
+}
+
+TEST(ConvFusion, ResnetResidualAddAndReluBecomeSumPostOps) {
+  LoadedModel m = load_model(kResnet);
+  BuildConfig cfg;
+  cfg.batch = 2;
+  auto e = build_engine(m.graph, cfg);
+  // Every block's Add and second Relu went into its second convolution.
+  EXPECT_EQ(count_kind(*e, "Add"), 0);
+  EXPECT_EQ(count_kind(*e, "Relu"), 0);
+  EXPECT_EQ(count_kind(*e, "fusebench.ElementwiseChain"), 0);
+  EXPECT_EQ(count_kernel(*e, "+sum+relu"), 4);  // 2 stages x 2 blocks
+  const LayerInfo* fused = nullptr;
+  for (const LayerInfo& l : e->layers())
+    if (l.kernel.find("+sum+relu") != std::string::npos) fused = &l;
+  ASSERT_NE(fused, nullptr);
+  // The fused layer lists the conv, its BatchNorm, the Add and the Relu as sources.
+  EXPECT_EQ(fused->sources.size(), 4u);
+  EXPECT_TRUE(log_mentions(*e, "conv-residual-fusion: Conv+sum+relu"));
+  test::expect_agrees(m.graph, cfg);
+}
+
+TEST(ConvFusion, ResnetKeepsChannelsLastBetweenConvolutions) {
+  LoadedModel m = load_model(kResnet);
+  BuildConfig cfg;
+  cfg.batch = 2;
+  auto e = build_engine(m.graph, cfg);
+  int convs = 0;
+  for (const LayerInfo& l : e->layers()) convs += l.kind == "fusebench.FusedConv" || l.kind == "Conv";
+  // Only the stem reads a plain input and only the last convolution writes a plain output
+  // (GlobalAveragePool reads it); every tensor in between stays channels-last.
+  EXPECT_EQ(count_kernel(*e, "nhwc→nhwc"), convs - 2);
+  EXPECT_EQ(count_kernel(*e, "nchw→nhwc"), 1);
+  EXPECT_EQ(count_kernel(*e, "nhwc→nchw"), 1);
+  EXPECT_TRUE(log_mentions(*e, "conv-layout: '"));
+  test::expect_agrees(m.graph, cfg);
+  for (int64_t batch : {1, 3}) {  // odd batches too
+    cfg.batch = batch;
+    test::expect_agrees(m.graph, cfg, 5);
+  }
+}
+
+TEST(ConvFusion, CaptureOfAChannelsLastPlanSeesPlainTensors) {
+  LoadedModel m = load_model(kResnet);
+  BuildConfig cfg;
+  auto e = build_engine(m.graph, cfg);
+  ReferenceExecutor ref(m.graph, 1);
+  auto inputs = make_inputs(m.graph, ref.input_shapes(), 3);
+  auto all_ref = ref.run_all(inputs);
+  auto captured = e->run_capture(inputs);
+  int compared = 0;
+  for (const auto& [name, t] : captured) {
+    if (!all_ref.count(name)) continue;  // values that only exist in the fused plan
+    AccuracyResult acc = compare_outputs({t}, {all_ref.at(name)}, {name}, {1e-4, 1e-3});
+    EXPECT_TRUE(acc.passed) << name << ": " << acc.detail;
+    ++compared;
+  }
+  EXPECT_GT(compared, 8);
+}
+
+TEST(ConvFusion, ResidualFromAnotherConvolutionOrTheInput) {
+  for (Residual kind : {Residual::Input, Residual::Conv}) {
+    Graph g = residual_block(16, kind);
+    BuildConfig cfg;
+    cfg.batch = 2;
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(count_kernel(*e, "+sum+relu"), 1);
+    EXPECT_EQ(count_kind(*e, "Add"), 0);
+    test::expect_agrees(g, cfg);
+  }
+  // The residual from a convolution: the 1x1 convolution writes it channels-last for the
+  // sum, and the fused layer writes channels-last for the convolution after it.
+  Graph g = residual_block(16, Residual::Conv);
+  auto e = build_engine(g, BuildConfig{});
+  EXPECT_EQ(count_kernel(*e, "+sum+relu nchw→nhwc"), 1);
+  EXPECT_EQ(count_kernel(*e, "nchw→nhwc"), 2);  // the 1x1 convolution and the fused one
+  EXPECT_EQ(count_kernel(*e, "nhwc→nchw"), 1);  // the last convolution writes the graph output
+}
+
+TEST(ConvFusion, OddChannelCountsAndNoBiasStillAgree) {
+  for (int64_t c : {3, 5}) {
+    Graph g = residual_block(c, Residual::Conv);
+    BuildConfig cfg;
+    cfg.batch = 3;
+    test::expect_agrees(g, cfg);
+  }
+}
+
+TEST(ConvFusion, BroadcastResidualIsLeftToTheElementwiseKernel) {
+  Graph g = residual_block(8, Residual::Broadcast);
+  BuildConfig cfg;
+  cfg.batch = 2;
+  auto e = build_engine(g, cfg);
+  EXPECT_EQ(count_kernel(*e, "+sum"), 0);
+  EXPECT_FALSE(log_mentions(*e, "conv-residual-fusion: Conv+"));
+  // The Add+Relu chain reads the first conv's output: that one stays plain.
+  EXPECT_EQ(count_kernel(*e, "nhwc"), 0);
+  test::expect_agrees(g, cfg);
+}
+
+TEST(ConvFusion, GraphOutputsPartitionPointsAndExclusionsStayPlain) {
+  {  // The conv output is also a graph output: no sum (the Add is not its only reader).
+    Graph g = residual_block(8, Residual::Input, true);
+    auto e = build_engine(g, BuildConfig{});
+    EXPECT_EQ(count_kernel(*e, "+sum"), 0);
+    test::expect_agrees(g, BuildConfig{});
+  }
+  {  // The Add excluded by op type: neither fusion crosses it.
+    Graph g = residual_block(8, Residual::Conv);
+    BuildConfig cfg;
+    cfg.exclude_op_types = {"Add"};
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(count_kind(*e, "Add"), 1);
+    EXPECT_EQ(count_kernel(*e, "+sum"), 0);
+    test::expect_agrees(g, cfg);
+  }
+  {  // A partition point on the Relu's output: the sum fuses, the layout stays plain there.
+    Graph g = residual_block(8, Residual::Conv);
+    BuildConfig cfg;
+    cfg.partition_points = {"/relu/Relu_output_0"};
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(count_kernel(*e, "+sum+relu nchw→nchw"), 1);
+    EXPECT_EQ(count_kernel(*e, "→nhwc"), 1);  // only the residual the sum reads
+    test::expect_agrees(g, cfg);
+  }
+  {  // Excluding the second conv by name keeps its input plain.
+    Graph g = residual_block(8, Residual::Conv);
+    BuildConfig cfg;
+    cfg.exclude_nodes = {"/b/*"};
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(count_kernel(*e, "→nchw"), 2);  // the fused block conv and /b itself
+    test::expect_agrees(g, cfg);
+  }
+}
+
+TEST(ConvFusion, NoFusionLevelRunsEveryNodePlainly) {
+  LoadedModel m = load_model(kResnet);
+  BuildConfig cfg;
+  cfg.fusion = FusionLevel::None;
+  auto e = build_engine(m.graph, cfg);
+  EXPECT_EQ(e->layers().size(), m.graph.nodes.size());
+  EXPECT_EQ(count_kernel(*e, "nhwc"), 0);
+  EXPECT_EQ(count_kernel(*e, "+sum"), 0);
+}
+
+TEST(ConvFusion, DepthwiseAndGroupedConvolutionsAgree) {
+  LoadedModel m = load_model("zoo:mobilenet");
+  for (FusionLevel level : {FusionLevel::Standard, FusionLevel::Aggressive}) {
+    BuildConfig cfg;
+    cfg.fusion = level;
+    cfg.batch = 2;
+    test::expect_agrees(m.graph, cfg);
+  }
+}
+
+}  // namespace
+}  // namespace fb
