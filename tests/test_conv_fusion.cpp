@@ -183,6 +183,31 @@ TEST(ConvFusion, NoFusionLevelRunsEveryNodePlainly) {
   EXPECT_EQ(count_kernel(*e, "+sum"), 0);
 }
 
+// The stem of torchvision's resnets: MaxPool on oneDNN's pooling primitive, with and
+// without ceil_mode (a far pad beyond the attributes' pads), agreeing with the op table.
+TEST(ConvFusion, MaxPoolAfterTheStemRunsOnOneDnnAndAgrees) {
+  for (int64_t ceil_mode : {0, 1}) {
+    zoo::OnnxBuilder b("stem", "stem");
+    const std::string x = b.input("x", {zoo::kBatch, 3, 16, 16});
+    std::string y = zoo::conv2d(b, "/conv1", "conv1", x, 3, 16, 3, 1, 1, 1, true, 1.f);
+    y = b.node("/relu", "Relu", {y});
+    y = b.node("/maxpool", "MaxPool", {y},
+               {zoo::attr_int("ceil_mode", ceil_mode), zoo::attr_ints("kernel_shape", {3, 3}), zoo::attr_ints("pads", {1, 1, 1, 1}),
+                zoo::attr_ints("strides", {2, 2})});
+    const int64_t side = ceil_mode ? 9 : 8;
+    b.output(y, "y", {zoo::kBatch, 16, side, side});
+    Graph g = import_onnx(b.finish(), "stem", "");
+    for (FusionLevel level : {FusionLevel::None, FusionLevel::Standard}) {
+      BuildConfig cfg;
+      cfg.fusion = level;
+      cfg.batch = 2;
+      auto e = build_engine(g, cfg);
+      EXPECT_EQ(count_kernel(*e, "onednn.pool_max"), 1) << "ceil_mode " << ceil_mode;
+      test::expect_agrees(g, cfg);
+    }
+  }
+}
+
 TEST(ConvFusion, DepthwiseAndGroupedConvolutionsAgree) {
   LoadedModel m = load_model("zoo:mobilenet");
   for (FusionLevel level : {FusionLevel::Standard, FusionLevel::Aggressive}) {
