@@ -1,7 +1,6 @@
 // End to end through the fusebench binary: a tiny scenario into a temporary database,
 // the report, and the gate's exit codes (0 pass, 1 fail, 2 error).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -9,27 +8,12 @@
 #include <sstream>
 
 #include "harness/result_store.h"
+#include "shell_command.h"
 
 namespace fb {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Outcome {
-  int code;
-  std::string output;
-};
-
-Outcome sh(const std::string& cmd) {
-  Outcome o{-1, ""};
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return o;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) o.output.append(buf, n);
-  int status = pclose(p);
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
 
 class EndToEnd : public testing::Test {
  protected:

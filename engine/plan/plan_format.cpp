@@ -197,7 +197,8 @@ Plan read_plan_file(const std::string& path) {
 }
 
 std::unique_ptr<Engine> engine_from_plan(const Plan& plan, const std::string& name) {
-  auto engine = std::make_unique<Engine>(plan.optimized, plan.config, plan.build_log);
+  auto engine = std::make_unique<Engine>(plan.optimized, plan.config, std::vector<std::string>{});
+  engine->replace_build_log(plan.build_log);
   engine->append_log("engine loaded from " + name + " built at " + plan.stamp.built_at + " by " +
                      describe_binary(plan.stamp.fusebench_version, plan.stamp.git_commit) + "; passes not run");
   return engine;

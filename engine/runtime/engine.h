@@ -43,6 +43,9 @@ class Engine {
   const std::vector<LayerInfo>& layers() const { return infos_; }
   const std::vector<std::string>& build_log() const { return log_; }
   void append_log(std::string line) { log_.push_back(std::move(line)); }
+  // An engine loaded from a plan takes the log of the build that made it, which already
+  // holds what this constructor logged then (engine/plan/plan_format.cpp).
+  void replace_build_log(std::vector<std::string> log) { log_ = std::move(log); }
   const BuildConfig& config() const { return config_; }
   const Graph& graph() const { return graph_; }
   size_t arena_bytes() const { return arena_bytes_; }
