@@ -246,7 +246,7 @@ Tensor read_tensor_pb(const std::string& path) {
   std::string bytes(file_size, '\0');
   read_exactly(in, bytes.data(), file_size, path, "TensorProto");
   onnx::TensorProto proto;
-  if (!proto.ParseFromString(bytes)) throw Error(path + ": not an ONNX TensorProto (damaged or another format)");
+  if (!proto.ParseFromString(bytes)) throw Error(path + ": not an ONNX TensorProto (damaged, another format, or a sequence or optional value: those are not supported)");
   try {
     return tensor_from_proto(proto, fs::path(path).parent_path().string());
   } catch (const Error& e) {

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -17,6 +16,7 @@
 #include "engine/builder/builder.h"
 #include "engine/onnx/onnx_import.h"
 #include "engine/reference/reference_executor.h"
+#include "harness/tensor_file.h"
 
 namespace fs = std::filesystem;
 using namespace fb;
@@ -44,21 +44,12 @@ std::string first_line(std::string s, size_t max = 240) {
   return s;
 }
 
-Tensor read_tensor(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  onnx::TensorProto t;
-  if (!t.ParseFromString(ss.str())) throw Error(p.string() + ": not a TensorProto (sequence and optional values are not supported)");
-  return tensor_from_proto(t, p.parent_path().string());
-}
-
 std::vector<Tensor> read_numbered(const fs::path& dir, const std::string& stem) {
   std::vector<Tensor> r;
   for (int i = 0;; ++i) {
     fs::path p = dir / (stem + "_" + std::to_string(i) + ".pb");
     if (!fs::exists(p)) break;
-    r.push_back(read_tensor(p));
+    r.push_back(read_tensor_file(p.string()));
   }
   return r;
 }
