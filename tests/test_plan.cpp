@@ -272,6 +272,10 @@ TEST(PlanCli, BuildThenRunInspectAndProfileFromThePlan) {
   EXPECT_EQ(wrong.code, 2) << wrong.output;
   EXPECT_NE(wrong.output.find("field 'fusion'"), std::string::npos) << wrong.output;
 
+  Outcome ex = sh(bin + " exec " + plan);
+  EXPECT_EQ(ex.code, 0) << ex.output;
+  EXPECT_NE(ex.output.find(plan + "  engine, fusion standard, batch 2"), std::string::npos) << ex.output;
+
   Outcome prof = sh(bin + " profile " + plan + " --iterations 3");
   ASSERT_EQ(prof.code, 0) << prof.output;
   EXPECT_NE(prof.output.find("standard, batch 2"), std::string::npos) << prof.output;

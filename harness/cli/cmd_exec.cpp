@@ -14,7 +14,7 @@
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
 #include "harness/cli/commands.h"
-#include "harness/cli/options.h"
+#include "harness/cli/plan_options.h"
 #include "harness/inputs.h"
 #include "harness/model_source.h"
 #include "harness/tensor_file.h"
@@ -197,12 +197,14 @@ int cmd_exec(int argc, char** argv) {
     throw Error("--executor '" + executor + "': expected engine or reference");
 
   LoadedModel m = load_model(args["model"].as<std::string>());
-  BuildConfig cfg = build_config_from(args);
-  cfg.threads = args["threads"].as<int>();
+  BuildConfig cfg = build_config_for(args, m);  // a plan's own config, where MODEL is a plan
+  if (args.count("threads") || !m.plan) cfg.threads = args["threads"].as<int>();
   if (cfg.batch < 1) throw Error("--batch must be at least 1");
   const std::map<std::string, GivenInput> given = read_given_inputs(
       args.count("input") ? args["input"].as<std::vector<std::string>>() : std::vector<std::string>{}, m.graph, cfg.batch);
-  for (const auto& [name, in] : given) cfg.input_shapes[name] = in.tensor.shape();
+  // A plan's input shapes were fixed when it was built: the engine checks given inputs against them.
+  if (!m.plan)
+    for (const auto& [name, in] : given) cfg.input_shapes[name] = in.tensor.shape();
   const std::map<std::string, Shape> shapes = bind_input_shapes(m.graph, cfg.batch, cfg.input_shapes);
   const std::vector<Tensor> inputs = assemble_inputs(m.graph, given, shapes, args["seed"].as<uint64_t>());
 
@@ -211,7 +213,7 @@ int cmd_exec(int argc, char** argv) {
   ThreadScope threads(cfg.threads);
   threads.run([&] {
     if (executor == "engine") {
-      auto engine = build_engine(m.graph, cfg);
+      auto engine = make_engine(m, cfg);
       engine->run(inputs);
       output_names = engine->graph().outputs;  // mark-all: every tensor the engine computes
       for (const Tensor& t : engine->outputs()) outputs.push_back(t.clone());
