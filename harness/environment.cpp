@@ -1,5 +1,7 @@
 #include "harness/environment.h"
 
+#include "engine/util/build_info.h"
+
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -118,18 +120,10 @@ std::array<double, 3> load_average() {
 RunInfo capture_environment() {
   RunInfo info;
   info.started_at = utc_now_iso8601();
-#ifdef FUSEBENCH_GIT_COMMIT
-  info.git_commit = FUSEBENCH_GIT_COMMIT;
-#endif
-#ifdef FUSEBENCH_GIT_DIRTY
-  info.git_dirty = FUSEBENCH_GIT_DIRTY != 0;  // from `git status` when CMake configured the build
-#endif
-#ifdef FUSEBENCH_CXX_FLAGS
-  info.compiler_flags = FUSEBENCH_CXX_FLAGS;
-#endif
-#ifdef FUSEBENCH_VERSION
-  info.fusebench_version = FUSEBENCH_VERSION;
-#endif
+  info.git_commit = fusebench_git_commit();
+  info.git_dirty = fusebench_git_dirty();
+  info.compiler_flags = fusebench_cxx_flags();
+  info.fusebench_version = fusebench_version();
 
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) info.host = host;

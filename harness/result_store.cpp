@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "engine/ir/error.h"
+#include "engine/util/build_info.h"
 
 namespace fb {
 namespace {
@@ -596,7 +597,7 @@ int64_t ResultStore::write_profile(const StoredProfile& sp) {
            "INSERT INTO profiles (created_at, git_commit, model, model_hash, config_json, iterations, total_ms, "
            "peak_gflops, peak_gbps) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
     p.bind_text(1, utc_now_iso8601());
-    p.bind_text(2, FUSEBENCH_GIT_COMMIT);
+    p.bind_text(2, fusebench_git_commit());
     p.bind_text(3, sp.model);
     p.bind_text(4, sp.model_hash);
     p.bind_text(5, sp.config_json);

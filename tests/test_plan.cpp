@@ -10,6 +10,7 @@
 #include <functional>
 #include <random>
 
+#include "engine/util/build_info.h"
 #include "engine/builder/builder.h"
 #include "engine/plan/plan_format.h"
 #include "engine/reference/reference_executor.h"
@@ -87,7 +88,7 @@ TEST_P(PlanRoundTrip, SameLayersAndBitIdenticalOutputs) {
     ASSERT_EQ(loaded->build_log().size(), built->build_log().size() + 1);
     EXPECT_NE(loaded->build_log().back().find("engine loaded from " + file.string() + " built at "), std::string::npos)
         << loaded->build_log().back();
-    EXPECT_NE(loaded->build_log().back().find(std::string("(commit ") + FUSEBENCH_GIT_COMMIT + ")"), std::string::npos);
+    EXPECT_NE(loaded->build_log().back().find(std::string("(commit ") + fusebench_git_commit() + ")"), std::string::npos);
 
     // The carried source model is the one the plan came from.
     EXPECT_EQ(sha256_hex(plan_source_model(plan, "x").SerializeAsString()), m.hash);
@@ -126,7 +127,7 @@ TEST(Plan, RefusesAnotherCommitNamingBoth) {
   const std::string msg = error_of([&] { parse_plan(serialize_plan(p), "old.plan"); });
   EXPECT_EQ(msg.rfind("old.plan: the plan cannot be used here", 0), 0u) << msg;
   EXPECT_NE(msg.find("built by fusebench " + p.stamp.fusebench_version + " (commit 0123456789ab)"), std::string::npos) << msg;
-  EXPECT_NE(msg.find(std::string("this is fusebench ") + FUSEBENCH_VERSION + " (commit " + FUSEBENCH_GIT_COMMIT + ")"),
+  EXPECT_NE(msg.find(std::string("this is fusebench ") + fusebench_version() + " (commit " + fusebench_git_commit() + ")"),
             std::string::npos) << msg;
 }
 

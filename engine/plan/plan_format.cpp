@@ -11,6 +11,7 @@
 #include "engine/plan/build_config_json.h"
 #include "engine/plan/cpu_features.h"
 #include "engine/plan/graph_proto.h"
+#include "engine/util/build_info.h"
 #include "engine/util/sha256.h"
 
 namespace fb {
@@ -64,9 +65,9 @@ std::vector<std::string_view> split_sections(std::string_view body, const std::s
 // Everything that keeps this binary from using the plan, in one message.
 void check_usable_here(const PlanStamp& s, const std::string& name) {
   std::vector<std::string> reasons;
-  if (s.fusebench_version != FUSEBENCH_VERSION || s.git_commit != FUSEBENCH_GIT_COMMIT)
+  if (s.fusebench_version != fusebench_version() || s.git_commit != fusebench_git_commit())
     reasons.push_back("it was built by " + describe_binary(s.fusebench_version, s.git_commit) + " and this is " +
-                      describe_binary(FUSEBENCH_VERSION, FUSEBENCH_GIT_COMMIT));
+                      describe_binary(fusebench_version(), fusebench_git_commit()));
   std::string lacking;
   for (const std::string& f : s.cpu_features)
     if (!cpu_has_feature(f)) lacking += (lacking.empty() ? "" : ", ") + f;
@@ -81,8 +82,8 @@ void check_usable_here(const PlanStamp& s, const std::string& name) {
 
 PlanStamp this_binary_stamp() {
   PlanStamp s;
-  s.fusebench_version = FUSEBENCH_VERSION;
-  s.git_commit = FUSEBENCH_GIT_COMMIT;
+  s.fusebench_version = fusebench_version();
+  s.git_commit = fusebench_git_commit();
   s.cpu_features = compiled_cpu_features();
   s.built_at = now_utc();
   return s;
@@ -141,7 +142,7 @@ Plan parse_plan(std::string_view bytes, const std::string& name) {
   const uint64_t version = get_le(bytes, kMagic.size(), 4);
   if (version != kPlanFormatVersion)
     throw Error(name + ": the plan has format version " + std::to_string(version) + " and this fusebench (" +
-                describe_binary(FUSEBENCH_VERSION, FUSEBENCH_GIT_COMMIT) + ") reads version " +
+                describe_binary(fusebench_version(), fusebench_git_commit()) + ") reads version " +
                 std::to_string(kPlanFormatVersion) + ". Rebuild it with `fusebench build`.");
   if (bytes.size() < kMinSize) throw Error(name + ": damaged plan: only " + std::to_string(bytes.size()) + " bytes");
   const std::string_view body = bytes.substr(0, bytes.size() - kChecksumBytes);

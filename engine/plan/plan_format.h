@@ -30,8 +30,8 @@ constexpr uint32_t kPlanFormatVersion = 1;
 // Who wrote a plan, when, and for which CPU.
 struct PlanStamp {
   uint32_t format_version = kPlanFormatVersion;
-  std::string fusebench_version;          // FUSEBENCH_VERSION
-  std::string git_commit;                 // FUSEBENCH_GIT_COMMIT (as of the last cmake configure)
+  std::string fusebench_version;          // fusebench_version()
+  std::string git_commit;                 // fusebench_git_commit() (as of the last cmake configure)
   std::vector<std::string> cpu_features;  // what the binary was compiled for (-march=native)
   std::string built_at;                   // ISO 8601 UTC
 };

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <string>
 
+#include "engine/util/build_info.h"
 #include "harness/cli/commands.h"
 
 namespace {
@@ -62,7 +63,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? fb::cli::kExitError : fb::cli::kExitOk;
   }
   if (!std::strcmp(argv[1], "--version")) {
-    std::cout << "fusebench " << FUSEBENCH_VERSION << " (" << FUSEBENCH_GIT_COMMIT << ")\n";
+    std::cout << "fusebench " << fb::fusebench_version() << " (" << fb::fusebench_git_commit() << ")\n";
     return 0;
   }
   const std::string cmd = argv[1];
