@@ -138,5 +138,38 @@ TEST(Passes, ElementwiseChainWithBroadcastsMatchesTheReference) {
   expect_agrees(m, cfg);
 }
 
+// Self-attention with an additive mask before the Softmax, as PyTorch exports BERT: a
+// [B,1,1,S] padding mask from a graph input and a [1,1,S,S] weight (causal-like) both fold
+// into the one attention layer and agree with op-by-op execution.
+TEST(Passes, AttentionWithAdditiveMaskFusesAndMatchesTheReference) {
+  for (const bool padding_mask : {true, false}) {
+    const int64_t S = 6, H = 16, heads = 4;
+    zoo::OnnxBuilder b("masked", "masked");
+    const std::string x = b.input("x", {zoo::kBatch, S, H});
+    const std::string mask = padding_mask ? b.input("mask", {zoo::kBatch, 1, 1, S}) : b.weight("mask", {1, 1, S, S}, 1.f);
+    const std::string split = b.ints("split", {0, 0, heads, H / heads}), merge = b.ints("merge", {0, 0, H});
+    auto heads_of = [&](const std::string& v, std::vector<int64_t> perm) {
+      return b.node("/att", "Transpose", {b.node("/att", "Reshape", {v, split})}, {zoo::attr_ints("perm", perm)});
+    };
+    const std::string q = heads_of(b.node("/att", "MatMul", {x, b.weight("wq", {H, H}, 0.5f)}), {0, 2, 1, 3});
+    const std::string kt = heads_of(b.node("/att", "MatMul", {x, b.weight("wk", {H, H}, 0.5f)}), {0, 2, 3, 1});
+    const std::string v = heads_of(b.node("/att", "MatMul", {x, b.weight("wv", {H, H}, 0.5f)}), {0, 2, 1, 3});
+    std::string scores = b.node("/att", "Div", {b.node("/att", "MatMul", {q, kt}), b.scalar("scale", 2.f)});
+    scores = b.node("/att", "Add", {scores, mask});
+    const std::string probs = b.node("/att", "Softmax", {scores}, {zoo::attr_int("axis", -1)});
+    const std::string ctx = b.node("/att", "Transpose", {b.node("/att", "MatMul", {probs, v})}, {zoo::attr_ints("perm", {0, 2, 1, 3})});
+    b.output(b.node("/att", "Reshape", {ctx, merge}), "y", {zoo::kBatch, S, H});
+    LoadedModel m;
+    m.graph = import_onnx(b.finish(), "masked", "");
+    BuildConfig cfg;
+    cfg.fusion = FusionLevel::Aggressive;
+    cfg.batch = 3;
+    auto e = build_engine(m.graph, cfg);
+    EXPECT_EQ(count_kind(*e, "fusebench.Attention"), 1) << padding_mask;
+    EXPECT_EQ(count_kind(*e, "Softmax"), 0) << padding_mask;
+    expect_agrees(m, cfg);
+  }
+}
+
 }  // namespace
 }  // namespace fb

@@ -20,14 +20,29 @@ struct AttentionKernel::Impl {
   dnnl::matmul qk, pv;
   memory mq, mk, mv, ms, mo;
   std::vector<float> scores;  // [B, h, Sq, Sk]
+  bool masked = false;
+  int64_t mask_stride[4] = {0, 0, 0, 0};  // per score dim; 0 where the mask broadcasts
 };
 
-AttentionKernel::AttentionKernel(const Shape& q, const Shape& k, int64_t heads, float scale) : impl_(std::make_unique<Impl>()) {
+AttentionKernel::AttentionKernel(const Shape& q, const Shape& k, int64_t heads, float scale, const Shape* mask)
+    : impl_(std::make_unique<Impl>()) {
   Impl& im = *impl_;
   if (q.size() != 3 || k.size() != 3 || q[0] != k[0] || q[2] != k[2])
     throw Error("attention expects q [B,S,H] and k/v [B,S',H], got " + shape_str(q) + " and " + shape_str(k));
   if (heads <= 0 || q[2] % heads) throw Error("hidden size " + std::to_string(q[2]) + " is not divisible by heads " + std::to_string(heads));
   im.b = q[0], im.sq = q[1], im.sk = k[1], im.hidden = q[2], im.h = heads, im.d = q[2] / heads, im.scale = scale;
+  if (mask) {
+    const Shape full{im.b, im.h, im.sq, im.sk};
+    if (mask->size() != 4) throw Error("attention mask must be rank 4, got " + shape_str(*mask));
+    int64_t stride = 1;
+    for (int i = 3; i >= 0; --i) {
+      if ((*mask)[size_t(i)] != full[size_t(i)] && (*mask)[size_t(i)] != 1)
+        throw Error("attention mask " + shape_str(*mask) + " does not broadcast to the scores " + shape_str(full));
+      im.mask_stride[i] = (*mask)[size_t(i)] == 1 ? 0 : stride;
+      stride *= (*mask)[size_t(i)];
+    }
+    im.masked = true;
+  }
   const auto f32 = memory::data_type::f32;
   const int64_t B = im.b, Sq = im.sq, Sk = im.sk, H = im.hidden, h = im.h, d = im.d;
   // Head i of a [B, S, H] tensor, viewed as [B, h, S, d] through strides.
@@ -63,7 +78,7 @@ double AttentionKernel::flops() const {
 
 size_t AttentionKernel::workspace_bytes() const { return impl_->scores.size() * sizeof(float); }
 
-void AttentionKernel::run(const float* q, const float* k, const float* v, float* out) {
+void AttentionKernel::run(const float* q, const float* k, const float* v, float* out, const float* mask) {
   Impl& im = *impl_;
   im.mq.set_data_handle(const_cast<float*>(q));
   im.mk.set_data_handle(const_cast<float*>(k));
@@ -78,6 +93,14 @@ void AttentionKernel::run(const float* q, const float* k, const float* v, float*
                     [&](const tbb::blocked_range<int64_t>& r) {
                       for (int64_t row = r.begin(); row < r.end(); ++row) {
                         float* x = s + row * len;
+                        if (im.masked) {  // row = (b·h + head)·Sq + i
+                          const int64_t i = row % im.sq, bh = row / im.sq;
+                          const float* m = mask + (bh / im.h) * im.mask_stride[0] + (bh % im.h) * im.mask_stride[1] +
+                                           i * im.mask_stride[2];
+                          const int64_t mj = im.mask_stride[3];
+#pragma omp simd
+                          for (int64_t j = 0; j < len; ++j) x[j] += m[j * mj];
+                        }
                         float mx = -INFINITY;
 #pragma omp simd reduction(max : mx)
                         for (int64_t i = 0; i < len; ++i) mx = std::max(mx, x[i]);
@@ -99,13 +122,18 @@ std::vector<ValueInfo> infer_attention(const ShapeContext& c) {
   const Shape& q = c.in(0).shape;
   const Shape& k = c.in(1).shape;
   if (c.in(2).shape != k) throw Error("k and v shapes differ: " + shape_str(k) + " vs " + shape_str(c.in(2).shape));
-  AttentionKernel probe(q, k, c.node.attr_int("heads", 0), 1.f);  // validates shapes
+  const Shape* mask = c.inputs.size() > 3 ? &c.in(3).shape : nullptr;
+  AttentionKernel probe(q, k, c.node.attr_int("heads", 0), 1.f, mask);  // validates shapes
   return {ValueInfo{DType::Float32, q, true}};
 }
 
 void compute_attention(OpContext& c) {
-  AttentionKernel k(c.in(0).shape(), c.in(1).shape(), c.node.attr_int("heads", 0), c.node.attr_float("scale", 1.f));
-  k.run(c.in(0).data<float>(), c.in(1).data<float>(), c.in(2).data<float>(), c.out(0).data<float>());
+  const bool masked = c.inputs.size() > 3;
+  const Shape mask_shape = masked ? c.in(3).shape() : Shape{};
+  AttentionKernel k(c.in(0).shape(), c.in(1).shape(), c.node.attr_int("heads", 0), c.node.attr_float("scale", 1.f),
+                    masked ? &mask_shape : nullptr);
+  k.run(c.in(0).data<float>(), c.in(1).data<float>(), c.in(2).data<float>(), c.out(0).data<float>(),
+        masked ? c.in(3).data<float>() : nullptr);
 }
 
 }  // namespace

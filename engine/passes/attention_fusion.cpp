@@ -2,13 +2,14 @@
 // exports for BERT and ViT self-attention:
 //
 //   q ─ Reshape[B,S,h,d] ─ Transpose(0,2,1,3) ─┐
-//   k ─ Reshape[B,S,h,d] ─ Transpose(0,2,3,1) ─┴─ MatMul ─ Div(√d) | Mul(1/√d) ─ Softmax(-1) ─┐
+//   k ─ Reshape[B,S,h,d] ─ Transpose(0,2,3,1) ─┴─ MatMul ─ Div(√d) | Mul(1/√d) ─ [Add mask] ─ Softmax(-1) ─┐
 //   v ─ Reshape[B,S,h,d] ─ Transpose(0,2,1,3) ──────────────────────────────────────────── MatMul
 //                                          ─ Transpose(0,2,1,3) ─ Reshape[B,S,H] ─▶ out
 //
-// becomes fusebench.Attention(q, k, v) with heads and scale. Kᵀ may also come as
-// Transpose(0,2,1,3) followed by Transpose(0,1,3,2). Left alone: masks (an Add before the
-// Softmax), other permutations, and any intermediate read outside the pattern.
+// becomes fusebench.Attention(q, k, v[, mask]) with heads and scale. Kᵀ may also come as
+// Transpose(0,2,1,3) followed by Transpose(0,1,3,2). The optional additive mask is any float
+// rank-4 value broadcasting to the scores ([B,1,1,S] padding masks, [1,1,S,S] causal ones).
+// Left alone: other permutations, and any intermediate read outside the pattern.
 #include "engine/passes/passes.h"
 
 namespace fb {
@@ -56,6 +57,15 @@ struct Matcher {
 
 bool is_op(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
 
+// A float rank-4 value whose every dim is 1 or the scores' own.
+bool broadcasts_to_scores(const Graph& g, const std::string& v, const Shape& scores) {
+  const ValueInfo& vi = g.value(v);
+  if (vi.dtype != DType::Float32 || vi.shape.size() != 4) return false;
+  for (size_t i = 0; i < 4; ++i)
+    if (vi.shape[i] != 1 && vi.shape[i] != scores[i]) return false;
+  return true;
+}
+
 }  // namespace
 
 int attention_fusion(PassContext& ctx) {
@@ -67,14 +77,25 @@ int attention_fusion(PassContext& ctx) {
     const Shape& ss = g.value(sm.inputs[0]).shape;
     if (ss.size() != 4 || (sm.attr_int("axis", -1) != -1 && sm.attr_int("axis", -1) != 3)) continue;
     Matcher m{ctx, {i}};
-    // Scale.
-    const Node* scale_node = g.producer(sm.inputs[0]);
+    // Optional additive mask, then the scale.
+    std::string scores = sm.inputs[0], mask;
+    if (const Node* add = g.producer(scores); add && is_op(*add, "Add") && add->inputs.size() == 2) {
+      for (int side = 0; side < 2 && mask.empty(); ++side) {
+        const Node* p = g.producer(add->inputs[size_t(side)]);
+        if (p && (is_op(*p, "Div") || is_op(*p, "Mul")) && broadcasts_to_scores(g, add->inputs[size_t(1 - side)], ss)) {
+          mask = add->inputs[size_t(1 - side)];
+          scores = add->inputs[size_t(side)];
+        }
+      }
+      if (mask.empty() || g.value(add->outputs[0]).shape != ss || !m.produced_by(sm.inputs[0], "Add")) continue;
+    }
+    const Node* scale_node = g.producer(scores);
     float c = 0, scale = 0;
     if (!scale_node || scale_node->inputs.size() != 2 || !constant_scalar(ctx, scale_node->inputs[1], &c)) continue;
     if (is_op(*scale_node, "Div") && c != 0) scale = 1.f / c;
     else if (is_op(*scale_node, "Mul")) scale = c;
     else continue;
-    if (!m.produced_by(sm.inputs[0], scale_node->op_type.c_str())) continue;
+    if (!m.produced_by(scores, scale_node->op_type.c_str())) continue;
     const Node* qk = m.produced_by(scale_node->inputs[0], "MatMul");
     if (!qk) continue;
     int64_t hq, dq, hk, dk, hv, dv;
@@ -109,11 +130,12 @@ int attention_fusion(PassContext& ctx) {
     att.op_type = "Attention";
     att.domain = "fusebench";
     att.inputs = {*q, *k, *v};
+    if (!mask.empty()) att.inputs.push_back(mask);
     att.outputs = {r.outputs[0]};
     att.attrs["heads"] = Attribute{hq};
     att.attrs["scale"] = Attribute{scale};
     ctx.log.push_back("  attention-fusion: " + std::to_string(m.nodes.size()) + " nodes from '" + qk->name + "' → Attention (" +
-                      std::to_string(hq) + " heads of " + std::to_string(dq) + ")");
+                      std::to_string(hq) + " heads of " + std::to_string(dq) + (mask.empty() ? "" : ", masked") + ")");
     replace_nodes(g, m.nodes, std::move(att));
     ++fused;
     i = size_t(-1);  // indices moved: rescan from the start

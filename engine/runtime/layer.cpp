@@ -76,10 +76,12 @@ class MatMulLayer : public Layer {
 class AttentionLayer : public Layer {
  public:
   AttentionLayer(const Node& n, std::vector<const Tensor*> ins, Tensor* out)
-      : kernel_(ins[0]->shape(), ins[1]->shape(), n.attr_int("heads", 0), n.attr_float("scale", 1.f)),
+      : kernel_(ins[0]->shape(), ins[1]->shape(), n.attr_int("heads", 0), n.attr_float("scale", 1.f),
+                ins.size() > 3 ? &ins[3]->shape() : nullptr),
         ins_(std::move(ins)), out_(out) {}
   void run() override {
-    kernel_.run(ins_[0]->data<float>(), ins_[1]->data<float>(), ins_[2]->data<float>(), out_->data<float>());
+    kernel_.run(ins_[0]->data<float>(), ins_[1]->data<float>(), ins_[2]->data<float>(), out_->data<float>(),
+                ins_.size() > 3 ? ins_[3]->data<float>() : nullptr);
   }
   std::string kernel() const override { return "onednn.matmul(strided)+softmax+onednn.matmul(strided)"; }
   double flops() const override { return kernel_.flops(); }
