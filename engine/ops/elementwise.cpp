@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "engine/ops/broadcast.h"
+#include "engine/ops/fast_math.h"
 #include "engine/ops/op_registry.h"
 #include "engine/ops/typed_kernels.h"
 
@@ -81,7 +82,9 @@ void apply_unary_t(UnaryFn f, const T* in, T* out, int64_t n) {
     case UnaryFn::Relu: return unary_loop(in, out, n, [](T x) { return x > T(0) ? x : T(0); });
     case UnaryFn::Sigmoid: return unary_loop(in, out, n, [](T x) { return T(1) / (T(1) + std::exp(-x)); });
     case UnaryFn::Tanh: return unary_loop(in, out, n, [](T x) { return std::tanh(x); });
-    case UnaryFn::Erf: return unary_loop(in, out, n, [](T x) { return std::erf(x); });
+    case UnaryFn::Erf:
+      if constexpr (std::is_same_v<T, float>) return unary_loop(in, out, n, [](float x) { return fast_erf(x); });
+      else return unary_loop(in, out, n, [](T x) { return std::erf(x); });
     case UnaryFn::Sqrt: return unary_loop(in, out, n, [](T x) { return std::sqrt(x); });
     case UnaryFn::Exp: return unary_loop(in, out, n, [](T x) { return std::exp(x); });
     case UnaryFn::Log: return unary_loop(in, out, n, [](T x) { return std::log(x); });
@@ -89,7 +92,9 @@ void apply_unary_t(UnaryFn f, const T* in, T* out, int64_t n) {
     case UnaryFn::Abs: return unary_loop(in, out, n, [](T x) { return std::fabs(x); });
     case UnaryFn::Reciprocal: return unary_loop(in, out, n, [](T x) { return T(1) / x; });
     case UnaryFn::Gelu:
-      return unary_loop(in, out, n, [](T x) { return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752))); });
+      if constexpr (std::is_same_v<T, float>)
+        return unary_loop(in, out, n, [](float x) { return 0.5f * x * (1.f + fast_erf(x * 0.70710678118654752f)); });
+      else return unary_loop(in, out, n, [](T x) { return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752))); });
     case UnaryFn::Sin: return unary_loop(in, out, n, [](T x) { return std::sin(x); });
     case UnaryFn::Cos: return unary_loop(in, out, n, [](T x) { return std::cos(x); });
     case UnaryFn::Tan: return unary_loop(in, out, n, [](T x) { return std::tan(x); });

@@ -27,4 +27,30 @@ inline float fast_exp(float x) {
   return p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
 }
 
+// erf, vectorizable (glibc's erff is scalar: it made the reference's Erf ten times slower
+// than PyTorch's vectorized one). |x| < 0.5: the odd Taylor series to x^13, relative error
+// under 2e-7 (float rounding); beyond: Abramowitz & Stegun 7.1.26 with fast_exp, absolute error under 4e-7.
+// Both are computed and one selected, so the loop stays branch-free.
+inline float fast_erf(float x) {
+  const float ax = x < 0.f ? -x : x;
+  const float x2 = x * x;
+  float s = -1.f / 9360.f;  // 2/√π · Σ (-1)^n x^(2n+1) / (n! (2n+1)), Horner in x²
+  s = s * x2 + 1.f / 1320.f;
+  s = s * x2 - 1.f / 216.f;
+  s = s * x2 + 1.f / 42.f;
+  s = s * x2 - 1.f / 10.f;
+  s = s * x2 + 1.f / 3.f;
+  s = s * x2 - 1.f;
+  const float small = -1.12837916709551257f * x * s;
+  const float t = 1.f / (1.f + 0.3275911f * ax);
+  float p = 1.061405429f;
+  p = p * t - 1.453152027f;
+  p = p * t + 1.421413741f;
+  p = p * t - 0.284496736f;
+  p = p * t + 0.254829592f;
+  const float big = 1.f - p * t * fast_exp(-x2);
+  const float large = x < 0.f ? -big : big;
+  return ax < 0.5f ? small : large;
+}
+
 }  // namespace fb

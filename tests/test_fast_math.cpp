@@ -1,0 +1,37 @@
+// The vectorizable float functions against libm over their whole useful range: the bounds
+// here are the ones fast_math.h promises.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/ops/fast_math.h"
+
+namespace fb {
+namespace {
+
+TEST(FastMath, ExpRelativeErrorUnder2e7) {
+  double worst = 0;
+  for (float x = -87.f; x <= 88.f; x += 0.0137f) {
+    const double want = std::exp(double(x));
+    worst = std::max(worst, std::fabs(double(fast_exp(x)) - want) / want);
+  }
+  EXPECT_LT(worst, 2e-7);
+  EXPECT_EQ(fast_exp(-200.f), fast_exp(-87.3f));  // clamped, no denormal garbage
+}
+
+TEST(FastMath, ErfWithinItsBoundsEverywhere) {
+  double worst_small_rel = 0, worst_abs = 0;
+  for (float x = -10.f; x <= 10.f; x += 0.00071f) {
+    const double want = std::erf(double(x)), got = fast_erf(x);
+    worst_abs = std::max(worst_abs, std::fabs(got - want));
+    if (std::fabs(x) < 0.5f && x != 0.f) worst_small_rel = std::max(worst_small_rel, std::fabs(got - want) / std::fabs(want));
+  }
+  EXPECT_LT(worst_small_rel, 2e-7);
+  EXPECT_LT(worst_abs, 4e-7);
+  EXPECT_EQ(fast_erf(0.f), 0.f);
+  EXPECT_EQ(fast_erf(-3.f), -fast_erf(3.f));  // odd
+  EXPECT_NEAR(fast_erf(1e-6f), 1.1283791670955e-6, 2e-7 * 1.13e-6);  // tiny x: relative bound holds
+}
+
+}  // namespace
+}  // namespace fb
