@@ -106,22 +106,6 @@ void Graph::topological_sort() {
   nodes = std::move(sorted);
 }
 
-void Graph::remove_dead_nodes() {
-  std::set<std::string> live(outputs.begin(), outputs.end());
-  std::vector<Node> kept;
-  for (size_t i = nodes.size(); i-- > 0;) {
-    const Node& n = nodes[i];
-    bool used = std::any_of(n.outputs.begin(), n.outputs.end(), [&](const std::string& o) { return live.count(o); });
-    if (!used) continue;
-    for (const std::string& in : n.inputs) live.insert(in);
-    kept.push_back(std::move(nodes[i]));
-  }
-  std::reverse(kept.begin(), kept.end());
-  nodes = std::move(kept);
-  for (auto it = initializers.begin(); it != initializers.end();)
-    it = live.count(it->first) ? std::next(it) : initializers.erase(it);
-}
-
 std::string Graph::unique_value_name(const std::string& stem) const {
   if (!values.count(stem) && !initializers.count(stem)) return stem;
   for (int i = 1;; ++i) {

@@ -79,9 +79,6 @@ class Graph {
   std::vector<size_t> consumers(const std::string& v) const;
   // Sorts `nodes` topologically; throws Error naming a node on a cycle or a missing input.
   void topological_sort();
-  // Removes nodes whose outputs are never used and are not graph outputs, then
-  // initializers nobody reads.
-  void remove_dead_nodes();
   // A fresh value name with the given stem that is not used yet.
   std::string unique_value_name(const std::string& stem) const;
 };
