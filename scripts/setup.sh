@@ -10,12 +10,16 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   libtbb-dev                # our kernels' intra-op threads
   libdnnl-dev               # oneDNN: matrix and convolution kernels
+  ocl-icd-opencl-dev        # only "recommended" by libdnnl-dev, but its CMake config requires OpenCL
   nlohmann-json3-dev        # scenario files, JSON output
   libcxxopts-dev            # the command line
   libgtest-dev              # tests
+  libbenchmark-dev          # build-time benchmark (tests/bench_*.cpp)
+  ccache                    # rebuilds (scripts/build.sh uses it when present)
+  sqlite3                   # the sqlite3 command: scripts/nightly.sh and store tests read databases with it
   # PyTorch agreement test and baseline (scripts/export_models.py, bench_pytorch.py): run
   # with /usr/bin/python3. OpenBLAS so that torch's libblas.so.3 is not netlib's.
-  python3-torch python3-torchvision libopenblas0-openmp
+  python3 python3-numpy python3-torch python3-torchvision libopenblas0-openmp
 )
 
 missing=()
