@@ -16,7 +16,12 @@ std::vector<Tensor> make_inputs(const Graph& g, const std::vector<Shape>& shapes
   std::vector<Tensor> r;
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     uint64_t s = seed * 1000003ull + i;
-    Tensor t(g.inputs[i].dtype, shapes.at(i));
+    Tensor t;
+    try {
+      t = Tensor(g.inputs[i].dtype, shapes.at(i));
+    } catch (const Error& e) {
+      throw Error("input '" + g.inputs[i].name + "': " + e.what());
+    }
     const int64_t n = t.numel();
     switch (t.dtype()) {
       case DType::Float32: {

@@ -66,9 +66,11 @@ LoadedModel load_model(const std::string& reference) {
 }
 
 std::unique_ptr<Engine> make_engine(const LoadedModel& m, const BuildConfig& wanted) {
-  if (!m.plan) return build_engine(m.graph, wanted);
-  check_plan_matches(m, wanted);
-  return engine_from_plan(*m.plan, m.reference);
+  return naming_model(m, [&] {
+    if (!m.plan) return build_engine(m.graph, wanted);
+    check_plan_matches(m, wanted);
+    return engine_from_plan(*m.plan, m.reference);
+  });
 }
 
 }  // namespace fb

@@ -33,4 +33,17 @@ LoadedModel load_model(const std::string& reference);
 // field; threads may differ). Call it inside the ThreadScope the engine will run in.
 std::unique_ptr<Engine> make_engine(const LoadedModel& m, const BuildConfig& wanted);
 
+// Runs f; an fb::Error from it that does not name the model already gets "MODEL: " in
+// front, so that every error about a model (an impossible input or activation size, a
+// node the builder refuses) says which file it is about.
+template <typename F>
+auto naming_model(const LoadedModel& m, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    if (std::string(e.what()).find(m.reference) != std::string::npos) throw;
+    throw Error(m.reference + ": " + e.what());
+  }
+}
+
 }  // namespace fb

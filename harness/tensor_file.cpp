@@ -309,4 +309,13 @@ void write_tensor_pb(const std::string& path, const Tensor& t, const std::string
   write_file(path, tensor_to_proto(t, name).SerializeAsString(), nullptr, 0);
 }
 
+std::string npy_file_name(const std::string& tensor, std::set<std::string>& taken) {
+  std::string stem = tensor;
+  for (char& c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  std::string name = stem + ".npy";
+  for (int k = 2; !taken.insert(name).second; ++k) name = stem + "_" + std::to_string(k) + ".npy";
+  return name;
+}
+
 }  // namespace fb

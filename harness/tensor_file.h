@@ -8,6 +8,7 @@
 // anything is allocated, so a damaged file is an error, never a crash or a huge allocation.
 // .pb: the engine's own tensor_from_proto/tensor_to_proto (engine/onnx/onnx_import.h).
 #pragma once
+#include <set>
 #include <string>
 
 #include "engine/ir/tensor.h"
@@ -18,6 +19,10 @@ namespace fb {
 Tensor read_tensor_file(const std::string& path);
 // Writes `t` as .npy (version 1.0, or 2.0 when the header needs it).
 void write_npy(const std::string& path, const Tensor& t);
+// The file name `exec --save-outputs` gives a tensor: letters, digits, '.', '_' and '-'
+// kept, the rest '_', then ".npy"; a name already in `taken` gets "_2", "_3", ... so that
+// no tensor overwrites another. Adds the name it returns to `taken`.
+std::string npy_file_name(const std::string& tensor, std::set<std::string>& taken);
 // Writes `t` as a serialized onnx::TensorProto named `name` (raw_data).
 void write_tensor_pb(const std::string& path, const Tensor& t, const std::string& name);
 

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 
 #include "engine/onnx/onnx_import.h"
 #include "engine/reference/reference_executor.h"
@@ -196,6 +197,45 @@ TEST_F(Exec, BadInputArgumentsAreExitCode2) {
   o = exec("--executor tensorrt");
   EXPECT_EQ(o.code, 2);
   EXPECT_NE(o.err.find("expected engine or reference"), std::string::npos) << o.err;
+}
+
+// mark-all's purpose: every tensor of the model saved, by both executors, in the order it
+// was computed, so that two runtimes can be compared layer by layer. One file per value
+// the model computes (node outputs), and each engine file agrees with the reference's.
+TEST_F(Exec, MarkAllSavesEveryTensorFromBothExecutors) {
+  const LoadedModel m = load_model(model_);
+  std::vector<std::string> values;
+  for (const Node& n : m.graph.nodes)
+    for (const std::string& o : n.outputs)
+      if (!o.empty()) values.push_back(o);
+  ASSERT_GT(values.size(), m.graph.outputs.size()) << "the model needs intermediates for this test";
+
+  const Ran eng = exec("--executor engine --fusion mark-all --save-outputs " + p("eng"));
+  ASSERT_EQ(eng.code, 0) << eng.err;
+  const Ran ref = exec("--executor reference --fusion mark-all --save-outputs " + p("ref"));
+  ASSERT_EQ(ref.code, 0) << ref.err;
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(p("eng"))) files += e.path().extension() == ".npy";
+  EXPECT_EQ(files, values.size());
+  // Printed in the order computed: the first intermediate before the graph output.
+  EXPECT_LT(eng.out.find("output " + values.front() + " "), eng.out.find("output " + m.graph.outputs[0] + " ")) << eng.out;
+  std::set<std::string> taken;
+  for (const std::string& v : values) {
+    const std::string file = npy_file_name(v, taken);
+    ASSERT_TRUE(fs::exists(p("eng/" + file))) << v;
+    ASSERT_TRUE(fs::exists(p("ref/" + file))) << v;
+    const Tensor e = read_tensor_file(p("eng/" + file)), r = read_tensor_file(p("ref/" + file));
+    ASSERT_EQ(e.shape(), r.shape()) << v;
+    for (int64_t i = 0; i < r.numel(); ++i)
+      ASSERT_LE(std::fabs(e.data<float>()[i] - r.data<float>()[i]), 1e-4 + 1e-3 * std::fabs(r.data<float>()[i])) << v << " [" << i << "]";
+  }
+
+  // Without mark-all only the graph outputs are written.
+  const Ran std_run = exec("--executor engine --fusion standard --save-outputs " + p("std"));
+  ASSERT_EQ(std_run.code, 0) << std_run.err;
+  files = 0;
+  for (const auto& e : fs::directory_iterator(p("std"))) files += e.path().extension() == ".npy";
+  EXPECT_EQ(files, m.graph.outputs.size());
 }
 
 }  // namespace

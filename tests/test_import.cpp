@@ -10,6 +10,7 @@
 #include "engine/onnx/onnx_import.h"
 #include "engine/reference/reference_executor.h"
 #include "engine/zoo/zoo.h"
+#include "shell_command.h"
 
 namespace fb {
 namespace {
@@ -213,16 +214,22 @@ TEST_F(ImportTest, AbsurdInitializerDimensionsAreRefusedWithoutAllocating) {
   }
 }
 
-// 2^41 elements in a static graph input: the engine's plan and the input tensor are both
-// refused up front, not attempted (overcommit would let the malloc succeed and the first
-// write kill the process).
-TEST_F(ImportTest, AbsurdInputDimensionsAreRefusedWithoutAllocating) {
+// Relu over a static float[2^20, 2^21] input: 2^41 elements, 8 TiB.
+onnx::ModelProto relu_of_2_to_the_41_floats() {
   onnx::ModelProto m = one_node("Relu");
   for (auto* vi : {m.mutable_graph()->mutable_input(0), m.mutable_graph()->mutable_output(0)}) {
     auto* shape = vi->mutable_type()->mutable_tensor_type()->mutable_shape();
     shape->mutable_dim(0)->set_dim_value(int64_t(1) << 20);
     shape->mutable_dim(1)->set_dim_value(int64_t(1) << 21);
   }
+  return m;
+}
+
+// 2^41 elements in a static graph input: the engine's plan and the input tensor are both
+// refused up front, not attempted (overcommit would let the malloc succeed and the first
+// write kill the process).
+TEST_F(ImportTest, AbsurdInputDimensionsAreRefusedWithoutAllocating) {
+  const onnx::ModelProto m = relu_of_2_to_the_41_floats();
   Graph g = import_onnx(m, "huge.onnx", "");
   std::string msg = expect_error([&] { build_engine(g, BuildConfig{}); });
   EXPECT_NE(msg.find("more than this machine's memory"), std::string::npos) << msg;
@@ -230,6 +237,21 @@ TEST_F(ImportTest, AbsurdInputDimensionsAreRefusedWithoutAllocating) {
   EXPECT_NE(msg.find("[1048576,2097152]"), std::string::npos) << msg;
   msg = expect_error([&] { Tensor(DType::Float32, Shape{int64_t(1) << 40, int64_t(1) << 40}); });
   EXPECT_NE(msg.find("too many elements"), std::string::npos) << msg;
+}
+
+// The same model as a file, through the binary as a user meets it: exit code 2 and one
+// message that names the model file and the input, from exec and from inspect.
+TEST_F(ImportTest, AbsurdInputDimensionsNameTheModelFileThroughTheBinary) {
+  const onnx::ModelProto m = relu_of_2_to_the_41_floats();
+  const std::string path = write("models/huge.onnx", m.SerializeAsString());
+  for (const std::string cmd : {"exec", "inspect"}) {
+    const Outcome o = sh(std::string(FUSEBENCH_BINARY) + " " + cmd + " " + path);
+    EXPECT_EQ(o.code, 2) << cmd << ": " << o.output;
+    EXPECT_NE(o.output.find(path), std::string::npos) << cmd << ": " << o.output;
+    EXPECT_NE(o.output.find("[1048576,2097152]"), std::string::npos) << cmd << ": " << o.output;
+  }
+  const Outcome o = sh(std::string(FUSEBENCH_BINARY) + " exec " + path);
+  EXPECT_NE(o.output.find("input 'x'"), std::string::npos) << o.output;
 }
 
 // y = relu(x + 1) repeated 5,000 times: 10,000 nodes import, build and run at every level.

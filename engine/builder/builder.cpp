@@ -1,5 +1,6 @@
 #include "engine/builder/builder.h"
 
+#include "engine/builder/fusion_limits.h"
 #include "engine/builder/static_shapes.h"
 #include "engine/passes/passes.h"
 
@@ -23,6 +24,7 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
   log->push_back("imported: " + std::to_string(g.nodes.size()) + " nodes, " + std::to_string(g.initializers.size()) +
                  " initializers, opset " + std::to_string(g.opset) + ", batch " + std::to_string(config.batch));
   for (const std::string& line : g.import_log) log->push_back(line);
+  check_fusion_limits(g, config, log);
   log->push_back(std::string("fusion level: ") + fusion_level_name(config.fusion) + ", precision: " + config.precision +
                  ", threads: " + std::to_string(config.threads));
   for (const Pass& p : passes_for(config.fusion)) {

@@ -173,6 +173,18 @@ std::map<std::string, Tensor> Engine::run_capture(const std::vector<Tensor>& inp
   return captured;
 }
 
+std::vector<std::pair<std::string, Tensor>> Engine::kept_values() const {
+  std::vector<std::pair<std::string, Tensor>> kept;
+  if (config_.fusion != FusionLevel::MarkAll) {
+    const std::vector<Tensor> outs = outputs();
+    for (size_t i = 0; i < outs.size(); ++i) kept.emplace_back(graph_.outputs[i], outs[i].clone());
+    return kept;
+  }
+  for (size_t i = 0; i < layers_.size(); ++i)
+    for (const auto& [name, t] : layer_outputs_[i]) kept.emplace_back(name, layers_[i] ? layers_[i]->plain_copy(*t) : t->clone());
+  return kept;
+}
+
 std::vector<Tensor> Engine::outputs() const {
   std::vector<Tensor> r;
   for (int s : output_slots_) r.push_back(slots_[s]);

@@ -39,6 +39,10 @@ class Engine {
   std::map<std::string, Tensor> run_capture(const std::vector<Tensor>& inputs);
   // Views of the outputs of the last run (valid until the next run).
   std::vector<Tensor> outputs() const;
+  // Copies (in plain layout) of what the last run kept, in the order layers computed it:
+  // every tensor under mark-all (which plans no memory reuse for exactly this), else the
+  // graph outputs. What `exec --fusion mark-all --save-outputs` writes.
+  std::vector<std::pair<std::string, Tensor>> kept_values() const;
 
   const std::vector<LayerInfo>& layers() const { return infos_; }
   const std::vector<std::string>& build_log() const { return log_; }

@@ -152,17 +152,6 @@ std::string describe_values(const Tensor& t) {
   return r;
 }
 
-// A file name from a tensor name: letters, digits, '.', '_' and '-' kept, the rest '_';
-// a name already taken in this run gets "_2", "_3", ... so no output overwrites another.
-std::string file_name_for(const std::string& tensor, std::set<std::string>& taken) {
-  std::string stem = tensor;
-  for (char& c : stem)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
-  std::string name = stem + ".npy";
-  for (int k = 2; !taken.insert(name).second; ++k) name = stem + "_" + std::to_string(k) + ".npy";
-  return name;
-}
-
 // Writes tensors as NAME.npy under `dir` (created if missing); returns the paths, in order.
 std::vector<std::string> save_all(const std::string& dir, const std::vector<std::string>& names, const std::vector<Tensor>& ts) {
   std::error_code ec;
@@ -171,10 +160,29 @@ std::vector<std::string> save_all(const std::string& dir, const std::vector<std:
   std::set<std::string> taken;
   std::vector<std::string> paths;
   for (size_t i = 0; i < ts.size(); ++i) {
-    paths.push_back((fs::path(dir) / file_name_for(names[i], taken)).string());
+    paths.push_back((fs::path(dir) / npy_file_name(names[i], taken)).string());
     write_npy(paths.back(), ts[i]);
   }
   return paths;
+}
+
+// The reference executor's answer: the graph outputs, or under mark-all every value in
+// the order nodes compute it, so the two executors' files can be diffed one by one.
+void run_reference(const LoadedModel& m, const BuildConfig& cfg, const std::vector<Tensor>& inputs,
+                   std::vector<std::string>* names, std::vector<Tensor>* outputs) {
+  ReferenceExecutor ref(m.graph, cfg.batch, cfg.input_shapes);
+  if (cfg.fusion != FusionLevel::MarkAll) {
+    *outputs = ref.run(inputs);
+    *names = m.graph.outputs;
+    return;
+  }
+  const std::map<std::string, Tensor> all = ref.run_all(inputs);
+  for (const Node& n : m.graph.nodes)
+    for (const std::string& o : n.outputs)
+      if (auto it = all.find(o); !o.empty() && it != all.end()) {
+        names->push_back(o);
+        outputs->push_back(it->second);
+      }
 }
 
 }  // namespace
@@ -187,7 +195,7 @@ int cmd_exec(int argc, char** argv) {
       "threads", "threads", cxxopts::value<int>()->default_value("1"))(
       "input", "NAME=FILE: an input from .npy or ONNX TensorProto .pb (repeatable)", cxxopts::value<std::vector<std::string>>())(
       "seed", "seed of the generated inputs (the same bytes `run` uses)", cxxopts::value<uint64_t>()->default_value("1234"))(
-      "save-outputs", "DIR: write every output there as NAME.npy", cxxopts::value<std::string>())(
+      "save-outputs", "DIR: write every output there as NAME.npy (with --fusion mark-all: every tensor computed)", cxxopts::value<std::string>())(
       "save-inputs", "DIR: write every input there as NAME.npy (the generated ones too)", cxxopts::value<std::string>());
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
@@ -205,8 +213,10 @@ int cmd_exec(int argc, char** argv) {
   // A plan's input shapes were fixed when it was built: the engine checks given inputs against them.
   if (!m.plan)
     for (const auto& [name, in] : given) cfg.input_shapes[name] = in.tensor.shape();
-  const std::map<std::string, Shape> shapes = bind_input_shapes(m.graph, cfg.batch, cfg.input_shapes);
-  const std::vector<Tensor> inputs = assemble_inputs(m.graph, given, shapes, args["seed"].as<uint64_t>());
+  const std::vector<Tensor> inputs = naming_model(m, [&] {
+    const std::map<std::string, Shape> shapes = bind_input_shapes(m.graph, cfg.batch, cfg.input_shapes);
+    return assemble_inputs(m.graph, given, shapes, args["seed"].as<uint64_t>());
+  });
 
   std::vector<std::string> output_names;
   std::vector<Tensor> outputs;
@@ -215,12 +225,14 @@ int cmd_exec(int argc, char** argv) {
     if (executor == "engine") {
       auto engine = make_engine(m, cfg);
       engine->run(inputs);
-      output_names = engine->graph().outputs;  // mark-all: every tensor the engine computes
-      for (const Tensor& t : engine->outputs()) outputs.push_back(t.clone());
+      // Under mark-all every tensor the engine computed, in layer order (the "mark all
+      // outputs" comparison of each layer with another runtime); else the graph outputs.
+      for (auto& [name, t] : engine->kept_values()) {
+        output_names.push_back(name);
+        outputs.push_back(std::move(t));
+      }
     } else {
-      ReferenceExecutor ref(m.graph, cfg.batch, cfg.input_shapes);
-      outputs = ref.run(inputs);
-      output_names = m.graph.outputs;
+      naming_model(m, [&] { run_reference(m, cfg, inputs, &output_names, &outputs); });
     }
   });
 

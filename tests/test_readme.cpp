@@ -1,0 +1,140 @@
+// The README tells the truth about the binary. Every example block that starts with
+// "$ fusebench inspect|build|zoo ..." is run, and the output lines it quotes must be the
+// binary's, with decimals (timings, sizes in MB) masked; "..." lines stand for output left
+// out. The quickstart `run` example (too slow to run here) must list as many cases as the
+// scenario expands to, with their real labels. Every relative link and every scripts/,
+// scenarios/, docs/ or tests/ path the README names must exist.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "harness/scenario.h"
+#include "shell_command.h"
+
+namespace fb {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Example {
+  int line = 0;                     // README line of the command
+  std::string command;              // after "$ "
+  std::vector<std::string> output;  // the lines quoted under it
+};
+
+std::string readme_text() {
+  std::ifstream in(std::string(FUSEBENCH_SOURCE_DIR) + "/README.md");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+// Code blocks whose first line is "$ fusebench ...".
+std::vector<Example> examples() {
+  std::vector<Example> found;
+  const std::vector<std::string> lines = lines_of(readme_text());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].rfind("```", 0) != 0) continue;
+    size_t end = i + 1;
+    while (end < lines.size() && lines[end].rfind("```", 0) != 0) ++end;
+    if (i + 1 < end && lines[i + 1].rfind("$ fusebench ", 0) == 0) {
+      Example e;
+      e.line = int(i + 2);
+      e.command = lines[i + 1].substr(2);
+      e.output.assign(lines.begin() + i + 2, lines.begin() + end);
+      found.push_back(e);
+    }
+    i = end;
+  }
+  return found;
+}
+
+// Decimals vary from run to run; integers (node, layer and case counts) must not.
+std::string mask(const std::string& s) { return std::regex_replace(s, std::regex(R"(\d+\.\d+)"), "#"); }
+
+bool quick(const std::string& command) {
+  for (const char* sub : {"fusebench inspect ", "fusebench build ", "fusebench zoo "})
+    if (command.rfind(sub, 0) == 0) return true;
+  return false;
+}
+
+TEST(Readme, QuickExamplesAreTheBinarysOutput) {
+  const fs::path dir = fs::temp_directory_path() / ("fb_readme_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  int checked = 0;
+  for (const Example& e : examples()) {
+    if (!quick(e.command)) continue;
+    const std::string cmd = "cd " + dir.string() + " && " + FUSEBENCH_BINARY + e.command.substr(std::string("fusebench").size());
+    const Outcome o = sh(cmd);
+    ASSERT_EQ(o.code, 0) << "README line " << e.line << ": " << e.command << "\n" << o.output;
+    const std::vector<std::string> actual = lines_of(o.output);
+    // Each quoted line appears in the output, in order; "..." skips output lines.
+    size_t at = 0;
+    for (const std::string& quoted : e.output) {
+      if (quoted.find("...") != std::string::npos) continue;
+      while (at < actual.size() && mask(actual[at]) != mask(quoted)) ++at;
+      EXPECT_LT(at, actual.size()) << "README line " << e.line << " (" << e.command << ") quotes a line the binary does not print:\n  "
+                                   << quoted << "\nthe binary printed:\n" << o.output;
+      if (at == actual.size()) break;
+      ++at;
+    }
+    ++checked;
+  }
+  fs::remove_all(dir);
+  EXPECT_GE(checked, 2) << "the README should show at least inspect and build examples as commands";
+}
+
+TEST(Readme, QuickstartRunExampleListsTheScenariosCases) {
+  const std::vector<CaseSpec> cases = expand_cases(load_scenario(std::string(FUSEBENCH_SOURCE_DIR) + "/scenarios/quickstart.json"));
+  int checked = 0;
+  for (const Example& e : examples()) {
+    if (e.command.rfind("fusebench run scenarios/quickstart.json", 0) != 0) continue;
+    std::smatch m;
+    ASSERT_FALSE(e.output.empty());
+    ASSERT_TRUE(std::regex_search(e.output[0], m, std::regex(R"(: (\d+) cases from)"))) << e.output[0];
+    EXPECT_EQ(std::stoul(m[1]), cases.size()) << "README line " << e.line;
+    for (const std::string& l : e.output) {
+      if (!std::regex_search(l, m, std::regex(R"(^\[(\d+)/(\d+)\] (.*?)  engine )"))) continue;
+      EXPECT_EQ(std::stoul(m[2]), cases.size()) << l;
+      const size_t k = std::stoul(m[1]);
+      ASSERT_GE(k, 1u);
+      ASSERT_LE(k, cases.size());
+      EXPECT_EQ(m[3].str(), cases[k - 1].label()) << l;
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 1) << "the README shows the quickstart run";
+}
+
+TEST(Readme, LinksAndPathsExist) {
+  const std::string text = readme_text();
+  const fs::path root = FUSEBENCH_SOURCE_DIR;
+  const std::regex link(R"(\]\(([^)#\s]+)[^)]*\))");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), link); it != std::sregex_iterator(); ++it) {
+    const std::string target = (*it)[1];
+    if (target.find("://") != std::string::npos) continue;
+    EXPECT_TRUE(fs::exists(root / target)) << "README links to " << target << ", which is not in the repository";
+    EXPECT_EQ(target.rfind("../", 0), std::string::npos) << "README links outside the repository: " << target;
+  }
+  const std::regex path(R"(\b((?:scripts|scenarios|docs|tests)/[A-Za-z0-9_.\-/]*[A-Za-z0-9_]))");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), path); it != std::sregex_iterator(); ++it) {
+    const std::string p = (*it)[1];
+    // "scenarios/x.json: field ..." quotes an error message about a user's file.
+    if (text.compare(it->position(1) + p.size(), 1, ":") == 0) continue;
+    EXPECT_TRUE(fs::exists(root / p) || fs::exists(root / (p + ".cpp"))) << "README names " << p << ", which does not exist";
+  }
+}
+
+}  // namespace
+}  // namespace fb
