@@ -50,8 +50,8 @@ TEST(FusionLimits, UnmatchedGlobAndOpTypeAreWarnedInTheBuildLog) {
   c.exclude_nodes = {"/decoder/*"};
   c.exclude_op_types = {"Conv"};
   const auto engine = build_engine(m.graph, c);
-  EXPECT_TRUE(log_has(engine->build_log(), "warning: fusion limit exclude_nodes: glob '/decoder/*' matches no node"));
-  EXPECT_TRUE(log_has(engine->build_log(), "warning: fusion limit exclude_ops: no node has op type 'Conv'"));
+  EXPECT_TRUE(log_has(engine->build_log(), "warning: fusion_limits.exclude_nodes (--exclude-node): glob '/decoder/*' matches no node"));
+  EXPECT_TRUE(log_has(engine->build_log(), "warning: fusion_limits.exclude_ops (--exclude-op): no node has op type 'Conv'"));
 }
 
 TEST(FusionLimits, LimitsThatMatchBuildWithoutWarnings) {
@@ -61,7 +61,7 @@ TEST(FusionLimits, LimitsThatMatchBuildWithoutWarnings) {
   c.exclude_op_types = {"Softmax"};
   c.partition_points = {"/embeddings/LayerNorm/Sub_output_0"};
   const auto engine = build_engine(m.graph, c);
-  EXPECT_FALSE(log_has(engine->build_log(), "warning: fusion limit"));
+  EXPECT_FALSE(log_has(engine->build_log(), "warning: fusion_limits"));
 }
 
 TEST(FusionLimits, TheBinaryExitsWith2NamingTheName) {

@@ -19,7 +19,7 @@ void check_fusion_limits(const Graph& g, const BuildConfig& config, std::vector<
   }
   for (const std::string& p : config.partition_points)
     if (!tensors.count(p))
-      throw Error("fusion limit partition_points: '" + p + "' is not a tensor of the model (" +
+      throw Error("fusion_limits.partition_points (--partition): '" + p + "' is not a tensor of the model (" +
                   std::to_string(tensors.size()) + " tensors; `fusebench inspect MODEL --fusion none` lists them)");
   for (const std::string& pattern : config.exclude_nodes) {
     bool matched = false;
@@ -27,11 +27,11 @@ void check_fusion_limits(const Graph& g, const BuildConfig& config, std::vector<
       if (glob_match(pattern, n.name)) { matched = true; break; }
     if (matched) continue;
     if (pattern.find_first_of("*?") == std::string::npos)
-      throw Error("fusion limit exclude_nodes: '" + pattern + "' is not a node of the model");
-    log->push_back("warning: fusion limit exclude_nodes: glob '" + pattern + "' matches no node");
+      throw Error("fusion_limits.exclude_nodes (--exclude-node): '" + pattern + "' is not a node of the model");
+    log->push_back("warning: fusion_limits.exclude_nodes (--exclude-node): glob '" + pattern + "' matches no node");
   }
   for (const std::string& t : config.exclude_op_types)
-    if (!op_types.count(t)) log->push_back("warning: fusion limit exclude_ops: no node has op type '" + t + "'");
+    if (!op_types.count(t)) log->push_back("warning: fusion_limits.exclude_ops (--exclude-op): no node has op type '" + t + "'");
 }
 
 }  // namespace fb
