@@ -33,8 +33,9 @@ if [ ! -f "$tarball" ]; then
   sources=/etc/apt/sources.list.d/debian.sources
   [ -f "$sources" ] || sources=/etc/apt/sources.list
   echo "fresh_machine_check: building a minimal Debian 12 root (cached in $tarball)"
-  mmdebstrap --quiet --variant=apt --include=ca-certificates,git bookworm "$tarball.partial" "$sources"
-  mv "$tarball.partial" "$tarball"
+  # mmdebstrap picks the output format from the name's extension: keep ".tar" last.
+  mmdebstrap --quiet --variant=apt --include=ca-certificates,git bookworm "$cache/partial.tar" "$sources"
+  mv "$cache/partial.tar" "$tarball"
 fi
 
 root=$(mktemp -d -t fusebench-fresh.XXXXXX)
