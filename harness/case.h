@@ -122,11 +122,26 @@ struct AccuracyResult {
   std::string detail;  // which output failed and where, when it failed
 };
 
+// An engine layer as stored with its case: every field of the engine's LayerInfo.
 struct LayerRecord {
   int index = 0;
   std::string name;
   std::string kind;                  // op type of the engine layer, e.g. "fusebench.FusedMatMul"
   std::vector<std::string> sources;  // source ONNX node names
+  std::string kernel;                // what runs it ("onednn.matmul+bias+gelu", "view")
+  std::string precision;
+  std::vector<std::vector<int64_t>> input_shapes, output_shapes;
+  double flops = 0;  // per run (0: not counted; NaN: not stored, in databases before version 4)
+  double bytes = 0;  // read and written per run
+};
+
+// The machine a case was built and timed on: a distributed run spreads its cases over
+// several, and numbers from different machines must not be mixed unknowingly.
+struct HostFingerprint {
+  std::string host;
+  std::string cpu_model;
+  std::string cpu_flags;
+  int cores = 0;
 };
 
 struct CaseResult {
@@ -145,6 +160,14 @@ struct CaseResult {
   double timer_overhead_ns = 0;  // one clock read pair plus the call, measured before timing
   Interference interference;
   std::string pinned_cpus;       // "0,1" when timing ran pinned, else ""
+  HostFingerprint timed_on;
+  // How timing was kept apart from other work on its host, which changes the numbers:
+  // "single-process" (one fusebench run), "host-exclusive" (MPI: one timing worker per
+  // host at a time) or "cores-per-worker=K" (MPI: workers pinned to disjoint cores).
+  std::string isolation = "single-process";
+  // No result: the worker running the case died or hung (status "error", the reason in
+  // `error`). `fusebench run --resume` runs such a case again.
+  bool worker_lost = false;
   double build_ms = 0;
   int64_t engine_memory_bytes = 0;     // the engine's activation arena
   int64_t reference_memory_bytes = 0;  // the reference executor's peak of live activations

@@ -117,6 +117,10 @@ std::array<double, 3> load_average() {
   return load;
 }
 
+HostFingerprint host_fingerprint(const RunInfo& info) {
+  return HostFingerprint{info.host, info.cpu_model, info.cpu_flags, info.cores};
+}
+
 RunInfo capture_environment() {
   RunInfo info;
   info.started_at = utc_now_iso8601();

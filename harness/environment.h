@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/case.h"
+
 namespace fb {
 
 struct RunInfo {
@@ -27,10 +29,15 @@ struct RunInfo {
   // The scenarios the run was started with, [{"name": ..., "file": ...}], so `run --resume`
   // can tell which interrupted run to continue.
   nlohmann::json scenarios = nlohmann::json::array();
+  std::string shard;  // "K/N" for `run --shard K/N`, "" when the run holds all its cases
+  // For a run made by `fusebench merge`: the shard runs it joined, [{"shard", "host", "started_at", "file"}].
+  nlohmann::json merged_from = nlohmann::json::array();
 };
 
 // Reads the current machine's fingerprint; fields that cannot be read stay empty.
 RunInfo capture_environment();
+// The part of it that says which machine timed a case.
+HostFingerprint host_fingerprint(const RunInfo& info);
 std::string utc_now_iso8601();  // "2024-05-01T12:34:56Z"
 
 // The 1, 5 and 15 minute load averages (getloadavg); all -1 when they cannot be read. A busy

@@ -2,6 +2,8 @@
 // every stored figure can be traced to its samples, its environment and its configuration.
 // One file (results.db), WAL mode so a report can read while a run writes; each case is
 // written in its own transaction, so an interrupted run never leaves half a case behind.
+// The parts live in harness/store/: schema.cpp (tables, migrations, opening), columns.cpp
+// (which field each column holds), store_writer.cpp and store_reader.cpp.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -11,6 +13,7 @@
 #include "engine/runtime/profiler.h"
 #include "harness/case.h"
 #include "harness/environment.h"
+#include "harness/store/schema.h"
 
 struct sqlite3;
 
@@ -43,13 +46,18 @@ enum class CaseDetail { kAll, kSummary };
 
 class ResultStore {
  public:
-  // The newest schema this build reads and writes; see the migration list in the .cpp.
-  static constexpr int kSchemaVersion = 3;
+  // The newest schema this build reads and writes; see the migrations in store/schema.cpp.
+  static constexpr int kSchemaVersion = store::kSchemaVersion;
 
-  // Opens or creates the database and applies pending migrations. Throws fb::Error naming
-  // the path when it is not a SQLite database, not a fusebench one, from a newer fusebench,
-  // locked by another process, or cannot be opened. A refused file is never modified.
-  explicit ResultStore(const std::string& path);
+  enum class Mode {
+    kReadWrite,  // creates the file if missing and applies pending migrations
+    kReadOnly,   // an existing store of exactly this schema version, never modified (merge's shards)
+  };
+
+  // Opens the database. Throws fb::Error naming the path when it is not a SQLite database,
+  // not a fusebench one, from a newer fusebench, locked by another process, or cannot be
+  // opened. A refused file is never modified.
+  explicit ResultStore(const std::string& path, Mode mode = Mode::kReadWrite);
   ~ResultStore();
   ResultStore(const ResultStore&) = delete;
   ResultStore& operator=(const ResultStore&) = delete;
@@ -57,10 +65,15 @@ class ResultStore {
   ResultStore& operator=(ResultStore&& other) noexcept;
 
   int64_t begin_run(const RunInfo& info);
-  void finish_run(int64_t run_id);  // sets finished_at = now
+  // Sets finished_at (default: now).
+  void finish_run(int64_t run_id, const std::string& finished_at = "");
   // Stores one case in one transaction (BEGIN IMMEDIATE ... COMMIT): on any error it rolls
   // back, so the case is either there in full or not at all, and throws fb::Error.
-  void write_case(int64_t run_id, const CaseResult& r);
+  // `replacing`: the id of the record of a lost attempt at the same case (worker_lost),
+  // deleted in the same transaction, so a resumed run holds each case once.
+  void write_case(int64_t run_id, const CaseResult& r, std::optional<int64_t> replacing = std::nullopt);
+  // Records the shard runs a merged run was joined from (RunInfo::merged_from).
+  void set_merged_from(int64_t run_id, const nlohmann::json& merged_from);
   // One transaction; returns the profile's id.
   int64_t write_profile(const StoredProfile& p);
   // Machine peaks are measured once per host, CPU model and thread count.
@@ -80,8 +93,9 @@ class ResultStore {
 
  private:
   sqlite3* db() const;
-  void open_and_migrate();
   void close() noexcept;
+  bool run_exists(int64_t run_id) const;
+  std::string run_missing(int64_t run_id) const;  // "run N is not in FILE"
 
   std::string path_;
   sqlite3* db_ = nullptr;

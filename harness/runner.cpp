@@ -5,6 +5,7 @@
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
 #include "harness/accuracy.h"
+#include "harness/environment.h"
 #include "harness/inputs.h"
 
 namespace fb {
@@ -18,6 +19,8 @@ const LoadedModel& CaseRunner::model(const std::string& reference) {
 CaseResult CaseRunner::run(const CaseSpec& spec_in, const ProgressFn& progress) {
   CaseResult r;
   r.spec = spec_in;
+  if (!host_) host_ = host_fingerprint(capture_environment());
+  r.timed_on = *host_;
   try {
     const LoadedModel& m = model(spec_in.model);
     r.spec.model_hash = m.hash;
@@ -39,7 +42,8 @@ CaseResult CaseRunner::run(const CaseSpec& spec_in, const ProgressFn& progress) 
     for (const std::string& line : engine->build_log()) r.build_log += line + "\n";
     for (size_t i = 0; i < engine->layers().size(); ++i) {
       const LayerInfo& l = engine->layers()[i];
-      r.layers.push_back(LayerRecord{int(i), l.name, l.kind, l.sources});
+      r.layers.push_back(LayerRecord{int(i), l.name, l.kind, l.sources, l.kernel, l.precision, l.input_shapes,
+                                     l.output_shapes, l.flops, l.bytes});
     }
     ReferenceExecutor reference(m.graph, r.spec.batch);
     const std::vector<Tensor> inputs = make_inputs(m.graph, reference.input_shapes(), r.spec.seed);

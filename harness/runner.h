@@ -4,6 +4,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "harness/case.h"
 #include "harness/model_source.h"
@@ -20,6 +21,7 @@ class CaseRunner {
 
  private:
   std::map<std::string, std::unique_ptr<LoadedModel>> models_;
+  std::optional<HostFingerprint> host_;  // read once: it does not change under a run
 };
 
 }  // namespace fb

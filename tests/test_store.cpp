@@ -97,6 +97,7 @@ RunInfo make_run_info() {
   i.command = "fusebench run scenarios/bert.json --db results.db";
   i.compiler_flags = "Release: -O2 -march=native -DNDEBUG";
   i.scenarios = nlohmann::json::array({{{"name", "bert"}, {"file", "/work/scenarios/bert.json"}}});
+  i.shard = "2/5";
   return i;
 }
 
@@ -162,6 +163,8 @@ CaseResult make_case(const std::string& scenario, int64_t batch, const std::stri
   r.timer_overhead_ns = 21.5;
   r.interference = {0.75, 1.25, 312.5, 4000.25, 2995.5, std::numeric_limits<double>::quiet_NaN()};
   r.pinned_cpus = "2,3";
+  r.timed_on = {"node-07", "AMD EPYC 9654", "avx2 avx512f", 192};
+  r.isolation = "cores-per-worker=2";
   r.engine_memory_bytes = int64_t(3) << 33;
   r.reference_memory_bytes = int64_t(5) << 31;
   r.spec.gate.min_speedup = 1.2;
@@ -175,6 +178,12 @@ CaseResult make_case(const std::string& scenario, int64_t batch, const std::stri
     l.name = "layer_" + std::to_string(i);
     l.kind = i % 2 ? "fusebench.FusedMatMul" : "Softmax";
     l.sources = {"/encoder/layer." + std::to_string(i) + "/MatMul", "/encoder/layer." + std::to_string(i) + "/Add"};
+    l.kernel = i % 2 ? "onednn.matmul+bias" : "softmax.avx512";
+    l.precision = "fp32";
+    l.input_shapes = {{batch, 16, 64}, {64, 64}};
+    l.output_shapes = {{batch, 16, 64}};
+    l.flops = 2.0 * 16 * 64 * 64 * double(batch) + i;
+    l.bytes = 4.0 * (16 * 64 * 2 + 64 * 64) * double(batch);
     r.layers.push_back(l);
   }
   return r;
@@ -251,7 +260,19 @@ void expect_same(const CaseResult& a, const CaseResult& b) {
     EXPECT_EQ(a.layers[i].name, b.layers[i].name);
     EXPECT_EQ(a.layers[i].kind, b.layers[i].kind);
     EXPECT_EQ(a.layers[i].sources, b.layers[i].sources);
+    EXPECT_EQ(a.layers[i].kernel, b.layers[i].kernel);
+    EXPECT_EQ(a.layers[i].precision, b.layers[i].precision);
+    EXPECT_EQ(a.layers[i].input_shapes, b.layers[i].input_shapes);
+    EXPECT_EQ(a.layers[i].output_shapes, b.layers[i].output_shapes);
+    EXPECT_EQ(a.layers[i].flops, b.layers[i].flops);
+    EXPECT_EQ(a.layers[i].bytes, b.layers[i].bytes);
   }
+  EXPECT_EQ(a.timed_on.host, b.timed_on.host);
+  EXPECT_EQ(a.timed_on.cpu_model, b.timed_on.cpu_model);
+  EXPECT_EQ(a.timed_on.cpu_flags, b.timed_on.cpu_flags);
+  EXPECT_EQ(a.timed_on.cores, b.timed_on.cores);
+  EXPECT_EQ(a.isolation, b.isolation);
+  EXPECT_EQ(a.worker_lost, b.worker_lost);
 }
 
 void expect_same(const RunInfo& a, const RunInfo& b) {
@@ -270,6 +291,7 @@ void expect_same(const RunInfo& a, const RunInfo& b) {
   EXPECT_EQ(a.command, b.command);
   EXPECT_EQ(a.compiler_flags, b.compiler_flags);
   EXPECT_EQ(a.scenarios, b.scenarios);
+  EXPECT_EQ(a.shard, b.shard);
 }
 
 std::string read_bytes(const std::string& path) {
@@ -407,13 +429,13 @@ TEST_F(StoreTest, RecordsSchemaVersionAndReopensWithoutChange) {
                                  nullptr),
               SQLITE_OK);
     ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
-    EXPECT_EQ(sqlite3_column_int(s, 0), 3);
+    EXPECT_EQ(sqlite3_column_int(s, 0), ResultStore::kSchemaVersion);
     sqlite3_finalize(s);
     EXPECT_EQ(raw.count("meta"), 1);
   }
   ResultStore again(db);
   EXPECT_EQ(again.list_runs().size(), 1u);
-  EXPECT_EQ(again.schema_version(), 3);
+  EXPECT_EQ(again.schema_version(), ResultStore::kSchemaVersion);
 }
 
 TEST_F(StoreTest, RefusesADatabaseFromANewerFusebench) {
@@ -424,7 +446,8 @@ TEST_F(StoreTest, RefusesADatabaseFromANewerFusebench) {
     raw.exec("UPDATE meta SET value = 99 WHERE key = 'schema_version'");
   }
   std::string msg = error_of([&] { ResultStore store(db); });
-  EXPECT_EQ(msg, db + " has schema version 99; this fusebench understands up to 3 — upgrade fusebench");
+  EXPECT_EQ(msg, db + " has schema version 99; this fusebench understands up to " +
+                     std::to_string(ResultStore::kSchemaVersion) + " — upgrade fusebench");
   RawDb raw(db);
   EXPECT_EQ(raw.count("meta WHERE key = 'schema_version' AND value = 99"), 1);  // untouched
 }
@@ -488,7 +511,7 @@ TEST_F(StoreTest, UpgradesAVersion1DatabaseInPlace) {
     EXPECT_EQ(raw.count("meta WHERE key = 'schema_version' AND value = 1"), 1);
   }
   ResultStore store(db);
-  EXPECT_EQ(store.schema_version(), 3);
+  EXPECT_EQ(store.schema_version(), ResultStore::kSchemaVersion);
   const auto runs = store.list_runs();
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].info.git_commit, "cda684f4e8cf");
@@ -509,6 +532,18 @@ TEST_F(StoreTest, UpgradesAVersion1DatabaseInPlace) {
   EXPECT_EQ(r.engine.minor_faults.max, 0);
   EXPECT_FALSE(r.spec.gate.max_regression.has_value());
   EXPECT_FALSE(r.spec.gate.min_speedup.has_value());  // version 1 did not store the gate block
+  // Version 4: the case was timed on its run's host, in a single process; the layer
+  // figures version 1 did not store read back as unknown, not as zero.
+  EXPECT_EQ(r.timed_on.host, runs[0].info.host);
+  EXPECT_EQ(r.timed_on.cpu_model, runs[0].info.cpu_model);
+  EXPECT_EQ(r.timed_on.cores, runs[0].info.cores);
+  EXPECT_EQ(r.isolation, "single-process");
+  EXPECT_FALSE(r.worker_lost);
+  EXPECT_EQ(runs[0].info.shard, "");
+  ASSERT_FALSE(r.layers.empty());
+  EXPECT_EQ(r.layers[0].kernel, "");
+  EXPECT_TRUE(std::isnan(r.layers[0].flops));
+  EXPECT_TRUE(r.layers[0].input_shapes.empty());
   // New cases go into the upgraded file beside the old ones.
   const int64_t run = store.begin_run(make_run_info());
   store.write_case(run, make_case("after-upgrade", 1, "standard"));
@@ -531,6 +566,54 @@ TEST_F(StoreTest, SummaryLoadSkipsSamplesLogsAndLayers) {
   EXPECT_EQ(r.engine.stats.median, c.engine.stats.median);
   EXPECT_EQ(r.speedup_ci_high, c.speedup_ci_high);
   EXPECT_EQ(r.spec.gate.min_speedup, 1.2);
+}
+
+TEST_F(StoreTest, AResultReplacesTheRecordOfALostAttemptInOneTransaction) {
+  ResultStore store(file("results.db"));
+  const int64_t run = store.begin_run(make_run_info());
+  CaseResult lost = make_case("s", 1, "none");
+  lost.status = "error";
+  lost.error = "worker rank 2 (pid 4242 on node-07) died while running this case";
+  lost.worker_lost = true;
+  store.write_case(run, lost);
+  const CaseResult kept = make_case("s", 8, "none");
+  store.write_case(run, kept);
+  const int64_t lost_id = store.load_cases(run, fb::CaseDetail::kSummary)[0].id;
+
+  // Only a lost record of that run gives way; a real result is never deleted.
+  const int64_t kept_id = store.load_cases(run, fb::CaseDetail::kSummary)[1].id;
+  store.write_case(run, make_case("s", 2, "none"), kept_id);
+  EXPECT_EQ(store.load_cases(run).size(), 3u);
+
+  const CaseResult redone = make_case("s", 1, "none");
+  store.write_case(run, redone, lost_id);
+  const auto cases = store.load_cases(run);
+  ASSERT_EQ(cases.size(), 3u);
+  expect_same(cases[0].result, kept);
+  expect_same(cases[2].result, redone);
+  for (const auto& c : cases) EXPECT_FALSE(c.result.worker_lost);
+}
+
+TEST_F(StoreTest, ReadOnlyOpeningNeverChangesTheFileAndWantsThisSchema) {
+  const std::string db = file("results.db");
+  {
+    ResultStore store(db);
+    store.write_case(store.begin_run(make_run_info()), make_case("s", 1, "none"));
+  }
+  {
+    ResultStore ro(db, ResultStore::Mode::kReadOnly);
+    EXPECT_EQ(ro.load_cases(1).size(), 1u);
+    EXPECT_NE(error_of([&] { ro.begin_run(make_run_info()); }).find("read-only"), std::string::npos);
+  }
+  EXPECT_NE(error_of([&] { ResultStore(file("absent.db"), ResultStore::Mode::kReadOnly); }).find("no such results database"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(file("absent.db")));
+  {
+    RawDb raw(db);
+    raw.exec("UPDATE meta SET value = 3 WHERE key = 'schema_version'");
+  }
+  const std::string msg = error_of([&] { ResultStore(db, ResultStore::Mode::kReadOnly); });
+  EXPECT_NE(msg.find(db + " has schema version 3"), std::string::npos) << msg;
 }
 
 // ---- one transaction per case ----

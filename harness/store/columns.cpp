@@ -1,0 +1,137 @@
+#include "harness/store/columns.h"
+
+namespace fb::store {
+
+// COLUMN(sql_name, member path): the column and the parameter that binds it, named alike.
+#define COLUMN(name, member) scalar<R>(#name, ":" #name, [](auto& r) -> auto& { return r.member; })
+#define JSON_COLUMN(name, member) as_json<R>(#name, ":" #name, [](auto& r) -> auto& { return r.member; })
+
+const std::vector<Column<RunInfo>>& run_columns() {
+  using R = RunInfo;
+  static const std::vector<Column<R>> columns{
+      COLUMN(started_at, started_at),
+      COLUMN(git_commit, git_commit),
+      COLUMN(git_dirty, git_dirty),
+      COLUMN(host, host),
+      COLUMN(cpu_model, cpu_model),
+      COLUMN(cpu_flags, cpu_flags),
+      COLUMN(cores, cores),
+      COLUMN(memory_bytes, memory_bytes),
+      COLUMN(kernel, kernel),
+      COLUMN(compiler, compiler),
+      COLUMN(compiler_flags, compiler_flags),
+      JSON_COLUMN(library_versions, library_versions),
+      COLUMN(fusebench_version, fusebench_version),
+      COLUMN(command, command),
+      JSON_COLUMN(scenarios_json, scenarios),
+      COLUMN(shard, shard),
+      JSON_COLUMN(merged_from_json, merged_from),
+  };
+  return columns;
+}
+
+const std::vector<Column<CaseResult>>& case_columns() {
+  using R = CaseResult;
+  static const std::vector<Column<R>> columns{
+      computed<R>("case_key", ":case_key", [](const R& r) { return r.spec.case_key(); }),
+      computed<R>("config_json", ":config_json",
+                  [](const R& r) { return r.spec.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }),
+      // The configuration's queryable columns; config_json holds all of it.
+      COLUMN(scenario, spec.scenario),
+      COLUMN(scenario_file, spec.scenario_file),
+      COLUMN(model, spec.model),
+      COLUMN(model_hash, spec.model_hash),
+      COLUMN(precision, spec.precision),
+      COLUMN(batch, spec.batch),
+      COLUMN(fusion, spec.fusion),
+      COLUMN(threads, spec.threads),
+      // Verdict and accuracy.
+      COLUMN(status, status),
+      COLUMN(error, error),
+      COLUMN(worker_lost, worker_lost),
+      COLUMN(max_abs_err, accuracy.max_abs_err),
+      COLUMN(max_rel_err, accuracy.max_rel_err),
+      COLUMN(cosine, accuracy.cosine),
+      COLUMN(accuracy_passed, accuracy.passed),
+      COLUMN(accuracy_detail, accuracy.detail),
+      // Summary figures and how the timing went.
+      COLUMN(speedup, speedup),
+      COLUMN(speedup_ci_low, speedup_ci_low),
+      COLUMN(speedup_ci_high, speedup_ci_high),
+      COLUMN(stop_reason, stop_reason),
+      COLUMN(noisy, noisy),
+      COLUMN(timer_overhead_ns, timer_overhead_ns),
+      COLUMN(build_ms, build_ms),
+      COLUMN(onnx_nodes, onnx_nodes),
+      computed<R>("layer_count", ":layer_count", [](const R& r) { return static_cast<int64_t>(r.layers.size()); }),
+      COLUMN(engine_memory_bytes, engine_memory_bytes),
+      COLUMN(reference_memory_bytes, reference_memory_bytes),
+      // Where and how it was timed, and what disturbed it.
+      COLUMN(host, timed_on.host),
+      COLUMN(cpu_model, timed_on.cpu_model),
+      COLUMN(cpu_flags, timed_on.cpu_flags),
+      COLUMN(cores, timed_on.cores),
+      COLUMN(isolation, isolation),
+      COLUMN(pinned_cpus, pinned_cpus),
+      COLUMN(load_before, interference.load_before),
+      COLUMN(load_after, interference.load_after),
+      COLUMN(other_cpu_ms, interference.other_cpu_ms),
+      COLUMN(timed_wall_ms, interference.timed_wall_ms),
+      COLUMN(cpu_mhz_before, interference.cpu_mhz_before),
+      COLUMN(cpu_mhz_after, interference.cpu_mhz_after),
+  };
+  return columns;
+}
+
+const std::vector<Column<Measurement>>& measurement_columns() {
+  using R = Measurement;
+  static const std::vector<Column<R>> columns{
+      COLUMN(n, stats.n),
+      COLUMN(median_ms, stats.median),
+      COLUMN(p90_ms, stats.p90),
+      COLUMN(p95_ms, stats.p95),
+      COLUMN(p99_ms, stats.p99),
+      COLUMN(mean_ms, stats.mean),
+      COLUMN(stddev_ms, stats.stddev),
+      COLUMN(cv, stats.cv),
+      COLUMN(min_ms, stats.min),
+      COLUMN(max_ms, stats.max),
+      COLUMN(ci_low_ms, stats.ci_low),
+      COLUMN(ci_high_ms, stats.ci_high),
+      COLUMN(boot_ci_low_ms, stats.boot_ci_low),
+      COLUMN(boot_ci_high_ms, stats.boot_ci_high),
+      COLUMN(outliers_low, stats.outliers_low),
+      COLUMN(outliers_high, stats.outliers_high),
+      COLUMN(items_per_s, items_per_s),
+      COLUMN(first_iteration_ms, first_iteration_ms),
+      COLUMN(minor_faults_min, minor_faults.min),
+      COLUMN(minor_faults_max, minor_faults.max),
+      COLUMN(minor_faults_mean, minor_faults.mean),
+      COLUMN(major_faults_min, major_faults.min),
+      COLUMN(major_faults_max, major_faults.max),
+      COLUMN(major_faults_mean, major_faults.mean),
+  };
+  return columns;
+}
+
+const std::vector<Column<LayerRecord>>& layer_columns() {
+  using R = LayerRecord;
+  static const std::vector<Column<R>> columns{
+      COLUMN(layer_index, index),
+      COLUMN(name, name),
+      COLUMN(kind, kind),
+      JSON_COLUMN(sources_json, sources),
+      COLUMN(kernel, kernel),
+      COLUMN(precision, precision),
+      JSON_COLUMN(input_shapes_json, input_shapes),
+      JSON_COLUMN(output_shapes_json, output_shapes),
+      COLUMN(flops, flops),
+      COLUMN(bytes, bytes),
+  };
+  return columns;
+}
+
+#undef COLUMN
+#undef JSON_COLUMN
+
+}  // namespace fb::store

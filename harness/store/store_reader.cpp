@@ -1,0 +1,146 @@
+// ResultStore's reads: runs and cases, each column read by the name the column tables in
+// columns.h give it, inside one read snapshot so a concurrent writer never shows half a case.
+#include "harness/result_store.h"
+#include "harness/store/columns.h"
+#include "harness/store/sqlite_statement.h"
+
+namespace fb {
+
+using store::Statement;
+
+namespace {
+
+std::string run_select(const std::string& where) {
+  return "SELECT r.id AS id, r.finished_at AS finished_at, "
+         "(SELECT count(*) FROM cases c WHERE c.run_id = r.id) AS case_count, " +
+         store::select_list(store::run_columns(), "r.") + " FROM runs r " + where;
+}
+
+StoredRun read_run_row(const Statement& s) {
+  StoredRun run;
+  run.id = s.integer("id");
+  run.finished_at = s.text("finished_at");  // NULL reads as ""
+  run.case_count = static_cast<int>(s.integer("case_count"));
+  try {
+    store::read_all(s, store::run_columns(), run.info);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (run " + std::to_string(run.id) + ")");
+  }
+  return run;
+}
+
+}  // namespace
+
+bool ResultStore::run_exists(int64_t run_id) const {
+  Statement s(db(), path_, "SELECT 1 FROM runs WHERE id = :id");
+  s.bind(":id", run_id);
+  return s.step("look up run " + std::to_string(run_id));
+}
+
+std::string ResultStore::run_missing(int64_t run_id) const {
+  return "run " + std::to_string(run_id) + " is not in " + path_;
+}
+
+std::vector<StoredRun> ResultStore::list_runs() const {
+  Statement s(db(), path_, run_select("ORDER BY r.started_at, r.id"));
+  std::vector<StoredRun> runs;
+  while (s.step("list the runs")) runs.push_back(read_run_row(s));
+  return runs;
+}
+
+std::optional<int64_t> ResultStore::latest_run() const {
+  Statement s(db(), path_, "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1");
+  if (!s.step("find the latest run")) return std::nullopt;
+  return s.integer("id");
+}
+
+StoredRun ResultStore::load_run(int64_t run_id) const {
+  Statement s(db(), path_, run_select("WHERE r.id = :id"));
+  s.bind(":id", run_id);
+  if (!s.step("load run " + std::to_string(run_id))) throw Error(run_missing(run_id));
+  return read_run_row(s);
+}
+
+std::vector<StoredCase> ResultStore::load_cases(int64_t run_id, CaseDetail detail) const {
+  store::ReadSnapshot snapshot(db(), path_);
+  if (!run_exists(run_id)) throw Error(run_missing(run_id));
+  const std::string doing = "load the cases of run " + std::to_string(run_id);
+
+  Statement c(db_, path_,
+              "SELECT id, config_json, " + store::select_list(store::case_columns()) + " FROM cases WHERE run_id = :run_id ORDER BY id");
+  Statement m(db_, path_,
+              "SELECT id, executor, " + store::select_list(store::measurement_columns()) +
+                  " FROM measurements WHERE case_id = :case_id ORDER BY id");
+  Statement smp(db_, path_, "SELECT ms FROM samples WHERE measurement_id = :measurement_id ORDER BY iteration");
+  Statement b(db_, path_, "SELECT text FROM build_logs WHERE case_id = :case_id");
+  Statement l(db_, path_,
+              "SELECT " + store::select_list(store::layer_columns()) + " FROM layers WHERE case_id = :case_id ORDER BY layer_index");
+
+  std::vector<StoredCase> out;
+  c.bind(":run_id", run_id);
+  while (c.step(doing)) {
+    StoredCase sc;
+    sc.id = c.integer("id");
+    sc.run_id = run_id;
+    CaseResult& r = sc.result;
+    const std::string where = "case " + std::to_string(sc.id);
+    try {
+      // The exact configuration comes from config_json; the columns, which queries use,
+      // are authoritative for the fields they hold.
+      nlohmann::json config;
+      try {
+        config = nlohmann::json::parse(c.text("config_json"));
+      } catch (const nlohmann::json::exception& e) {
+        throw Error(path_ + ": config_json is not valid JSON: " + e.what());
+      }
+      try {
+        r.spec = CaseSpec::from_json(config);
+      } catch (const Error& e) {
+        throw Error(path_ + ": " + e.what());
+      }
+      store::read_all(c, store::case_columns(), r);
+
+      m.bind(":case_id", sc.id);
+      while (m.step(doing)) {
+        const std::string executor = m.text("executor");
+        Measurement* meas = executor == "engine" ? &r.engine : executor == "reference" ? &r.reference : nullptr;
+        if (!meas) continue;  // an executor this build does not know: not part of CaseResult
+        meas->executor = executor;
+        store::read_all(m, store::measurement_columns(), *meas);
+        if (detail == CaseDetail::kSummary) continue;
+        smp.bind(":measurement_id", m.integer("id"));
+        while (smp.step(doing)) meas->samples_ms.push_back(smp.real("ms"));
+        smp.reset();
+      }
+      m.reset();
+      if (detail == CaseDetail::kAll) {
+        b.bind(":case_id", sc.id);
+        if (b.step(doing)) r.build_log = b.text("text");
+        b.reset();
+        l.bind(":case_id", sc.id);
+        while (l.step(doing)) {
+          LayerRecord layer;
+          store::read_all(l, store::layer_columns(), layer);
+          r.layers.push_back(std::move(layer));
+        }
+        l.reset();
+      }
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + " (" + where + " of run " + std::to_string(run_id) + ")");
+    }
+    out.push_back(std::move(sc));
+  }
+  return out;
+}
+
+std::optional<MachinePeaks> ResultStore::cached_peaks(const std::string& host, const std::string& cpu_model, int threads) const {
+  Statement s(db(), path_,
+              "SELECT gflops, gbps FROM machine_peaks WHERE host = :host AND cpu_model = :cpu_model AND threads = :threads");
+  s.bind(":host", host);
+  s.bind(":cpu_model", cpu_model);
+  s.bind(":threads", threads);
+  if (!s.step("read the cached machine peaks")) return std::nullopt;
+  return MachinePeaks{s.real("gflops"), s.real("gbps")};
+}
+
+}  // namespace fb
