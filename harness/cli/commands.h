@@ -21,5 +21,6 @@ int cmd_history(int argc, char** argv);
 int cmd_export(int argc, char** argv);
 int cmd_exec(int argc, char** argv);
 int cmd_build(int argc, char** argv);
+int cmd_merge(int argc, char** argv);
 
 }  // namespace fb::cli

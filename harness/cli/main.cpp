@@ -24,6 +24,7 @@ commands:
   compare --db FILE            a run against a baseline: faster, slower, unchanged, noisy
   history --db FILE            change points over the runs (nightly series)
   export --db FILE             results as CSV or JSON, one row per case and executor
+  merge SHARD.db... -o ALL.db  join the databases of `run --shard K/N` into one run
   build MODEL -o FILE.plan     build the engine once and save it as a plan (a MODEL too)
   inspect MODEL                engine layers, kernels, source nodes and the build log
   profile MODEL                per-layer and per-module time, seen through fusion
@@ -79,6 +80,7 @@ int main(int argc, char** argv) {
     if (cmd == "compare") return fb::cli::cmd_compare(argc - 1, argv + 1);
     if (cmd == "history") return fb::cli::cmd_history(argc - 1, argv + 1);
     if (cmd == "export") return fb::cli::cmd_export(argc - 1, argv + 1);
+    if (cmd == "merge") return fb::cli::cmd_merge(argc - 1, argv + 1);
   } catch (const std::exception& e) {
     std::cerr << "fusebench " << cmd << ": error: " << e.what() << "\n";
     return fb::cli::kExitError;

@@ -1,0 +1,184 @@
+#include "harness/run_loop.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "engine/ir/error.h"
+#include "harness/environment.h"
+#include "harness/runner.h"
+
+namespace fb {
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string case_line(const CaseResult& r) {
+  if (r.status == "error") return r.spec.label() + "  ERROR: " + r.error;
+  return r.spec.label() + "  engine " + fmt("%.3f", r.engine.stats.median) + " ms  reference " +
+         fmt("%.3f", r.reference.stats.median) + " ms  speedup " + fmt("%.2f", r.speedup) + "x [" +
+         fmt("%.2f", r.speedup_ci_low) + ", " + fmt("%.2f", r.speedup_ci_high) + "]  max err " +
+         fmt("%.2e", r.accuracy.max_abs_err) + "  " + r.status + (r.noisy ? "  (noisy: " + r.stop_reason + ")" : "");
+}
+
+std::set<std::string> scenario_names(const nlohmann::json& scenarios) {
+  std::set<std::string> names;
+  if (scenarios.is_array())
+    for (const auto& s : scenarios)
+      if (s.is_object() && s.contains("name") && s["name"].is_string()) names.insert(s["name"].get<std::string>());
+  return names;
+}
+
+}  // namespace
+
+Shard parse_shard(const std::string& text) {
+  Shard s;
+  int used = 0;
+  if (std::sscanf(text.c_str(), "%d/%d%n", &s.index, &s.count, &used) != 2 || used != int(text.size()) || s.count < 1 ||
+      s.index < 1 || s.index > s.count)
+    throw Error("--shard: expected K/N with 1 <= K <= N (for example 2/4), got '" + text + "'");
+  return s;
+}
+
+std::string matrix_identity(const CaseSpec& s) {
+  return s.scenario + "|" + s.model + "|" + s.precision + "|" + std::to_string(s.batch) + "|" + s.fusion + "|" +
+         std::to_string(s.threads) + "|" + std::to_string(s.seed);
+}
+
+std::vector<CaseSpec> shard_cases(std::vector<CaseSpec> cases, const Shard& shard) {
+  std::vector<std::pair<std::string, size_t>> order;
+  for (size_t i = 0; i < cases.size(); ++i) order.emplace_back(matrix_identity(cases[i]), i);
+  std::sort(order.begin(), order.end());
+  std::vector<size_t> mine;
+  for (size_t i = size_t(shard.index - 1); i < order.size(); i += size_t(shard.count)) mine.push_back(order[i].second);
+  std::sort(mine.begin(), mine.end());  // in the scenarios' own order, as an unsharded run goes
+  std::vector<CaseSpec> out;
+  for (size_t i : mine) out.push_back(std::move(cases[i]));
+  return out;
+}
+
+RunSession::RunSession(const RunRequest& request, std::ostream& out)
+    : out_(out), db_path_(request.db_path), store_(request.db_path), tty_(isatty(STDERR_FILENO)) {
+  // Validate every scenario before running anything.
+  std::vector<Scenario> scenarios;
+  std::set<std::string> names;
+  for (const std::string& path : request.scenario_files) {
+    scenarios.push_back(load_scenario(path));
+    if (!names.insert(scenarios.back().name).second)
+      throw Error(path + ": scenario name '" + scenarios.back().name + "' is used by another scenario in this run");
+  }
+  std::vector<CaseSpec> cases;
+  for (const Scenario& s : scenarios)
+    for (CaseSpec c : expand_cases(s)) cases.push_back(std::move(c));
+  const size_t all_cases = cases.size();
+  if (request.shard) cases = shard_cases(std::move(cases), *request.shard);
+  const std::string shard_text = request.shard ? request.shard->text() : "";
+
+  RunInfo info = capture_environment();
+  info.command = request.command;
+  info.shard = shard_text;
+  for (const Scenario& s : scenarios) info.scenarios.push_back({{"name", s.name}, {"file", s.file}});
+
+  // --resume: the latest run that never finished and ran exactly these scenarios and shard.
+  std::optional<int64_t> resumed;
+  if (request.resume) {
+    const std::vector<StoredRun> runs = store_.list_runs();
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+      if (it->finished_at.empty() && scenario_names(it->info.scenarios) == names && it->info.shard == shard_text) {
+        resumed = it->id;
+        break;
+      }
+    }
+    if (!resumed) out_ << "resume: no interrupted run of these scenarios in " << db_path_ << "; starting a new run\n";
+  }
+  // Cases a resumed run stored are skipped, except those whose worker died or hung: they
+  // run again, and their result replaces the record of the lost attempt.
+  std::map<std::string, std::optional<int64_t>> stored;
+  if (resumed)
+    for (const StoredCase& sc : store_.load_cases(*resumed, CaseDetail::kSummary))
+      stored[matrix_identity(sc.result.spec)] = sc.result.worker_lost ? std::optional<int64_t>(sc.id) : std::nullopt;
+  for (CaseSpec& c : cases) {
+    auto it = stored.find(matrix_identity(c));
+    if (it == stored.end()) pending_.push_back({std::move(c), std::nullopt});
+    else if (it->second) pending_.push_back({std::move(c), it->second});
+    else ++stored_before_;
+  }
+
+  run_id_ = resumed ? *resumed : store_.begin_run(info);
+  const std::string of_shard =
+      request.shard ? " (shard " + shard_text + " of " + std::to_string(all_cases) + " cases)" : "";
+  if (resumed)
+    out_ << "run " << run_id_ << " resumed: " << stored_before_ << " cases already stored, " << pending_.size()
+         << " to run" << of_shard << ", " << info.cpu_model << ", " << info.cores << " cores\n";
+  else
+    out_ << "run " << run_id_ << ": " << pending_.size() << " cases from " << scenarios.size() << " scenario(s)" << of_shard
+         << ", " << info.cpu_model << ", " << info.cores << " cores\n";
+}
+
+void RunSession::order_longest_first() {
+  // The latest duration stored for each matrix place, over the earlier runs (newest last).
+  std::map<std::string, double> seconds;
+  for (const StoredRun& run : store_.list_runs()) {
+    if (run.id == run_id_) continue;
+    for (const StoredCase& sc : store_.load_cases(run.id, CaseDetail::kSummary)) {
+      const CaseResult& r = sc.result;
+      if (r.status == "error" || std::isnan(r.build_ms) || std::isnan(r.interference.timed_wall_ms)) continue;
+      seconds[matrix_identity(r.spec)] = (r.build_ms + r.interference.timed_wall_ms) / 1000;
+    }
+  }
+  auto cost = [&](const PendingCase& p) {
+    auto it = seconds.find(matrix_identity(p.spec));
+    return it == seconds.end() ? std::numeric_limits<double>::infinity() : it->second;
+  };
+  std::stable_sort(pending_.begin(), pending_.end(),
+                   [&](const PendingCase& a, const PendingCase& b) { return cost(a) > cost(b); });
+}
+
+void RunSession::print_progress(size_t pending_index, const std::string& message) const {
+  if (!tty_) return;
+  std::cerr << "\r\033[K[" << stored_ + 1 << "/" << pending_.size() << "] " << pending_[pending_index].spec.label() << "  "
+            << message << std::flush;
+}
+
+void RunSession::store_result(size_t pending_index, const CaseResult& r) {
+  if (tty_) std::cerr << "\r\033[K" << std::flush;
+  store_.write_case(run_id_, r, pending_[pending_index].replacing);
+  ++stored_;
+  failed_ += r.status == "failed";
+  errors_ += r.status == "error";
+  out_ << "[" << stored_ << "/" << pending_.size() << "] " << case_line(r) << std::endl;
+}
+
+void RunSession::finish() { store_.finish_run(run_id_); }
+
+int RunSession::summarize(const std::string& report_path) const {
+  out_ << "\n" << stored_ - failed_ - errors_ << " passed, " << failed_ << " failed, " << errors_ << " errors"
+       << (stored_before_ ? " (and " + std::to_string(stored_before_) + " stored before the interruption)" : "") << "\n"
+       << "results: " << std::filesystem::absolute(db_path_).string() << " (run " << run_id_ << ")\n"
+       << "report:  " << std::filesystem::absolute(report_path).string() << "\n";
+  if (errors_) return 2;
+  return failed_ ? 1 : 0;
+}
+
+void run_in_process(RunSession& session) {
+  CaseRunner runner;
+  for (size_t i = 0; i < session.pending().size(); ++i) {
+    session.print_progress(i, "building");
+    const CaseResult r =
+        runner.run(session.pending()[i].spec, [&](const std::string& msg) { session.print_progress(i, msg); });
+    session.store_result(i, r);
+  }
+}
+
+}  // namespace fb

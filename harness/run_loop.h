@@ -1,0 +1,87 @@
+// `fusebench run` without its command line: choose the cases (scenarios, --shard,
+// --resume), start or continue the run in the store, and store each result as it arrives,
+// whoever produced it: this process (run_in_process) or an MPI rank (harness/mpi_run.h).
+#pragma once
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/case.h"
+#include "harness/result_store.h"
+#include "harness/scenario.h"
+
+namespace fb {
+
+// Shard K of N (1-based), as `--shard K/N` names it.
+struct Shard {
+  int index = 1;
+  int count = 1;
+  std::string text() const { return std::to_string(index) + "/" + std::to_string(count); }
+};
+// "2/4" -> {2, 4}; fb::Error naming the option otherwise.
+Shard parse_shard(const std::string& text);
+
+// The place of a case in its scenario's matrix, which --resume and --shard identify it by
+// (the case key needs the model's hash, known only once a worker has loaded the model).
+std::string matrix_identity(const CaseSpec& s);
+
+// The cases shard K of N runs: sorted by matrix identity, every N-th from the K-th, so the
+// slice depends neither on the order of the scenario files nor on the host.
+std::vector<CaseSpec> shard_cases(std::vector<CaseSpec> cases, const Shard& shard);
+
+struct RunRequest {
+  std::vector<std::string> scenario_files;
+  std::string db_path;
+  bool resume = false;         // continue the latest unfinished run of the same scenarios and shard
+  std::optional<Shard> shard;  // run only this slice of the cases
+  std::string command;         // the command line, stored with the run
+};
+
+struct PendingCase {
+  CaseSpec spec;
+  std::optional<int64_t> replacing;  // the stored record of a lost attempt at this case (--resume)
+};
+
+// One run from start to end. Only the process that owns it writes the database.
+class RunSession {
+ public:
+  // Validates every scenario file before anything runs, opens the store, then starts a new
+  // run or continues the one --resume finds. Throws fb::Error naming the file and field.
+  RunSession(const RunRequest& request, std::ostream& out);
+
+  std::vector<PendingCase>& pending() { return pending_; }
+  ResultStore& store() { return store_; }
+  int64_t run_id() const { return run_id_; }
+  const std::string& db_path() const { return db_path_; }
+
+  // Longest first, by how long each case took in the latest earlier run that has it (build
+  // plus timed phase); cases never run before go first, as their length is unknown.
+  void order_longest_first();
+
+  // Stores one result in its own transaction (an interrupted run keeps every case stored
+  // before) and prints its line. `pending_index` indexes pending().
+  void store_result(size_t pending_index, const CaseResult& r);
+  void print_progress(size_t pending_index, const std::string& message) const;  // a live status line on a terminal
+
+  // Marks the run finished.
+  void finish();
+  // The closing lines; returns the exit code: 2 with errors, 1 with failed cases, else 0.
+  int summarize(const std::string& report_path) const;
+
+ private:
+  std::ostream& out_;
+  std::string db_path_;
+  ResultStore store_;
+  int64_t run_id_ = 0;
+  std::vector<PendingCase> pending_;
+  size_t stored_before_ = 0;  // cases the resumed run already held
+  size_t stored_ = 0, failed_ = 0, errors_ = 0;
+  bool tty_ = false;
+};
+
+// Runs every pending case in this process, one after another, storing each as it finishes.
+void run_in_process(RunSession& session);
+
+}  // namespace fb
