@@ -32,6 +32,8 @@ struct StoredProfile {
   std::string config_json;  // fusion, batch, threads, limits
   Profile profile;
   MachinePeaks peaks;
+  int64_t id = 0;                      // set when read back
+  std::string created_at, git_commit;  // set when read back (written from the clock and the build)
 };
 
 struct StoredCase {
@@ -83,6 +85,10 @@ class ResultStore {
   std::vector<StoredRun> list_runs() const;  // oldest first (by started_at, then id)
   std::optional<int64_t> latest_run() const;  // the most recently started run
   StoredRun load_run(int64_t run_id) const;   // fb::Error if absent
+  // Every stored profile without its layers and nodes (profile.layers/nodes empty), oldest first.
+  std::vector<StoredProfile> list_profiles() const;
+  // One profile in full, its module roll-up recomputed from its nodes; fb::Error if absent.
+  StoredProfile load_profile(int64_t profile_id) const;
   // In insertion order.
   std::vector<StoredCase> load_cases(int64_t run_id, CaseDetail detail = CaseDetail::kAll) const;
 

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include "engine/ir/error.h"
+#include "reports/report_assets.h"
+#include "reports/svg_charts.h"
 
 namespace fb {
 
@@ -31,11 +34,30 @@ std::string html_escape(std::string_view s) {
   return out;
 }
 
+std::string json_for_script(const nlohmann::json& j) {
+  const std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size() + text.size() / 16);
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '<') out += "\\u003c";
+    else if (c == '>') out += "\\u003e";
+    else if (c == '&') out += "\\u0026";
+    else if (c == '\xE2' && i + 2 < text.size() && text[i + 1] == '\x80' && (text[i + 2] == '\xA8' || text[i + 2] == '\xA9')) {
+      out += text[i + 2] == '\xA8' ? "\\u2028" : "\\u2029";  // line separators end a JavaScript line
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 namespace {
 
 using json = nlohmann::json;
 
-// ---- number formatting: fixed, readable precision; "—" where there is no number ----
+// ---- formatting: fixed, readable precision; "—" where there is no number ----
 
 const char* const kNone = "—";
 
@@ -47,7 +69,7 @@ std::string printf_double(const char* format, double v) {
 
 std::string fmt_ms(double v) {
   if (!std::isfinite(v)) return kNone;
-  double a = std::fabs(v);
+  const double a = std::fabs(v);
   return printf_double(a < 1 ? "%.4f" : a < 10 ? "%.3f" : a < 100 ? "%.2f" : "%.1f", v);
 }
 
@@ -56,386 +78,559 @@ std::string fmt_speedup(double v) {
   return printf_double("%.2f", v) + "×";
 }
 
-std::string fmt_rate(double v) {
-  if (!std::isfinite(v) || v <= 0) return kNone;
-  return printf_double(v < 100 ? "%.2f" : "%.0f", v);
-}
-
-std::string fmt_err(double v) {
-  if (std::isnan(v)) return "NaN";
-  return printf_double("%.2e", v);
-}
-
-std::string fmt_cosine(double v) {
-  if (std::isnan(v)) return "NaN";
-  return printf_double("%.8f", v);
-}
-
-std::string fmt_bytes(int64_t bytes) {
-  if (bytes <= 0) return kNone;
-  return printf_double("%.1f GiB", double(bytes) / (1024.0 * 1024.0 * 1024.0));
-}
+std::string fmt_pct(double v) { return std::isfinite(v) ? printf_double("%+.1f%%", 100 * v) : kNone; }
+std::string fmt_err(double v) { return std::isnan(v) ? "NaN" : printf_double("%.2e", v); }
+std::string fmt_p(double p) { return p < 1e-4 ? "&lt;1e-4" : printf_double("%.2g", p); }
 
 std::string or_none(const std::string& s) { return s.empty() ? kNone : html_escape(s); }
+std::string mono(const std::string& s) { return "<span class=\"mono\">" + or_none(s) + "</span>"; }
+std::string short_commit(const std::string& c) { return c.substr(0, 12); }
 
 bool timed(const Measurement& m) { return m.stats.n > 0 || !m.samples_ms.empty(); }
 
-// "1.234 [1.456]": median with the p90 beside it.
-std::string median_p90(const Measurement& m) {
+// "1.234 [1.220, 1.251]": a median with its 95% interval.
+std::string with_ci(const Measurement& m) {
   if (!timed(m)) return kNone;
-  return fmt_ms(m.stats.median) + " <span class=\"p90\">[" + fmt_ms(m.stats.p90) + "]</span>";
+  return fmt_ms(m.stats.median) + " <span class=\"ci\">[" + fmt_ms(m.stats.ci_low) + ", " + fmt_ms(m.stats.ci_high) +
+         "]</span>";
 }
 
-// A case's name within its scenario: the scenario is already the section heading.
+std::string speedup_with_ci(const CaseResult& r) {
+  std::string s = fmt_speedup(r.speedup);
+  if (std::isfinite(r.speedup_ci_low) && r.speedup_ci_high > 0)
+    s += " <span class=\"ci\">[" + printf_double("%.2f", r.speedup_ci_low) + ", " + printf_double("%.2f", r.speedup_ci_high) +
+         "]</span>";
+  return s;
+}
+
+// How noisy one executor's timing was: its spread and how tight its median is.
+std::string noise_of(const Measurement& m) {
+  if (!timed(m) || !(m.stats.median > 0)) return kNone;
+  const double half = (m.stats.ci_high - m.stats.ci_low) / 2 / m.stats.median;
+  return "CV " + printf_double("%.1f%%", 100 * m.stats.cv) + ", median ±" + printf_double("%.1f%%", 100 * half);
+}
+
+// A case's name within its scenario (the scenario heads its section).
 std::string short_label(const CaseSpec& s) {
-  return "b=" + std::to_string(s.batch) + " " + s.precision + " " + s.fusion +
-         " t=" + std::to_string(s.threads);
+  return "b=" + std::to_string(s.batch) + " " + s.precision + " " + s.fusion + " t=" + std::to_string(s.threads);
 }
 
-std::string status_class(const std::string& status) {
-  if (status == "passed") return "passed";
-  if (status == "failed") return "failed";
-  return "error";
+std::string case_anchor(size_t i) { return "case-" + std::to_string(i); }
+
+std::string case_link(const ReportModel& m, size_t i) {
+  return "<a class=\"wrap\" href=\"#" + case_anchor(i) + "\">" + html_escape(m.cases[i].stored.result.spec.label()) + "</a>";
 }
 
-// ---- the style sheet ----
-
-const char* const kStyle = R"css(
-:root { --fg: #1f2328; --muted: #656d76; --line: #d0d7de; --head: #f6f8fa;
-        --ok: #1a7f37; --bad: #cf222e; --warn: #9a6700; --badbg: #ffebe9; }
-* { box-sizing: border-box; }
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
-       color: var(--fg); margin: 0 auto; padding: 24px 32px 48px; max-width: 1400px;
-       line-height: 1.45; font-size: 14px; }
-h1 { font-size: 24px; margin: 0 0 4px; }
-h2 { font-size: 19px; margin: 36px 0 8px; padding-bottom: 6px; border-bottom: 1px solid var(--line); }
-h3 { font-size: 15px; margin: 20px 0 8px; }
-h4 { font-size: 13px; margin: 14px 0 6px; color: var(--muted); text-transform: uppercase;
-     letter-spacing: .04em; }
-.muted, .sub { color: var(--muted); }
-code, pre, .num, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; }
-table { border-collapse: collapse; margin: 8px 0 16px; }
-th, td { border: 1px solid var(--line); padding: 4px 8px; vertical-align: top; text-align: left; }
-th { background: var(--head); font-weight: 600; white-space: nowrap; }
-td.num, th.num { text-align: right; white-space: nowrap; }
-table.kv th { text-align: left; width: 160px; }
-table.cases { width: 100%; }
-tr.case.bad td { background: var(--badbg); }
-tr.case.bad td:first-child { box-shadow: inset 4px 0 0 var(--bad); }
-tr.error-row td { background: var(--badbg); color: var(--bad); font-size: 13px; white-space: pre-wrap;
-                  font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
-.p90 { color: var(--muted); }
-.badge { display: inline-block; padding: 0 8px; border-radius: 10px; font-size: 12px;
-         font-weight: 600; color: #fff; }
-.badge.passed { background: var(--ok); } .badge.failed { background: var(--bad); }
-.badge.error { background: var(--warn); }
-.pills span { margin-right: 8px; }
-nav ul { margin: 4px 0; padding-left: 20px; }
-details { border: 1px solid var(--line); border-radius: 6px; margin: 6px 0; padding: 0 12px; }
-details[open] { padding-bottom: 10px; }
-summary { cursor: pointer; padding: 6px 0; font-weight: 600; }
-pre { background: var(--head); border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px;
-      overflow-x: auto; font-size: 12px; max-height: 480px; }
-figure { margin: 8px 0 16px; }
-figcaption { color: var(--muted); font-size: 12px; }
-svg.chart { display: block; max-width: 100%; height: auto; }
-footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
-)css";
-
-// ---- sections ----
-
-void kv_row(std::ostringstream& o, const char* key, const std::string& value_html) {
-  o << "<tr><th>" << key << "</th><td>" << value_html << "</td></tr>\n";
+std::string run_link(const StoredRun& r) {
+  return "<a href=\"#run-" + std::to_string(r.id) + "\">run " + std::to_string(r.id) + "</a>";
 }
 
-std::string library_versions_html(const json& libs) {
-  if (libs.is_null() || (libs.is_object() && libs.empty())) return kNone;
-  if (!libs.is_object()) return "<code>" + html_escape(libs.dump(-1, ' ', false, json::error_handler_t::replace)) + "</code>";
-  std::string out;
-  for (auto it = libs.begin(); it != libs.end(); ++it) {
-    if (!out.empty()) out += ", ";
-    std::string v = it.value().is_string() ? it.value().get<std::string>()
-                                           : it.value().dump(-1, ' ', false, json::error_handler_t::replace);
-    out += html_escape(it.key()) + " <span class=\"mono\">" + html_escape(v) + "</span>";
-  }
-  return out;
+std::string badge(const std::string& cls, const std::string& text) {
+  return "<span class=\"badge " + cls + "\">" + html_escape(text) + "</span>";
 }
 
-void render_summary(std::ostringstream& o, const StoredRun& run, const std::vector<StoredCase>& cases,
-                    const std::string& db_path) {
-  int passed = 0, failed = 0, errors = 0;
-  for (const StoredCase& c : cases) {
-    const std::string& s = c.result.status;
-    if (s == "passed") ++passed;
-    else if (s == "failed") ++failed;
-    else ++errors;
-  }
-  const RunInfo& i = run.info;
-  o << "<section class=\"summary\">\n<h2>Run " << run.id << "</h2>\n";
-  o << "<p class=\"pills\"><span class=\"badge passed\">" << passed << " passed</span>"
-    << "<span class=\"badge failed\">" << failed << " failed</span>"
-    << "<span class=\"badge error\">" << errors << " errors</span>"
-    << "<span class=\"muted\">" << cases.size() << " cases</span></p>\n";
-  o << "<table class=\"kv\">\n";
-  kv_row(o, "Started", "<span class=\"mono\">" + or_none(i.started_at) + "</span>");
-  kv_row(o, "Finished",
-         run.finished_at.empty() ? std::string("<span class=\"muted\">not finished (running or interrupted)</span>")
-                                 : "<span class=\"mono\">" + html_escape(run.finished_at) + "</span>");
-  kv_row(o, "Git commit",
-         "<span class=\"mono\">" + or_none(i.git_commit) + "</span>" +
-             (i.git_dirty ? " <span class=\"badge error\">dirty</span>" : ""));
-  kv_row(o, "Host", or_none(i.host));
-  kv_row(o, "CPU", or_none(i.cpu_model));
-  kv_row(o, "CPU flags", "<span class=\"mono\">" + or_none(i.cpu_flags) + "</span>");
-  kv_row(o, "Cores", i.cores > 0 ? std::to_string(i.cores) : kNone);
-  kv_row(o, "Memory", fmt_bytes(i.memory_bytes));
-  kv_row(o, "Kernel", or_none(i.kernel));
-  kv_row(o, "Compiler", or_none(i.compiler) + (i.compiler_flags.empty() ? "" : " <span class=\"mono\">" +
-                                                                               html_escape(i.compiler_flags) + "</span>"));
-  kv_row(o, "Libraries", library_versions_html(i.library_versions));
-  kv_row(o, "fusebench", or_none(i.fusebench_version));
-  kv_row(o, "Command", "<code>" + or_none(i.command) + "</code>");
-  kv_row(o, "Database", "<code>" + html_escape(db_path) + "</code>");
-  o << "</table>\n</section>\n";
+std::string outcome_badge(Outcome o) {
+  return badge(o == Outcome::kPass ? "pass" : o == Outcome::kFail ? "fail" : "inconclusive", outcome_name(o));
 }
 
-void render_case_table(std::ostringstream& o, const std::vector<const StoredCase*>& cases) {
-  o << "<table class=\"cases\">\n<thead><tr><th>Model</th><th>Precision</th><th class=\"num\">Batch</th>"
-       "<th>Fusion</th><th class=\"num\">Threads</th><th class=\"num\">Engine ms [p90]</th>"
-       "<th class=\"num\">Reference ms [p90]</th><th class=\"num\">Speedup</th>"
-       "<th class=\"num\">Engine items/s</th><th class=\"num\">Max abs err</th>"
-       "<th class=\"num\">Cosine</th><th>Status</th></tr></thead>\n<tbody>\n";
-  for (const StoredCase* sc : cases) {
-    const CaseResult& r = sc->result;
-    const CaseSpec& s = r.spec;
-    const bool bad = r.status != "passed";
-    o << "<tr class=\"case" << (bad ? " bad" : "") << "\" id=\"case-" << sc->id << "\">"
-      << "<td class=\"mono\">" << html_escape(s.model) << "</td>"
-      << "<td>" << html_escape(s.precision) << "</td>"
-      << "<td class=\"num\">" << s.batch << "</td>"
-      << "<td>" << html_escape(s.fusion) << "</td>"
-      << "<td class=\"num\">" << s.threads << "</td>"
-      << "<td class=\"num\">" << median_p90(r.engine) << "</td>"
-      << "<td class=\"num\">" << median_p90(r.reference) << "</td>"
-      << "<td class=\"num\">" << fmt_speedup(r.speedup)
-      << (std::isfinite(r.speedup_ci_low) && r.speedup_ci_high > 0
-              ? " <span class=\"p90\">[" + printf_double("%.2f", r.speedup_ci_low) + ", " +
-                    printf_double("%.2f", r.speedup_ci_high) + "]</span>"
-              : std::string())
-      << (r.noisy ? " <span class=\"badge error\" title=\"timing stopped (" + html_escape(r.stop_reason) +
-                        ") before its confidence target: verdicts on it are inconclusive\">noisy</span>"
-                  : std::string())
-      << "</td>"
-      << "<td class=\"num\">" << (timed(r.engine) ? fmt_rate(r.engine.items_per_s) : kNone) << "</td>"
-      << "<td class=\"num\">" << (r.status == "error" ? kNone : fmt_err(r.accuracy.max_abs_err)) << "</td>"
-      << "<td class=\"num\">" << (r.status == "error" ? kNone : fmt_cosine(r.accuracy.cosine)) << "</td>"
-      << "<td><span class=\"badge " << status_class(r.status) << "\">" << html_escape(r.status)
-      << "</span></td></tr>\n";
-    // Why it failed, right under the row.
-    std::string why = !r.error.empty() ? r.error : (bad ? r.accuracy.detail : "");
-    if (!why.empty()) {
-      o << "<tr class=\"error-row\"><td colspan=\"12\">" << html_escape(why) << "</td></tr>\n";
-    }
-  }
-  o << "</tbody>\n</table>\n";
+std::string status_badge(const std::string& status) {
+  return badge(status == "passed" ? "passed" : status == "failed" ? "failed" : "error", status);
 }
 
-// Horizontal bars, one per case, with a dashed line at 1.0×. Presentation attributes
-// rather than CSS classes, so the chart also reads on its own when copied out.
-void render_speedup_chart(std::ostringstream& o, const std::vector<const StoredCase*>& cases) {
-  const int label_w = 240, plot_w = 460, value_w = 80, row_h = 24, top = 22, bottom = 8;
-  const int width = label_w + plot_w + value_w;
-  const int height = top + row_h * static_cast<int>(cases.size()) + bottom;
-  double max_speedup = 1.0;
-  for (const StoredCase* sc : cases) {
-    double v = sc->result.speedup;
-    if (std::isfinite(v) && v > max_speedup) max_speedup = v;
-  }
-  const double scale = plot_w / (max_speedup * 1.1);
-  auto x_of = [&](double v) { return printf_double("%.1f", label_w + v * scale); };
-  const int text_dy = row_h / 2 + 4;
-
-  o << "<figure>\n<svg class=\"chart\" width=\"" << width << "\" height=\"" << height
-    << "\" viewBox=\"0 0 " << width << " " << height
-    << "\" role=\"img\" aria-label=\"speedup per case\" font-size=\"12\" fill=\"#1f2328\""
-       " font-family=\"ui-monospace, SFMono-Regular, Menlo, Consolas, monospace\">\n";
-  o << "<line stroke=\"#656d76\" x1=\"" << label_w << "\" y1=\"" << top - 4 << "\" x2=\"" << label_w
-    << "\" y2=\"" << height - bottom << "\"/>\n";
-  for (size_t k = 0; k < cases.size(); ++k) {
-    const CaseResult& r = cases[k]->result;
-    const int y = top + row_h * static_cast<int>(k);
-    o << "<text x=\"" << label_w - 8 << "\" y=\"" << y + text_dy << "\" text-anchor=\"end\">"
-      << html_escape(short_label(r.spec)) << "</text>\n";
-    const double v = r.speedup;
-    if (std::isfinite(v) && v > 0) {
-      o << "<rect fill=\"" << (v < 1 ? "#d4a72c" : "#2da44e") << "\" x=\"" << label_w << "\" y=\""
-        << y + 4 << "\" width=\"" << printf_double("%.1f", v * scale) << "\" height=\"" << row_h - 8
-        << "\"><title>" << html_escape(r.spec.label()) << ": " << fmt_speedup(v) << "</title></rect>\n";
-      o << "<text x=\"" << printf_double("%.1f", label_w + v * scale + 6) << "\" y=\"" << y + text_dy
-        << "\">" << fmt_speedup(v) << "</text>\n";
-    } else {
-      o << "<text fill=\"#656d76\" x=\"" << label_w + 6 << "\" y=\"" << y + text_dy << "\">n/a ("
-        << html_escape(r.status) << ")</text>\n";
-    }
-  }
-  const std::string x1 = x_of(1.0);
-  o << "<line stroke=\"#cf222e\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\" x1=\"" << x1 << "\" y1=\""
-    << top - 4 << "\" x2=\"" << x1 << "\" y2=\"" << height - bottom << "\"/>\n";
-  o << "<text x=\"" << x1 << "\" y=\"" << top - 8 << "\" text-anchor=\"middle\" fill=\"#cf222e\">1.0×</text>\n";
-  o << "</svg>\n<figcaption>Speedup = reference median / engine median; the dashed line marks 1.0×"
-       " (no faster than the reference).</figcaption>\n</figure>\n";
+void kv_row(std::ostringstream& o, const std::string& key, const std::string& value_html) {
+  o << "<tr><th>" << html_escape(key) << "</th><td>" << value_html << "</td></tr>\n";
 }
 
-void render_case_details(std::ostringstream& o, const StoredCase& sc) {
-  const CaseResult& r = sc.result;
-  const CaseSpec& s = r.spec;
-  o << "<details id=\"details-" << sc.id << "\"><summary>" << html_escape(s.label())
-    << " <span class=\"badge " << status_class(r.status) << "\">" << html_escape(r.status)
-    << "</span></summary>\n";
-  o << "<table class=\"kv\">\n";
-  kv_row(o, "Case key", "<span class=\"mono\">" + html_escape(s.case_key()) + "</span>");
-  kv_row(o, "Model", "<span class=\"mono\">" + or_none(s.model) + "</span>");
-  kv_row(o, "Model hash", "<span class=\"mono\">" + or_none(s.model_hash) + "</span>");
-  kv_row(o, "Samples", std::to_string(r.engine.samples_ms.size()) + " engine, " +
-                           std::to_string(r.reference.samples_ms.size()) + " reference");
-  // Everything the timer recorded about each executor's distribution, and what it measured
-  // about the machine meanwhile: the numbers that tell a real difference from interference.
-  for (const Measurement* m : {&r.engine, &r.reference}) {
-    if (!timed(*m)) continue;
-    const SampleStats& st = m->stats;
-    kv_row(o, m == &r.engine ? "Engine distribution" : "Reference distribution",
-           "<span class=\"mono\">min " + fmt_ms(st.min) + ", median " + fmt_ms(st.median) + " [bootstrap " +
-               fmt_ms(st.boot_ci_low) + ", " + fmt_ms(st.boot_ci_high) + "], p95 " + fmt_ms(st.p95) + ", p99 " +
-               fmt_ms(st.p99) + " ms; CV " + printf_double("%.1f%%", 100 * st.cv) + "; outliers " +
-               std::to_string(st.outliers_low) + " low, " + std::to_string(st.outliers_high) +
-               " high; page faults per iteration " + printf_double("%.1f", m->minor_faults.mean) + " minor [" +
-               std::to_string(m->minor_faults.min) + "–" + std::to_string(m->minor_faults.max) + "], " +
-               printf_double("%.1f", m->major_faults.mean) + " major</span>");
-  }
-  const Interference& in = r.interference;
-  kv_row(o, "Timing conditions",
-         "<span class=\"mono\">stopped: " + or_none(r.stop_reason) + (r.noisy ? " (noisy)" : "") +
-             "; timer overhead " + printf_double("%.0f ns", r.timer_overhead_ns) + "; load " +
-             printf_double("%.2f", in.load_before) + " → " + printf_double("%.2f", in.load_after) +
-             "; other processes' CPU " + printf_double("%.0f ms", in.other_cpu_ms) + " in " +
-             printf_double("%.0f ms", in.timed_wall_ms) + "; CPU clock " + printf_double("%.0f", in.cpu_mhz_before) +
-             " → " + printf_double("%.0f MHz", in.cpu_mhz_after) + "; pinned to " +
-             (r.pinned_cpus.empty() ? std::string("no CPUs") : "CPUs " + html_escape(r.pinned_cpus)) + "; activation memory " +
-             printf_double("%.2f MiB", static_cast<double>(r.engine_memory_bytes) / (1024.0 * 1024.0)) + " engine (planned arena), " +
-             printf_double("%.2f MiB", static_cast<double>(r.reference_memory_bytes) / (1024.0 * 1024.0)) +
-             " reference (peak live)</span>");
-  kv_row(o, "First iteration ms", "<span class=\"mono\">" + fmt_ms(r.engine.first_iteration_ms) +
-                                      " engine, " + fmt_ms(r.reference.first_iteration_ms) +
-                                      " reference</span>");
-  kv_row(o, "Build", "<span class=\"mono\">" + fmt_ms(r.build_ms) + " ms</span>, " +
-                         std::to_string(r.onnx_nodes) + " ONNX nodes → " +
-                         std::to_string(r.layers.size()) + " engine layers");
-  kv_row(o, "Accuracy", "<span class=\"mono\">max abs " + fmt_err(r.accuracy.max_abs_err) +
-                            ", max rel " + fmt_err(r.accuracy.max_rel_err) + ", cosine " +
-                            fmt_cosine(r.accuracy.cosine) + "</span> (atol " +
-                            printf_double("%g", s.accuracy.atol) + ", rtol " +
-                            printf_double("%g", s.accuracy.rtol) + ")");
-  if (!r.accuracy.detail.empty()) kv_row(o, "Accuracy detail", html_escape(r.accuracy.detail));
-  if (!r.error.empty()) kv_row(o, "Error", "<span class=\"mono\">" + html_escape(r.error) + "</span>");
-  o << "</table>\n";
+// The run where a case's engine series last changed, per `fusebench history`, if any:
+// "since run 37 (+5.1%)".
+std::string since_text(const ReportModel& m, const ReportCase& c, Metric metric) {
+  const auto& changes = c.history.changes[size_t(metric)];
+  if (changes.empty()) return "";
+  const ChangePoint& cp = changes.back();
+  const StoredRun& run = m.history_runs[c.history.points[cp.index].run];
+  return "since " + run_link(run) + " <span class=\"ci\">(" + fmt_pct(cp.step) + ", " + mono(short_commit(run.info.git_commit)) +
+         ")</span>";
+}
 
-  o << "<h4>Build log</h4>\n";
-  if (r.build_log.empty()) o << "<p class=\"muted\">No build log.</p>\n";
-  else o << "<pre>" << html_escape(r.build_log) << "</pre>\n";
+// ---- header and verdicts ----
 
-  o << "<h4>Layers (" << r.layers.size() << ")</h4>\n";
-  if (r.layers.empty()) {
-    o << "<p class=\"muted\">No layer map recorded.</p>\n";
+void render_banner(std::ostringstream& o, const ReportModel& m) {
+  const GateReport& g = m.gate;
+  const size_t n = m.cases.size();
+  std::vector<std::string> bad, unsure;
+  if (g.failed) bad.push_back(std::to_string(g.failed) + " of " + std::to_string(n) + " cases fail the gate");
+  if (!m.regressions.empty()) bad.push_back(std::to_string(m.regressions.size()) + " slower than " + m.baseline_name);
+  if (!m.errors.empty()) bad.push_back(std::to_string(m.errors.size()) + " errored");
+  if (g.inconclusive) unsure.push_back(std::to_string(g.inconclusive) + " gate verdicts inconclusive");
+  if (!m.noisy.empty()) unsure.push_back(std::to_string(m.noisy.size()) + " noisy (a verdict on them cannot be trusted)");
+  const auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? "; " : "") + v[i];
+    return s;
+  };
+  std::string cls, head, body;
+  if (n == 0) {
+    cls = "grey", head = "No cases", body = "This run stored no cases.";
+  } else if (!bad.empty()) {
+    cls = "red", head = "Attention", body = join(bad) + (unsure.empty() ? "" : "; " + join(unsure)) + ".";
+  } else if (!unsure.empty()) {
+    cls = "amber", head = "Inconclusive", body = join(unsure) + "; nothing is known to be worse.";
+  } else if (!m.baseline) {
+    cls = "grey", head = "Gate passed, no baseline",
+    body = "All " + std::to_string(n) + " cases pass the gate, but there is no earlier run to compare with.";
   } else {
-    o << "<table class=\"layers\"><thead><tr><th class=\"num\">#</th><th>Kind</th><th>Name</th>"
-         "<th>Source ONNX nodes</th></tr></thead>\n<tbody>\n";
-    for (const LayerRecord& l : r.layers) {
-      std::string sources;
-      for (const std::string& src : l.sources) {
-        if (!sources.empty()) sources += ", ";
-        sources += html_escape(src);
-      }
-      o << "<tr><td class=\"num\">" << l.index << "</td><td class=\"mono\">" << html_escape(l.kind)
-        << "</td><td class=\"mono\">" << html_escape(l.name) << "</td><td class=\"mono\">"
-        << (sources.empty() ? kNone : sources) << "</td></tr>\n";
-    }
-    o << "</tbody></table>\n";
+    cls = "green", head = "All clear";
+    body = "All " + std::to_string(n) + " cases pass the gate; none is slower than " + m.baseline_name +
+           " (Mann–Whitney, α " + printf_double("%g", m.options.compare.alpha) + ", a change of at least " +
+           printf_double("%g%%", 100 * m.options.compare.min_effect) + "); no case is noisy or errored.";
   }
+  o << "<div class=\"banner " << cls << "\" id=\"banner\"><strong>" << html_escape(head) << ".</strong> " << html_escape(body)
+    << "</div>\n";
+}
+
+void render_gate(std::ostringstream& o, const ReportModel& m) {
+  const GateReport& g = m.gate;
+  o << "<h3>Gate " << outcome_badge(g.outcome) << "</h3>\n<p class=\"muted\">" << g.passed << " pass, " << g.failed
+    << " fail, " << g.inconclusive << " inconclusive; rules from each case's scenario, as <code>fusebench gate</code>"
+    << (m.baseline ? " judges them against " + html_escape(m.baseline_name) : std::string(" (no baseline: max_regression not judged)"))
+    << ".</p>\n";
+  std::vector<size_t> shown;
+  for (size_t i = 0; i < g.cases.size(); ++i)
+    if (g.cases[i].outcome != Outcome::kPass) shown.push_back(i);
+  if (shown.empty()) {
+    o << "<p>Every case passes every rule that applies to it.</p>\n";
+    return;
+  }
+  o << "<div class=\"scroll\"><table class=\"full\"><thead><tr><th>Outcome</th><th>Case</th><th>Rules that did not pass</th>"
+       "</tr></thead><tbody>\n";
+  for (size_t i : shown) {
+    const CaseVerdict& v = g.cases[i];
+    o << "<tr class=\"" << (v.outcome == Outcome::kFail ? "bad" : "warn") << "\"><td>" << outcome_badge(v.outcome) << "</td><td>"
+      << case_link(m, i) << "</td><td class=\"wrap\">";
+    for (const RuleResult& rr : v.rules)
+      if (rr.outcome != Outcome::kPass)
+        o << "<div><b>" << html_escape(rr.rule) << "</b> " << outcome_badge(rr.outcome) << " " << html_escape(rr.detail)
+          << "</div>";
+    o << "</td></tr>\n";
+  }
+  o << "</tbody></table></div>\n";
+}
+
+void render_changes(std::ostringstream& o, const ReportModel& m, const std::vector<size_t>& list, const char* title,
+                    const char* cls) {
+  o << "<h3>" << title << " <span class=\"muted\">(" << list.size() << ")</span></h3>\n";
+  if (list.empty()) {
+    o << "<p class=\"muted\">None.</p>\n";
+    return;
+  }
+  o << "<div class=\"scroll\"><table class=\"full\"><thead><tr><th>Case</th><th class=\"num\">Change</th>"
+       "<th class=\"num\">95% interval</th><th class=\"num\">Baseline ms</th><th class=\"num\">This run ms</th>"
+       "<th class=\"num\">p</th><th>Noise (baseline · this run)</th><th>Engine history</th></tr></thead><tbody>\n";
+  for (size_t i : list) {
+    const ReportCase& c = m.cases[i];
+    const SampleComparison& s = *c.comparison;
+    const Measurement& now = m.options.compare.executor == "reference" ? c.stored.result.reference : c.stored.result.engine;
+    const Measurement& then = m.options.compare.executor == "reference" ? c.baseline->reference : c.baseline->engine;
+    o << "<tr class=\"" << cls << "\"><td>" << case_link(m, i) << "</td><td class=\"num\"><b>" << fmt_pct(s.change)
+      << "</b></td><td class=\"num\">[" << fmt_pct(s.change_ci.low) << ", " << fmt_pct(s.change_ci.high)
+      << "]</td><td class=\"num\">" << fmt_ms(s.baseline_median) << "</td><td class=\"num\">" << fmt_ms(s.candidate_median)
+      << "</td><td class=\"num\">" << fmt_p(s.p_value) << "</td><td class=\"mono\">" << noise_of(then) << " · "
+      << noise_of(now) << "</td><td>" << since_text(m, c, Metric::kEngine) << "</td></tr>\n";
+  }
+  o << "</tbody></table></div>\n";
+}
+
+void render_noisy(std::ostringstream& o, const ReportModel& m) {
+  o << "<h3>Noisy cases <span class=\"muted\">(" << m.noisy.size() << ")</span></h3>\n";
+  if (m.noisy.empty()) {
+    o << "<p class=\"muted\">None: every case met its timing target, and no comparison was left undecided.</p>\n";
+    return;
+  }
+  o << "<div class=\"scroll\"><table class=\"full\"><thead><tr><th>Case</th><th>Why</th><th>Engine noise</th>"
+       "<th>Reference noise</th><th>Against the baseline</th></tr></thead><tbody>\n";
+  for (size_t i : m.noisy) {
+    const ReportCase& c = m.cases[i];
+    const CaseResult& r = c.stored.result;
+    std::string why = r.noisy ? "timing stopped (" + html_escape(r.stop_reason) + ") before its target of ±" +
+                                    printf_double("%g%%", 100 * r.spec.timing.target_rel_ci)
+                              : std::string("the comparison could not tell");
+    o << "<tr class=\"warn\"><td>" << case_link(m, i) << "</td><td>" << why << "</td><td class=\"mono\">"
+      << noise_of(r.engine) << "</td><td class=\"mono\">" << noise_of(r.reference) << "</td><td>";
+    if (c.comparison)
+      o << badge(verdict_name(c.comparison->verdict), verdict_name(c.comparison->verdict)) << " " << fmt_pct(c.comparison->change)
+        << " <span class=\"ci\">[" << fmt_pct(c.comparison->change_ci.low) << ", " << fmt_pct(c.comparison->change_ci.high)
+        << "]</span>";
+    else
+      o << html_escape(c.compare_note);
+    o << "</td></tr>\n";
+  }
+  o << "</tbody></table></div>\n";
+}
+
+void render_verdicts(std::ostringstream& o, const ReportModel& m) {
+  o << "<section id=\"verdicts\"><h2>Verdicts</h2>\n";
+  render_gate(o, m);
+  if (!m.baseline) {
+    o << "<h3>Against a baseline</h3><p class=\"muted\">No baseline: this is the first run of the database. Give "
+         "<code>--baseline RUN</code> or <code>--baseline-db FILE</code>.</p>\n";
+  } else {
+    o << "<p class=\"muted\">Against " << html_escape(m.baseline_name) << " (started "
+      << mono(m.baseline->info.started_at) << ", commit " << mono(short_commit(m.baseline->info.git_commit)) << "): "
+      << m.options.compare.executor << " samples, Mann–Whitney α " << printf_double("%g", m.options.compare.alpha)
+      << ", changes under " << printf_double("%g%%", 100 * m.options.compare.min_effect)
+      << " count as unchanged; the interval is the 95% bootstrap interval of the change of the median. Noise: each side's "
+         "coefficient of variation and the half-width of its median's 95% interval.</p>\n";
+    render_changes(o, m, m.regressions, "Regressions", "bad");
+    render_changes(o, m, m.improvements, "Improvements", "good");
+  }
+  render_noisy(o, m);
+  if (!m.errors.empty()) {
+    o << "<h3>Errors <span class=\"muted\">(" << m.errors.size() << ")</span></h3><ul>\n";
+    for (size_t i : m.errors)
+      o << "<li>" << case_link(m, i) << ": <span class=\"mono wrap\">" << html_escape(m.cases[i].stored.result.error)
+        << "</span></li>\n";
+    o << "</ul>\n";
+  }
+  o << "</section>\n";
+}
+
+void render_environment(std::ostringstream& o, const ReportModel& m) {
+  int differing = 0;
+  for (const EnvField& f : m.environment) differing += f.differs;
+  o << "<section id=\"environment\"><h2>Environment</h2>\n<p class=\"muted\">";
+  if (m.baseline)
+    o << differing << (differing == 1 ? " field differs" : " fields differ") << " from " << html_escape(m.baseline_name)
+      << (differing ? " (highlighted)" : "") << ".";
+  else
+    o << "No baseline to compare the fingerprint with.";
+  o << "</p>\n<div class=\"scroll\"><table class=\"full kv\"><thead><tr><th>Field</th><th>Run " << m.run.id << "</th>";
+  if (m.baseline) o << "<th>" << html_escape(m.baseline_name) << "</th>";
+  o << "</tr></thead><tbody>\n";
+  for (const EnvField& f : m.environment) {
+    o << "<tr" << (f.differs ? " class=\"diff\"" : "") << "><th>" << html_escape(f.name) << "</th><td class=\"mono wrap\">"
+      << or_none(f.value) << "</td>";
+    if (m.baseline) o << "<td class=\"mono wrap\">" << or_none(f.baseline_value) << "</td>";
+    o << "</tr>\n";
+  }
+  o << "</tbody></table></div>\n</section>\n";
+}
+
+// ---- per case ----
+
+std::string compare_cell(const ReportCase& c) {
+  if (!c.comparison) return "<span class=\"muted\">" + html_escape(c.compare_note) + "</span>";
+  const char* v = verdict_name(c.comparison->verdict);
+  return badge(v, v) + " " + fmt_pct(c.comparison->change);
+}
+
+void render_case_table(std::ostringstream& o, const ReportModel& m, const std::vector<size_t>& list) {
+  o << "<div class=\"scroll\"><table class=\"full cases\"><thead><tr><th>Case</th><th class=\"num\">Engine ms [95%]</th>"
+       "<th class=\"num\">Reference ms [95%]</th><th class=\"num\">Speedup [95%]</th><th>vs baseline (engine)</th>"
+       "<th class=\"num\">Max abs err</th><th>Gate</th><th>Status</th></tr></thead><tbody>\n";
+  for (size_t i : list) {
+    const ReportCase& c = m.cases[i];
+    const CaseResult& r = c.stored.result;
+    const Outcome gate = m.gate.cases[i].outcome;
+    const bool bad = r.status != "passed" || gate == Outcome::kFail ||
+                     (c.comparison && c.comparison->verdict == Verdict::kSlower);
+    o << "<tr class=\"" << (bad ? "bad" : "") << "\"><td><a class=\"wrap\" href=\"#" << case_anchor(i) << "\">"
+      << html_escape(short_label(r.spec)) << "</a>" << (r.noisy ? " " + badge("noisy", "noisy") : "")
+      << "</td><td class=\"num\">" << with_ci(r.engine) << "</td><td class=\"num\">" << with_ci(r.reference)
+      << "</td><td class=\"num\">" << speedup_with_ci(r) << "</td><td>" << compare_cell(c) << "</td><td class=\"num\">"
+      << (r.status == "error" ? kNone : fmt_err(r.accuracy.max_abs_err)) << "</td><td>" << outcome_badge(gate)
+      << "</td><td>" << status_badge(r.status) << "</td></tr>\n";
+  }
+  o << "</tbody></table></div>\n";
+}
+
+void render_history(std::ostringstream& o, const ReportModel& m, size_t i) {
+  const ReportCase& c = m.cases[i];
+  o << "<h4>History</h4>\n";
+  if (c.history.points.size() < 2) {
+    o << "<p class=\"muted\">" << c.history.points.size()
+      << " run in the window: history needs at least two (the last " << m.options.last << " runs are shown).</p>\n";
+    return;
+  }
+  o << "<div class=\"charts\">";
+  for (size_t k = 0; k < kMetrics; ++k)
+    o << "<svg class=\"chart history\" data-case=\"" << i << "\" data-metric=\"" << k << "\" role=\"img\" aria-label=\""
+      << metric_name(Metric(k)) << " history\"></svg>";
+  o << "</div>\n<p class=\"muted\">" << c.history.points.size() << " of the last " << m.history_runs.size()
+    << " runs; band: each run's 95% interval; hollow points: runs flagged noisy; dashed red lines: change points "
+       "(E-divisive, α "
+    << printf_double("%g", m.options.change_points.alpha) << ", as <code>fusebench history</code> finds them in this window). "
+       "Hover a point for its run.</p>\n";
+  bool any = false;
+  for (size_t k = 0; k < kMetrics; ++k)
+    for (const ChangePoint& cp : c.history.changes[k]) {
+      if (!any) o << "<ul class=\"changes\">\n";
+      any = true;
+      const StoredRun& run = m.history_runs[c.history.points[cp.index].run];
+      const char* unit = Metric(k) == Metric::kSpeedup ? "×" : " ms";
+      o << "<li><b>" << metric_name(Metric(k)) << "</b> " << fmt_pct(cp.step) << " from " << run_link(run) << " (commit "
+        << mono(short_commit(run.info.git_commit)) << ", " << mono(run.info.started_at) << "): " << fmt_ms(cp.before) << unit
+        << " → " << fmt_ms(cp.after) << unit << ", p=" << printf_double("%.3f", cp.p_value) << "</li>\n";
+    }
+  if (any) o << "</ul>\n";
+  else o << "<p>No change point in this window.</p>\n";
+}
+
+void render_batch_curve(std::ostringstream& o, const ReportModel& m, size_t i) {
+  const CaseSpec& me = m.cases[i].stored.result.spec;
+  std::vector<svg::LineSeries> series;
+  size_t points = 0;
+  const char* colors[] = {"#0969da", "#1a7f37", "#bc4c00", "#8250df", "#cf222e", "#1b7c83", "#9a6700"};
+  for (const BatchCurve& bc : m.batch_curves) {
+    if (bc.model != me.model || bc.threads != me.threads) continue;
+    svg::LineSeries s;
+    s.name = bc.precision + " " + bc.fusion;
+    s.color = colors[series.size() % 7];
+    for (size_t k : bc.cases) {
+      const CaseResult& r = m.cases[k].stored.result;
+      if (!(r.speedup > 0) || r.status == "error") continue;
+      s.x.push_back(double(r.spec.batch));
+      s.y.push_back(r.speedup);
+      s.low.push_back(r.speedup_ci_low);
+      s.high.push_back(r.speedup_ci_high);
+      s.tips.push_back(r.spec.label() + ": " + printf_double("%.2f×", r.speedup) + " [" + printf_double("%.2f", r.speedup_ci_low) +
+                       ", " + printf_double("%.2f", r.speedup_ci_high) + "]");
+      s.highlight.push_back(k == i);
+    }
+    points += s.x.size();
+    if (!s.x.empty()) series.push_back(std::move(s));
+  }
+  o << "<h4>Speedup against batch</h4>\n";
+  if (points < 2) {
+    o << "<p class=\"muted\">Only one batch size of this model and thread count in the run.</p>\n";
+    return;
+  }
+  bool wide = false;
+  double lo = INFINITY, hi = 0;
+  for (const auto& s : series)
+    for (double x : s.x) lo = std::min(lo, x), hi = std::max(hi, x);
+  wide = hi >= 4 * lo;
+  o << "<figure>" << svg::line_chart({"speedup against batch per precision and fusion level", "batch", "speedup (×)", wide, 1.0, "1.0× (no faster)"},
+                                     series)
+    << "<figcaption>This run's speedup (reference median / engine median) of " << html_escape(me.model) << " at "
+    << me.threads << " thread(s), one line per precision and fusion level; whiskers: 95% bootstrap interval; the ring "
+                     "marks this case.</figcaption></figure>\n";
+}
+
+void render_distributions(std::ostringstream& o, const ReportModel& m, const ReportCase& c) {
+  const CaseResult& r = c.stored.result;
+  std::vector<svg::Box> boxes;
+  boxes.push_back({"engine, run " + std::to_string(m.run.id), "#0969da", r.engine.samples_ms});
+  if (c.baseline) boxes.push_back({"engine, " + m.baseline_name, "#54aeff", c.baseline->engine.samples_ms});
+  boxes.push_back({"reference, run " + std::to_string(m.run.id), "#bc4c00", r.reference.samples_ms});
+  if (c.baseline) boxes.push_back({"reference, " + m.baseline_name, "#fb8f44", c.baseline->reference.samples_ms});
+  o << "<h4>Latency distributions</h4>\n<figure>"
+    << svg::box_plot("latency distributions of the engine and the reference", boxes, "ms per iteration")
+    << "<figcaption>Every timed iteration: box from the first to the third quartile, the thick line at the median, "
+       "whiskers to the furthest sample within 1.5 IQR.</figcaption></figure>\n";
+}
+
+void render_accuracy(std::ostringstream& o, const CaseResult& r) {
+  o << "<h4>Accuracy</h4>\n<table class=\"kv\">\n";
+  kv_row(o, "Max abs error", "<span class=\"mono\">" + fmt_err(r.accuracy.max_abs_err) + "</span> (atol " +
+                                 printf_double("%g", r.spec.accuracy.atol) + ")");
+  kv_row(o, "Max rel error", "<span class=\"mono\">" + fmt_err(r.accuracy.max_rel_err) + "</span> (rtol " +
+                                 printf_double("%g", r.spec.accuracy.rtol) + ")");
+  kv_row(o, "Cosine", "<span class=\"mono\">" + (std::isnan(r.accuracy.cosine) ? std::string("NaN") : printf_double("%.8f", r.accuracy.cosine)) + "</span>");
+  kv_row(o, "Within tolerance", r.accuracy.passed ? "yes" : "<b>no</b>");
+  if (!r.accuracy.detail.empty()) kv_row(o, "Detail", "<span class=\"wrap\">" + html_escape(r.accuracy.detail) + "</span>");
+  o << "</table>\n";
+}
+
+std::string sources_cell(const std::vector<std::string>& sources) {
+  if (sources.empty()) return kNone;
+  if (sources.size() == 1) return "<span class=\"mono wrap\">" + html_escape(sources[0]) + "</span>";
+  std::string s = "<details class=\"sources\"><summary>" + std::to_string(sources.size()) + " nodes</summary><ul>";
+  for (const std::string& n : sources) s += "<li class=\"mono wrap\">" + html_escape(n) + "</li>";
+  return s + "</ul></details>";
+}
+
+void render_layer_rows(std::ostringstream& o, const EngineView& v, const std::vector<size_t>& order, size_t visible,
+                       bool with_change) {
+  for (size_t k = 0; k < order.size(); ++k) {
+    const LayerRow& l = v.layers[order[k]];
+    o << "<tr" << (k >= visible ? " class=\"more\"" : "") << "><td class=\"num\">" << l.index << "</td><td class=\"mono wrap\">"
+      << html_escape(l.name) << "</td><td class=\"mono\">" << html_escape(l.kind) << "</td><td class=\"mono\">"
+      << or_none(l.kernel) << "</td><td>" << html_escape(l.precision) << "</td>";
+    if (l.profiled)
+      o << "<td class=\"num\">" << fmt_ms(l.ms) << "</td><td class=\"num\">" << printf_double("%.1f%%", 100 * l.share)
+        << "</td><td class=\"num\">" << (l.flops > 0 ? printf_double("%.1f", l.gflops) : kNone) << "</td><td class=\"num\">"
+        << (l.flops > 0 && l.peak_share > 0 ? printf_double("%.1f%%", 100 * l.peak_share) : kNone) << "</td>";
+    else
+      o << "<td class=\"num\">" << kNone << "</td><td class=\"num\">" << kNone << "</td><td class=\"num\">" << kNone
+        << "</td><td class=\"num\">" << kNone << "</td>";
+    if (with_change)
+      o << "<td class=\"num\">" << (l.baseline_ms ? fmt_ms(*l.baseline_ms) : kNone) << "</td><td class=\"num\">"
+        << (l.baseline_ms && *l.baseline_ms > 0 ? fmt_pct(l.ms / *l.baseline_ms - 1) : kNone) << "</td>";
+    o << "<td>" << sources_cell(l.sources) << "</td></tr>\n";
+  }
+}
+
+void render_layer_table(std::ostringstream& o, const EngineView& v, const std::vector<size_t>& order, size_t visible,
+                        bool with_change, const std::string& id) {
+  o << "<div class=\"scroll\"><table class=\"full layers\" id=\"" << id << "\"><thead><tr><th class=\"num\">#</th>"
+    << "<th>Layer</th><th>Kind</th><th>Kernel</th><th>Precision</th><th class=\"num\">ms</th><th class=\"num\">Share</th>"
+       "<th class=\"num\">GFLOP/s</th><th class=\"num\">% of peak</th>";
+  if (with_change) o << "<th class=\"num\">Baseline ms</th><th class=\"num\">Change</th>";
+  o << "<th>Source ONNX nodes</th></tr></thead><tbody>\n";
+  render_layer_rows(o, v, order, visible, with_change);
+  o << "</tbody></table></div>\n";
+  if (order.size() > visible)
+    o << "<button class=\"expand\" data-target=\"" << id << "\" data-more=\"Show all " << order.size()
+      << " layers\" data-less=\"Show the first " << visible << " only\">Show all " << order.size() << " layers</button>\n";
+}
+
+void render_engine(std::ostringstream& o, const ReportModel& m, size_t i) {
+  const ReportCase& c = m.cases[i];
+  const EngineView& v = c.engine;
+  o << "<h4>Engine</h4>\n";
+  if (!v.passes.empty()) {
+    o << "<p>Fusion, pass by pass (from the build log): ";
+    int before = c.stored.result.onnx_nodes;
+    for (size_t k = 0; k < v.passes.size(); ++k) {
+      const PassSummary& p = v.passes[k];
+      if (p.rewrites == 0) continue;
+      o << "<span class=\"mono\">" << html_escape(p.pass) << "</span> " << p.rewrites << " rewrites (" << before << " → "
+        << p.layers_after << " layers); ";
+      before = p.layers_after;
+    }
+    o << "<b>" << c.stored.result.onnx_nodes << " ONNX nodes → " << v.layers.size() << " engine layers</b>.</p>\n";
+  }
+  if (v.profile)
+    o << "<p class=\"muted\">Layer times from stored profile " << v.profile->id << " (<code>fusebench profile --db</code>, "
+      << mono(v.profile->created_at) << ", " << v.profile->profile.iterations << " iterations, "
+      << fmt_ms(v.profile->profile.total_ms) << " ms per run summed over layers); peak "
+      << printf_double("%.1f", v.profile->peaks.gflops) << " GFLOP/s fp32 measured on this machine.</p>\n";
+  else
+    o << "<p class=\"muted\">No stored profile matches this case (same model, batch, fusion and threads): layer times "
+         "come from <code>fusebench profile MODEL --db FILE</code>.</p>\n";
+  if (v.layers.empty()) {
+    o << "<p class=\"muted\">No layer map recorded.</p>\n";
+    return;
+  }
+  if (v.baseline_profile && v.profile && v.baseline_profile->id != v.profile->id) {
+    o << "<p><b>Layers whose time changed most</b> against " << html_escape(m.baseline_name) << "'s profile "
+      << v.baseline_profile->id << ":</p>\n";
+    if (v.most_changed.empty()) o << "<p class=\"muted\">No layer's time changed by 1% or more.</p>\n";
+    else render_layer_table(o, v, v.most_changed, 5, true, "changed-" + std::to_string(i));
+  }
+  std::vector<size_t> order(v.layers.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  if (v.profile)
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v.layers[a].ms > v.layers[b].ms; });
+  o << "<p>" << v.layers.size() << " layers" << (v.profile ? ", slowest first" : ", in engine order") << ":</p>\n";
+  render_layer_table(o, v, order, 10, false, "layers-" + std::to_string(i));
+  if (!v.modules.empty())
+    o << "<figure>" << svg::icicle(v.modules, v.profile->profile.total_ms)
+      << "<figcaption>Time per module (the name prefixes the exporter wrote), outermost on top; width is the share of "
+         "the run. Hatched and starred: includes time apportioned from fused layers by the unfused run's proportions "
+         "(an estimate). Hover for figures.</figcaption></figure>\n";
+}
+
+void render_conditions(std::ostringstream& o, const CaseResult& r) {
+  const Interference& in = r.interference;
+  o << "<h4>Timing</h4>\n<table class=\"kv\">\n";
+  kv_row(o, "Case key", mono(r.spec.case_key()));
+  kv_row(o, "Model", "<span class=\"mono wrap\">" + or_none(r.spec.model) + "</span>");
+  kv_row(o, "Samples", std::to_string(r.engine.samples_ms.size()) + " engine, " + std::to_string(r.reference.samples_ms.size()) +
+                           " reference; stopped: " + or_none(r.stop_reason) + (r.noisy ? " (noisy)" : ""));
+  kv_row(o, "Noise", "engine " + noise_of(r.engine) + "; reference " + noise_of(r.reference));
+  kv_row(o, "Conditions", "<span class=\"mono\">load " + printf_double("%.2f", in.load_before) + " → " +
+                              printf_double("%.2f", in.load_after) + "; other processes' CPU " +
+                              printf_double("%.0f ms", in.other_cpu_ms) + " in " + printf_double("%.0f ms", in.timed_wall_ms) +
+                              "; clock " + printf_double("%.0f", in.cpu_mhz_before) + " → " +
+                              printf_double("%.0f MHz", in.cpu_mhz_after) + "; pinned " + or_none(r.pinned_cpus) + "</span>");
+  kv_row(o, "Build", fmt_ms(r.build_ms) + " ms; activation memory " +
+                         printf_double("%.2f MiB", double(r.engine_memory_bytes) / (1024.0 * 1024.0)) + " engine, " +
+                         printf_double("%.2f MiB", double(r.reference_memory_bytes) / (1024.0 * 1024.0)) + " reference");
+  if (!r.error.empty()) kv_row(o, "Error", "<span class=\"mono wrap\">" + html_escape(r.error) + "</span>");
+  o << "</table>\n";
+  if (!r.build_log.empty())
+    o << "<details class=\"log\"><summary>Build log</summary><pre>" << html_escape(r.build_log) << "</pre></details>\n";
+}
+
+void render_case(std::ostringstream& o, const ReportModel& m, size_t i) {
+  const ReportCase& c = m.cases[i];
+  const CaseResult& r = c.stored.result;
+  o << "<details class=\"case\" id=\"" << case_anchor(i) << "\"><summary>" << html_escape(short_label(r.spec))
+    << " <span class=\"muted\">status</span> " << status_badge(r.status) << " <span class=\"muted\">gate</span> "
+    << outcome_badge(m.gate.cases[i].outcome) << " <span class=\"muted\">vs baseline</span> " << compare_cell(c)
+    << (r.noisy ? " " + badge("noisy", "timing noisy") : "") << "</summary>\n";
+  render_history(o, m, i);
+  render_batch_curve(o, m, i);
+  if (r.status != "error") {
+    render_distributions(o, m, c);
+    render_accuracy(o, r);
+  }
+  render_engine(o, m, i);
+  render_conditions(o, r);
   o << "</details>\n";
 }
 
-}  // namespace
-
-std::string render_html_report(const ResultStore& store, std::optional<int64_t> run_id) {
-  if (!run_id) {
-    run_id = store.latest_run();
-    if (!run_id) throw Error(store.path() + " has no runs to report on");
+void render_runs(std::ostringstream& o, const ReportModel& m) {
+  o << "<section id=\"runs\"><h2>Runs in the history window</h2>\n<p class=\"muted\">The last "
+    << m.history_runs.size() << " runs up to run " << m.run.id << " (<code>--last " << m.options.last
+    << "</code>), newest first.</p>\n<div class=\"scroll\"><table class=\"full\"><thead><tr><th>Run</th><th>Started</th>"
+       "<th>Commit</th><th>Host</th><th class=\"num\">Cases</th><th>Finished</th></tr></thead><tbody>\n";
+  for (auto it = m.history_runs.rbegin(); it != m.history_runs.rend(); ++it) {
+    const StoredRun& r = *it;
+    o << "<tr id=\"run-" << r.id << "\"><td>" << r.id << (r.id == m.run.id ? " (this run)" : "")
+      << (m.baseline && r.id == m.baseline->id && m.baseline_name == "run " + std::to_string(r.id) ? " (baseline)" : "")
+      << "</td><td class=\"mono\">" << or_none(r.info.started_at) << "</td><td class=\"mono\">"
+      << or_none(short_commit(r.info.git_commit)) << (r.info.git_dirty ? " dirty" : "") << "</td><td>" << or_none(r.info.host)
+      << "</td><td class=\"num\">" << r.case_count << "</td><td class=\"mono\">"
+      << (r.finished_at.empty() ? std::string("not finished") : html_escape(r.finished_at)) << "</td></tr>\n";
   }
-  const StoredRun run = store.load_run(*run_id);
-  const std::vector<StoredCase> cases = store.load_cases(*run_id);
-
-  // Scenarios in the order their first case was stored.
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<const StoredCase*>> by_scenario;
-  for (const StoredCase& c : cases) {
-    auto& list = by_scenario[c.result.spec.scenario];
-    if (list.empty()) order.push_back(c.result.spec.scenario);
-    list.push_back(&c);
-  }
-
-  std::ostringstream o;
-  o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-    << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-    << "<title>fusebench report — run " << run.id << " (" << html_escape(run.info.started_at)
-    << ")</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
-  o << "<header><h1>fusebench report</h1><p class=\"sub\">Run " << run.id << " of <code>"
-    << html_escape(store.path()) << "</code>, started <span class=\"mono\">"
-    << or_none(run.info.started_at) << "</span></p></header>\n";
-
-  render_summary(o, run, cases, store.path());
-
-  if (order.empty()) {
-    o << "<p class=\"muted\">This run has no stored cases.</p>\n";
-  } else {
-    o << "<nav><h3>Scenarios</h3><ul>\n";
-    for (size_t k = 0; k < order.size(); ++k) {
-      o << "<li><a href=\"#scenario-" << k << "\">" << html_escape(order[k].empty() ? "(unnamed)" : order[k])
-        << "</a> <span class=\"muted\">(" << by_scenario[order[k]].size() << " cases)</span></li>\n";
-    }
-    o << "</ul></nav>\n";
-  }
-
-  for (size_t k = 0; k < order.size(); ++k) {
-    const std::vector<const StoredCase*>& list = by_scenario[order[k]];
-    const CaseSpec& first = list.front()->result.spec;
-    o << "<section class=\"scenario\" id=\"scenario-" << k << "\">\n<h2>Scenario: "
-      << html_escape(order[k].empty() ? "(unnamed)" : order[k]) << "</h2>\n";
-    o << "<p class=\"muted\">";
-    if (!first.scenario_file.empty()) o << "File <code>" << html_escape(first.scenario_file) << "</code> · ";
-    o << "model <code>" << html_escape(first.model) << "</code></p>\n";
-    render_case_table(o, list);
-    render_speedup_chart(o, list);
-    o << "<h3>Cases in detail</h3>\n";
-    for (const StoredCase* sc : list) render_case_details(o, *sc);
-    o << "</section>\n";
-  }
-
-  o << "<footer>Generated by fusebench " << html_escape(run.info.fusebench_version) << " from <code>"
-    << html_escape(store.path()) << "</code>.</footer>\n</body>\n</html>\n";
-  return o.str();
+  o << "</tbody></table></div>\n</section>\n";
 }
 
-void write_html_report(const ResultStore& store, const std::string& out_path,
-                       std::optional<int64_t> run_id) {
-  const std::string html = render_html_report(store, run_id);  // render first: no file on failure
+// A number for the chart data, to 5 significant digits (plenty for a plot); null when absent.
+json chart_number(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.5g", v);
+  return std::strtod(buf, nullptr);
+}
+
+// What the history charts read: the runs once, then per case its points and change points.
+json chart_data(const ReportModel& m) {
+  json runs = json::array();
+  for (const StoredRun& r : m.history_runs)
+    runs.push_back({r.id, r.info.started_at, short_commit(r.info.git_commit), r.info.host});
+  json cases = json::array();
+  for (const ReportCase& c : m.cases) {
+    json points = json::array();
+    for (const HistoryPoint& p : c.history.points) {
+      json row = json::array({p.run});
+      for (size_t k = 0; k < kMetrics; ++k) {
+        row.push_back(chart_number(p.value[k]));
+        row.push_back(chart_number(p.low[k]));
+        row.push_back(chart_number(p.high[k]));
+      }
+      row.push_back(p.noisy ? 1 : 0);
+      points.push_back(std::move(row));
+    }
+    json changes = json::array();
+    for (size_t k = 0; k < kMetrics; ++k)
+      for (const ChangePoint& cp : c.history.changes[k]) changes.push_back({k, cp.index, chart_number(cp.step), cp.p_value});
+    cases.push_back({{"label", c.stored.result.spec.label()}, {"points", std::move(points)}, {"changes", std::move(changes)}});
+  }
+  return {{"runs", std::move(runs)}, {"cases", std::move(cases)}};
+}
+
+void write_file(const std::string& text, const std::string& out_path) {
   const std::string tmp = out_path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) throw Error("cannot write the report to " + out_path + ": " + std::strerror(errno));
-    f << html;
+    f << text;
     f.flush();
     if (!f) {
-      int err = errno;
+      const int err = errno;
       f.close();
       std::error_code ignored;
       std::filesystem::remove(tmp, ignored);
@@ -449,6 +644,73 @@ void write_html_report(const ResultStore& store, const std::string& out_path,
     std::filesystem::remove(tmp, ignored);
     throw Error("cannot write the report to " + out_path + ": " + ec.message());
   }
+}
+
+}  // namespace
+
+std::string render_html_report(const ReportModel& m) {
+  const RunInfo& i = m.run.info;
+  std::ostringstream o;
+  o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+    // Nothing may load from anywhere: the page is one file, read offline.
+    << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+       "script-src 'unsafe-inline'; img-src data:\">\n"
+    << "<title>fusebench report — run " << m.run.id << " (" << html_escape(i.started_at) << ")</title>\n<style>"
+    << kReportCss << "</style>\n</head>\n<body>\n";
+  o << "<header><h1>fusebench report — run " << m.run.id << "</h1><p class=\"muted\">Started " << mono(i.started_at)
+    << ", commit " << mono(short_commit(i.git_commit)) << (i.git_dirty ? " (dirty)" : "") << ", host " << or_none(i.host)
+    << ", " << m.cases.size() << " cases · database <code class=\"wrap\">" << html_escape(m.db_path) << "</code>"
+    << (m.baseline ? " · baseline " + html_escape(m.baseline_name) : std::string(" · no baseline")) << "</p></header>\n";
+  render_banner(o, m);
+
+  // Scenarios in the order their first case was stored.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<size_t>> by_scenario;
+  for (size_t k = 0; k < m.cases.size(); ++k) {
+    auto& list = by_scenario[m.cases[k].stored.result.spec.scenario];
+    if (list.empty()) order.push_back(m.cases[k].stored.result.spec.scenario);
+    list.push_back(k);
+  }
+  o << "<nav class=\"toc\"><a href=\"#verdicts\">Verdicts</a><a href=\"#environment\">Environment</a>";
+  for (size_t k = 0; k < order.size(); ++k)
+    o << "<a href=\"#scenario-" << k << "\">" << html_escape(order[k].empty() ? "(unnamed)" : order[k]) << "</a>";
+  o << "<a href=\"#runs\">Runs</a></nav>\n";
+
+  render_verdicts(o, m);
+  render_environment(o, m);
+  for (size_t k = 0; k < order.size(); ++k) {
+    const std::vector<size_t>& list = by_scenario[order[k]];
+    const CaseSpec& first = m.cases[list.front()].stored.result.spec;
+    o << "<section class=\"scenario\" id=\"scenario-" << k << "\">\n<h2>Scenario " << html_escape(order[k].empty() ? "(unnamed)" : order[k])
+      << "</h2>\n<p class=\"muted\">Model <code class=\"wrap\">" << html_escape(first.model) << "</code>";
+    if (!first.scenario_file.empty()) o << " · file <code class=\"wrap\">" << html_escape(first.scenario_file) << "</code>";
+    o << ". Open a case for its history, distributions and engine view.</p>\n";
+    render_case_table(o, m, list);
+    for (size_t c : list) render_case(o, m, c);
+    o << "</section>\n";
+  }
+  if (m.cases.empty()) o << "<p class=\"muted\">This run has no stored cases.</p>\n";
+  render_runs(o, m);
+  o << "<footer>Generated by fusebench " << html_escape(i.fusebench_version) << " from <code>" << html_escape(m.db_path)
+    << "</code>.</footer>\n";
+  o << "<script type=\"application/json\" id=\"fb-data\">" << json_for_script(chart_data(m)) << "</script>\n";
+  o << "<script>" << kReportJs << "</script>\n</body>\n</html>\n";
+  return o.str();
+}
+
+std::string render_html_report(const ResultStore& store, std::optional<int64_t> run_id) {
+  ReportOptions options;
+  options.run = run_id;
+  return render_html_report(build_report_model(store, options));
+}
+
+void write_html_report(const ReportModel& model, const std::string& out_path) {
+  write_file(render_html_report(model), out_path);  // render first: no file on failure
+}
+
+void write_html_report(const ResultStore& store, const std::string& out_path, std::optional<int64_t> run_id) {
+  write_file(render_html_report(store, run_id), out_path);
 }
 
 }  // namespace fb

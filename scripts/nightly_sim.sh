@@ -13,6 +13,12 @@
 #
 #   scripts/nightly_sim.sh [NIGHTS=60] [SLOW_FROM=37] [STEP_PERCENT=5]
 #
+# At the end it writes the HTML report of the last night against night 1 (REPORT, default
+# results/nightly_sim.html): the regression in the verdicts with the run where `history`
+# places it, the change point marked on the case's trend, and the engine view from the
+# profiles taken after night 1 and after the last night (the busy wait is outside every
+# layer, so the layer times stay put: the slowdown is not in the kernels).
+#
 # Uses FUSEBENCH (default ./build/fusebench); writes OUT (default results/nightly_sim.db,
 # replaced). Exit 0 when the step is found at SLOW_FROM, 1 when not, 2 on bad arguments.
 set -euo pipefail
@@ -24,6 +30,7 @@ STEP_PERCENT=${3:-5}
 DELAY_US=
 FUSEBENCH=${FUSEBENCH:-./build/fusebench}
 OUT=${OUT:-results/nightly_sim.db}
+REPORT=${REPORT:-results/nightly_sim.html}
 
 if [ "$SLOW_FROM" -lt 4 ] || [ "$SLOW_FROM" -gt $((NIGHTS - 2)) ]; then
   echo "nightly_sim: SLOW_FROM must leave at least 3 nights on each side (4..$((NIGHTS - 2)))" >&2
@@ -40,6 +47,11 @@ for night in $(seq 1 "$NIGHTS"); do
   sed "s/\"inject_delay_us\": 0/\"inject_delay_us\": $delay/" scenarios/nightly_sim.json > "$tmp/nightly_sim.json"
   line=$("$FUSEBENCH" run "$tmp/nightly_sim.json" --db "$OUT" --report "$tmp/report.html" | grep '^\[1/1\]')
   echo "night $night (delay ${delay} us): ${line#\[1/1\] }"
+  if [ "$night" -eq 1 ] || [ "$night" -eq "$NIGHTS" ]; then
+    # The engine view's layer times: a profile of the night's case, stored beside it.
+    model=$(sed -n 's/.*"model": "\([^"]*\)".*/\1/p' scenarios/nightly_sim.json)
+    "$FUSEBENCH" profile "$model" --fusion standard --batch 4 --threads 1 --iterations 50 --db "$OUT" > /dev/null
+  fi
   if [ -z "$DELAY_US" ]; then
     # STEP_PERCENT of night 1's engine median, in µs (ms × 1000 × percent / 100).
     median_ms=$(echo "$line" | sed -n 's/.* engine \([0-9.]*\) ms .*/\1/p')
@@ -53,6 +65,8 @@ echo
 "$FUSEBENCH" history --db "$OUT" --metric engine
 echo
 "$FUSEBENCH" history --db "$OUT" --metric speedup | tee "$tmp/history.txt"
+echo
+"$FUSEBENCH" report --db "$OUT" --baseline 1 -o "$REPORT"
 if grep -q "#$SLOW_FROM in the series" "$tmp/history.txt"; then
   echo "nightly_sim: history found the step at night $SLOW_FROM, where it was switched on"
 else

@@ -71,9 +71,13 @@ Profile profile_engine(Engine& engine, Engine* unfused, const std::vector<Tensor
       p.nodes.push_back(np);
     }
   }
-  // Roll up every prefix level of every module path.
+  p.modules = roll_up_modules(p.nodes, p.total_ms);
+  return p;
+}
+
+std::vector<ModuleProfile> roll_up_modules(const std::vector<NodeProfile>& nodes, double total_ms) {
   std::map<std::string, ModuleProfile> mods;
-  for (const NodeProfile& n : p.nodes) {
+  for (const NodeProfile& n : nodes) {
     const std::string& m = n.module.empty() ? std::string("(no module)") : n.module;
     for (size_t pos = 0; (pos = m.find('/', pos)) != std::string::npos; ++pos) {
       ModuleProfile& mp = mods[m.substr(0, pos + 1)];
@@ -88,11 +92,12 @@ Profile profile_engine(Engine& engine, Engine* unfused, const std::vector<Tensor
       mp.estimated = mp.estimated || n.estimated;
     }
   }
+  std::vector<ModuleProfile> out;
   for (auto& [k, m] : mods) {
-    m.share = p.total_ms > 0 ? m.ms / p.total_ms : 0;
-    p.modules.push_back(m);
+    m.share = total_ms > 0 ? m.ms / total_ms : 0;
+    out.push_back(m);
   }
-  return p;
+  return out;
 }
 
 namespace {

@@ -57,6 +57,10 @@ struct Profile {
 // apportioning fused layers.
 Profile profile_engine(Engine& engine, Engine* unfused, const std::vector<Tensor>& inputs, int iterations);
 
+// Node times rolled up over every prefix level of their module paths, sorted by path;
+// shares of total_ms. A stored profile recomputes its roll-up with this.
+std::vector<ModuleProfile> roll_up_modules(const std::vector<NodeProfile>& nodes, double total_ms);
+
 // "/encoder/layer.0/attention/self/MatMul" → "/encoder/layer.0/attention/self/"; "" when the
 // name carries no path.
 std::string module_of(const std::string& node_name);

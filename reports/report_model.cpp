@@ -1,0 +1,392 @@
+#include "reports/report_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/ir/error.h"
+#include "harness/statistics.h"
+
+namespace fb {
+namespace {
+
+using json = nlohmann::json;
+
+bool usable(double v) { return std::isfinite(v) && v > 0; }
+
+// The run picked, or the latest; fb::Error naming the file when absent.
+int64_t pick(const ResultStore& store, std::optional<int64_t> run) {
+  if (run) {
+    store.load_run(*run);  // throws "run N is not in FILE"
+    return *run;
+  }
+  const std::optional<int64_t> latest = store.latest_run();
+  if (!latest) throw Error(store.path() + ": holds no runs to report on");
+  return *latest;
+}
+
+HistoryPoint point_of(const CaseResult& r, size_t run) {
+  HistoryPoint p;
+  p.run = run;
+  const auto set = [&](Metric m, double v, double lo, double hi) {
+    p.value[size_t(m)] = v;
+    p.low[size_t(m)] = lo;
+    p.high[size_t(m)] = hi;
+  };
+  set(Metric::kEngine, r.engine.stats.median, r.engine.stats.ci_low, r.engine.stats.ci_high);
+  set(Metric::kReference, r.reference.stats.median, r.reference.stats.ci_low, r.reference.stats.ci_high);
+  set(Metric::kSpeedup, r.speedup, r.speedup_ci_low, r.speedup_ci_high);
+  p.noisy = r.noisy;
+  return p;
+}
+
+// Change points of each metric's series, exactly as `fusebench history` finds them: a
+// metric's series leaves out the runs where that metric is not a positive number.
+void find_changes(CaseTrend& h, const ChangePointOptions& o) {
+  for (size_t m = 0; m < kMetrics; ++m) {
+    std::vector<double> values;
+    std::vector<size_t> at;  // point index of each value
+    for (size_t i = 0; i < h.points.size(); ++i)
+      if (usable(h.points[i].value[m])) values.push_back(h.points[i].value[m]), at.push_back(i);
+    if (values.size() < 2 * static_cast<size_t>(o.min_segment)) continue;
+    for (ChangePoint cp : e_divisive(values, o)) {
+      cp.index = at[cp.index];
+      h.changes[m].push_back(cp);
+    }
+  }
+}
+
+// The profile a case's engine view reads: the newest profile of the same model content,
+// batch, fusion level, threads and fusion limits stored before `until` (the start of the
+// next run, so a profile taken right after a nightly run belongs to that run); "" = no limit.
+std::optional<int64_t> matching_profile(const std::vector<StoredProfile>& profiles, const CaseSpec& s,
+                                        const std::string& until) {
+  std::optional<int64_t> best;
+  for (const StoredProfile& p : profiles) {  // oldest first: the last match is the newest
+    if (p.model_hash != s.model_hash || (!until.empty() && p.created_at >= until)) continue;
+    const json c = json::parse(p.config_json, nullptr, false);
+    if (!c.is_object()) continue;
+    const auto list = [&](const char* k) {
+      return c.contains(k) && c[k].is_array() ? c[k].get<std::vector<std::string>>() : std::vector<std::string>{};
+    };
+    if (c.value("fusion", "") != s.fusion || c.value("batch", int64_t(0)) != s.batch ||
+        c.value("threads", 0) != s.threads || list("exclude_nodes") != s.fusion_limits.exclude_nodes ||
+        list("exclude_ops") != s.fusion_limits.exclude_ops || list("partition_points") != s.fusion_limits.partition_points)
+      continue;
+    best = p.id;
+  }
+  return best;
+}
+
+// The start of the run after `run` in `runs` (oldest first); "" when it is the last.
+std::string next_start(const std::vector<StoredRun>& runs, int64_t run) {
+  for (size_t i = 0; i + 1 < runs.size(); ++i)
+    if (runs[i].id == run) return runs[i + 1].info.started_at;
+  return "";
+}
+
+EngineView engine_view(const CaseResult& r, std::optional<StoredProfile> profile,
+                       std::optional<StoredProfile> baseline_profile) {
+  EngineView v;
+  v.passes = pass_summaries(r.build_log);
+  std::map<int, const LayerProfile*> timed, base_timed;
+  if (profile)
+    for (const LayerProfile& l : profile->profile.layers) timed[l.index] = &l;
+  if (baseline_profile)
+    for (const LayerProfile& l : baseline_profile->profile.layers) base_timed[l.index] = &l;
+  // The case's own layer map when stored; else the profile's layers (same engine build).
+  std::vector<LayerRecord> layers = r.layers;
+  if (layers.empty() && profile)
+    for (const LayerProfile& l : profile->profile.layers) layers.push_back({l.index, l.name, l.kind, l.sources});
+  for (const LayerRecord& l : layers) {
+    LayerRow row;
+    row.index = l.index;
+    row.name = l.name;
+    row.kind = l.kind;
+    row.sources = l.sources;
+    row.precision = r.spec.precision;
+    auto t = timed.find(l.index);
+    if (t != timed.end() && t->second->name == l.name) {
+      const LayerProfile& lp = *t->second;
+      row.profiled = true;
+      row.kernel = lp.kernel;
+      row.ms = lp.median_ms;
+      row.share = profile->profile.total_ms > 0 ? lp.median_ms / profile->profile.total_ms : 0;
+      row.flops = lp.flops;
+      row.bytes = lp.bytes;
+      row.gflops = lp.gflops();
+      row.peak_share = profile->peaks.gflops > 0 ? row.gflops / profile->peaks.gflops : 0;
+      auto b = base_timed.find(l.index);
+      if (b != base_timed.end() && b->second->name == l.name) row.baseline_ms = b->second->median_ms;
+    }
+    v.layers.push_back(std::move(row));
+  }
+  if (profile) v.modules = profile->profile.modules;
+  if (profile && baseline_profile && profile->id != baseline_profile->id) {
+    // A change under 1% is within a profile's own run-to-run jitter: not listed.
+    for (size_t i = 0; i < v.layers.size(); ++i)
+      if (v.layers[i].baseline_ms && std::fabs(v.layers[i].ms - *v.layers[i].baseline_ms) >= 0.01 * *v.layers[i].baseline_ms)
+        v.most_changed.push_back(i);
+    const auto delta = [&](size_t i) { return std::fabs(v.layers[i].ms - *v.layers[i].baseline_ms); };
+    std::stable_sort(v.most_changed.begin(), v.most_changed.end(), [&](size_t a, size_t b) { return delta(a) > delta(b); });
+  }
+  v.profile = std::move(profile);
+  v.baseline_profile = std::move(baseline_profile);
+  return v;
+}
+
+std::string library_text(const json& libs, const std::string& name) {
+  if (!libs.is_object() || !libs.contains(name)) return "";
+  const json& v = libs[name];
+  return v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// The median 1-minute load when the run's cases started timing; NaN when unread.
+double median_load(const std::vector<const CaseResult*>& cases) {
+  std::vector<double> loads;
+  for (const CaseResult* r : cases)
+    if (std::isfinite(r->interference.load_before) && r->interference.load_before >= 0)
+      loads.push_back(r->interference.load_before);
+  return loads.empty() ? std::nan("") : percentile(loads, 0.5);
+}
+
+std::string fixed(double v, const char* f) {
+  if (!std::isfinite(v)) return "";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::vector<EnvField> environment_fields(const RunInfo& a, double load_a, const RunInfo* b, double load_b) {
+  std::vector<EnvField> out;
+  const auto add = [&](std::string name, std::string value, std::string base, bool differs) {
+    out.push_back({std::move(name), std::move(value), std::move(base), b && differs});
+  };
+  const auto text = [&](const char* name, const std::string RunInfo::*field) {
+    add(name, a.*field, b ? b->*field : "", b && a.*field != b->*field);
+  };
+  const auto commit = [](const RunInfo& i) { return i.git_commit + (i.git_dirty ? " (dirty)" : ""); };
+  add("Git commit", commit(a), b ? commit(*b) : "", b && commit(a) != commit(*b));
+  text("fusebench", &RunInfo::fusebench_version);
+  text("Host", &RunInfo::host);
+  text("CPU", &RunInfo::cpu_model);
+  text("CPU flags", &RunInfo::cpu_flags);
+  add("Cores", std::to_string(a.cores), b ? std::to_string(b->cores) : "", b && a.cores != b->cores);
+  const auto gib = [](int64_t v) { return fixed(double(v) / (1024.0 * 1024.0 * 1024.0), "%.1f GiB"); };
+  add("Memory", gib(a.memory_bytes), b ? gib(b->memory_bytes) : "", b && a.memory_bytes != b->memory_bytes);
+  text("Kernel", &RunInfo::kernel);
+  text("Compiler", &RunInfo::compiler);
+  text("Compiler flags", &RunInfo::compiler_flags);
+  std::set<std::string> libs;
+  for (const json* l : {&a.library_versions, b ? &b->library_versions : nullptr})
+    if (l && l->is_object())
+      for (auto it = l->begin(); it != l->end(); ++it) libs.insert(it.key());
+  for (const std::string& lib : libs) {
+    const std::string va = library_text(a.library_versions, lib);
+    const std::string vb = b ? library_text(b->library_versions, lib) : "";
+    add("Library " + lib, va, vb, va != vb);
+  }
+  // A whole core's worth of other work is what moves a timing; smaller drift is not news.
+  add("Load (1-min, median over cases)", fixed(load_a, "%.2f"), fixed(load_b, "%.2f"),
+      b && (std::isfinite(load_a) != std::isfinite(load_b) || std::fabs(load_a - load_b) >= 1.0));
+  text("Command", &RunInfo::command);
+  return out;
+}
+
+std::vector<BatchCurve> batch_curves(const std::vector<ReportCase>& cases) {
+  std::vector<BatchCurve> curves;
+  std::map<std::string, size_t> by_key;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const CaseSpec& s = cases[i].stored.result.spec;
+    const std::string key = s.model_hash + "|" + s.model + "|" + std::to_string(s.threads) + "|" + s.precision + "|" +
+                            s.fusion + "|" + (s.fusion_limits.empty() ? "" : "limits");
+    auto [it, fresh] = by_key.emplace(key, curves.size());
+    if (fresh) curves.push_back({s.model, s.precision, s.fusion, s.threads, {}});
+    curves[it->second].cases.push_back(i);
+  }
+  for (BatchCurve& c : curves)
+    std::stable_sort(c.cases.begin(), c.cases.end(), [&](size_t a, size_t b) {
+      return cases[a].stored.result.spec.batch < cases[b].stored.result.spec.batch;
+    });
+  return curves;
+}
+
+// Runs fn(begin, end) over [0, n) split into one contiguous slice per core; rethrows the
+// first error.
+template <typename Fn>
+void parallel_for(size_t n, Fn fn) {
+  const size_t workers = std::max<size_t>(1, std::min<size_t>({8, std::thread::hardware_concurrency(), n}));
+  std::vector<std::thread> pool;
+  std::vector<std::exception_ptr> failed(workers);
+  for (size_t w = 0; w < workers; ++w)
+    pool.emplace_back([&, w] {
+      try {
+        fn(n * w / workers, n * (w + 1) / workers);
+      } catch (...) {
+        failed[w] = std::current_exception();
+      }
+    });
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
+}
+
+}  // namespace
+
+const char* metric_name(Metric m) {
+  switch (m) {
+    case Metric::kEngine: return "engine";
+    case Metric::kReference: return "reference";
+    case Metric::kSpeedup: return "speedup";
+  }
+  return "?";
+}
+
+std::vector<PassSummary> pass_summaries(const std::string& build_log) {
+  std::vector<PassSummary> out;
+  std::istringstream in(build_log);
+  for (std::string line; std::getline(in, line);) {
+    // "after gelu_fusion: 41 layers (3 rewrites)"
+    if (line.rfind("after ", 0) != 0) continue;
+    const size_t colon = line.find(": ");
+    if (colon == std::string::npos) continue;
+    PassSummary p;
+    p.pass = line.substr(6, colon - 6);
+    if (p.pass == "fusion") continue;  // the closing summary line, not a pass
+    if (std::sscanf(line.c_str() + colon + 2, "%d layers (%d rewrites)", &p.layers_after, &p.rewrites) != 2) continue;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+ReportModel build_report_model(const ResultStore& store, const ReportOptions& options,
+                               const ResultStore* baseline_store) {
+  if (options.last < 1) throw Error("--last must be at least 1");
+  ReportModel model;
+  model.db_path = store.path();
+  model.options = options;
+  const int64_t run_id = pick(store, options.run);
+  model.run = store.load_run(run_id);
+  std::vector<StoredCase> cases = store.load_cases(run_id);
+
+  // The baseline: named, else the run before (or the latest of the other database).
+  const std::vector<StoredRun> runs = store.list_runs();
+  const ResultStore& base_store = baseline_store ? *baseline_store : store;
+  std::optional<int64_t> base_id;
+  if (options.baseline) base_id = pick(base_store, options.baseline);
+  else if (baseline_store) base_id = pick(*baseline_store, std::nullopt);
+  else
+    for (size_t i = 1; i < runs.size(); ++i)
+      if (runs[i].id == run_id) base_id = runs[i - 1].id;
+  std::vector<StoredCase> base_cases;
+  if (base_id) {
+    model.baseline = base_store.load_run(*base_id);
+    model.baseline_name = (baseline_store ? baseline_store->path() + " " : std::string()) + "run " + std::to_string(*base_id);
+    base_cases = base_store.load_cases(*base_id);
+  }
+
+  // Verdicts, from the harness as they are.
+  model.gate = evaluate_gate(cases, options.gate, base_id ? &base_cases : nullptr, options.compare);
+  std::map<std::string, CaseComparison> compared;
+  if (base_id)
+    for (CaseComparison& c : compare_runs(base_cases, cases, options.compare)) compared[c.case_key] = std::move(c);
+
+  // History: the last N runs up to this one, summary figures only.
+  size_t end = 0;
+  while (end < runs.size() && runs[end].id != run_id) ++end;
+  const size_t begin = end + 1 > size_t(options.last) ? end + 1 - size_t(options.last) : 0;
+  model.history_runs.assign(runs.begin() + std::ptrdiff_t(begin), runs.begin() + std::ptrdiff_t(end + 1));
+
+  std::map<std::string, size_t> index_of_key;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    ReportCase rc;
+    rc.key = cases[i].result.spec.case_key();
+    index_of_key[rc.key] = i;  // a key stored twice: history follows its last result, as `history` does
+    rc.stored = std::move(cases[i]);
+    model.cases.push_back(std::move(rc));
+  }
+  // Each run's points, read in parallel (a connection per worker: SQLite reads in WAL mode
+  // do not block each other); a run contributes its last result per key, as in `history`.
+  std::vector<std::map<size_t, HistoryPoint>> in_run(model.history_runs.size());
+  for (size_t i = 0; i < model.cases.size(); ++i) {
+    const CaseResult& r = model.cases[i].stored.result;
+    if (r.status != "error") in_run.back()[index_of_key[model.cases[i].key]] = point_of(r, in_run.size() - 1);
+  }
+  parallel_for(in_run.size() - 1, [&](size_t begin, size_t end) {
+    const ResultStore reader(store.path());
+    for (size_t h = begin; h < end; ++h)
+      for (const StoredCase& sc : reader.load_cases(model.history_runs[h].id, CaseDetail::kSummary)) {
+        if (sc.result.status == "error") continue;
+        auto it = index_of_key.find(sc.result.spec.case_key());
+        if (it != index_of_key.end()) in_run[h][it->second] = point_of(sc.result, h);
+      }
+  });
+  for (const auto& run : in_run)
+    for (const auto& [i, p] : run) model.cases[i].history.points.push_back(p);
+  // Change points: each series is independent and seeded, so the order does not matter.
+  parallel_for(model.cases.size(), [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) find_changes(model.cases[i].history, options.change_points);
+  });
+
+  // Per case: the comparison and the engine view.
+  const std::vector<StoredProfile> profiles = store.list_profiles();
+  const std::vector<StoredProfile> base_profiles = baseline_store ? baseline_store->list_profiles() : profiles;
+  const std::vector<StoredRun> base_runs = baseline_store ? baseline_store->list_runs() : runs;
+  std::map<int64_t, StoredProfile> loaded, base_loaded;
+  const auto fetch = [](const ResultStore& s, std::map<int64_t, StoredProfile>& cache, std::optional<int64_t> id) {
+    std::optional<StoredProfile> out;
+    if (!id) return out;
+    auto it = cache.find(*id);
+    if (it == cache.end()) it = cache.emplace(*id, s.load_profile(*id)).first;
+    out = it->second;
+    return out;
+  };
+  const std::string until = next_start(runs, run_id);
+  const std::string base_until = base_id ? next_start(base_runs, *base_id) : "";
+  for (size_t i = 0; i < model.cases.size(); ++i) {
+    ReportCase& rc = model.cases[i];
+    const CaseResult& r = rc.stored.result;
+    auto it = compared.find(rc.key);
+    if (it != compared.end()) {
+      rc.baseline = it->second.baseline;
+      rc.comparison = it->second.comparison;
+      rc.compare_note = it->second.note;
+    } else {
+      rc.compare_note = base_id ? "not compared" : "no baseline run";
+    }
+    const std::optional<int64_t> pid = matching_profile(profiles, r.spec, until);
+    const std::optional<int64_t> bid = base_id ? matching_profile(base_profiles, r.spec, base_until) : std::nullopt;
+    rc.engine = engine_view(r, fetch(store, loaded, pid), fetch(base_store, baseline_store ? base_loaded : loaded, bid));
+
+    if (r.status == "error") model.errors.push_back(i);
+    if (rc.comparison && rc.comparison->verdict == Verdict::kSlower) model.regressions.push_back(i);
+    if (rc.comparison && rc.comparison->verdict == Verdict::kFaster) model.improvements.push_back(i);
+    if ((rc.comparison && rc.comparison->verdict == Verdict::kNoisy) || (r.noisy && r.status != "error"))
+      model.noisy.push_back(i);
+  }
+  const auto by_change = [&](bool largest_first) {
+    return [&, largest_first](size_t a, size_t b) {
+      const double ca = model.cases[a].comparison->change, cb = model.cases[b].comparison->change;
+      return largest_first ? ca > cb : ca < cb;
+    };
+  };
+  std::stable_sort(model.regressions.begin(), model.regressions.end(), by_change(true));
+  std::stable_sort(model.improvements.begin(), model.improvements.end(), by_change(false));
+
+  std::vector<const CaseResult*> run_results;
+  for (const ReportCase& rc : model.cases) run_results.push_back(&rc.stored.result);
+  std::vector<const CaseResult*> base_results;
+  for (const StoredCase& sc : base_cases) base_results.push_back(&sc.result);
+  const double load = median_load(run_results), base_load = median_load(base_results);
+  model.environment = environment_fields(model.run.info, load, model.baseline ? &model.baseline->info : nullptr, base_load);
+  model.batch_curves = batch_curves(model.cases);
+  return model;
+}
+
+}  // namespace fb

@@ -1,0 +1,127 @@
+// The report data model: everything a report shows about one run, gathered once from the
+// store and judged once — the run's cases, its baseline and the compare verdicts, the gate,
+// each case's nightly history with its change points, the environment differences, the
+// stored engine profiles — so that renderers (html_report) only format. It lives in
+// reports/, not harness/: it is a view assembled for reading, built from the harness's
+// verdicts (compare.h, gate.h, history.h) as they are, never a second opinion of its own.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/compare.h"
+#include "harness/gate.h"
+#include "harness/history.h"
+#include "harness/result_store.h"
+
+namespace fb {
+
+struct ReportOptions {
+  std::optional<int64_t> run;       // default: the latest run
+  std::optional<int64_t> baseline;  // default: the run before `run` (or the latest of the baseline database)
+  int last = 60;                    // runs of history per case, ending at `run`
+  CompareOptions compare;           // as `fusebench compare` (engine samples, alpha 0.01, 2% effect)
+  ChangePointOptions change_points; // as `fusebench history`
+  GateRules gate;                   // none: each case's stored scenario rules, as `fusebench gate`
+};
+
+// The three series history follows per case, as `fusebench history --metric`.
+enum class Metric { kEngine = 0, kReference = 1, kSpeedup = 2 };
+constexpr size_t kMetrics = 3;
+const char* metric_name(Metric m);  // "engine", "reference", "speedup"
+
+// One run's figures for a case: each metric's value and its 95% interval (the median's
+// order-statistic interval; the speedup's bootstrap interval).
+struct HistoryPoint {
+  size_t run = 0;  // index into ReportModel::history_runs
+  std::array<double, kMetrics> value{}, low{}, high{};
+  bool noisy = false;
+};
+
+struct CaseTrend {
+  std::vector<HistoryPoint> points;  // oldest first; runs where the case errored or was absent are left out
+  // Per metric, the change points e_divisive found in that metric's series; a change's
+  // index is into `points`.
+  std::array<std::vector<ChangePoint>, kMetrics> changes;
+};
+
+// One engine layer as the report's layer table shows it: the case's stored layer map,
+// with time and work from the matching stored profile when there is one.
+struct LayerRow {
+  int index = 0;
+  std::string name, kind, kernel;
+  std::string precision;  // the case's precision: the engine runs every layer in it today
+  std::vector<std::string> sources;
+  bool profiled = false;       // time, flops and bytes below come from a stored profile
+  double ms = 0, share = 0;    // median time and share of the profile's total
+  double flops = 0, bytes = 0; // per run
+  double gflops = 0, peak_share = 0;  // achieved, and as a share of the machine's measured fp32 peak
+  std::optional<double> baseline_ms;  // the same layer (index and name) in the baseline's profile
+};
+
+// A pass's effect, read from the build log's "after PASS: N layers (K rewrites)" lines.
+struct PassSummary {
+  std::string pass;
+  int layers_after = 0;
+  int rewrites = 0;
+};
+
+struct EngineView {
+  std::optional<StoredProfile> profile, baseline_profile;  // matched as described in the .cpp
+  std::vector<LayerRow> layers;          // engine order
+  std::vector<size_t> most_changed;      // indices into layers changed by 1% or more, largest |change| first
+  std::vector<ModuleProfile> modules;    // the profile's roll-up, by path
+  std::vector<PassSummary> passes;
+};
+
+struct ReportCase {
+  StoredCase stored;                 // this run's result, samples and layer map included
+  std::string key;                   // case key
+  std::optional<CaseResult> baseline;          // the baseline run's result for the key
+  std::optional<SampleComparison> comparison;  // absent when a side is missing or errored
+  std::string compare_note;                    // then: why
+  CaseTrend history;
+  EngineView engine;
+};
+
+// One fingerprint field of the run beside the baseline's.
+struct EnvField {
+  std::string name, value, baseline_value;
+  bool differs = false;
+};
+
+// Cases that share a model, thread count, precision and fusion level: the speedup-against-
+// batch curve.
+struct BatchCurve {
+  std::string model, precision, fusion;
+  int threads = 1;
+  std::vector<size_t> cases;  // indices into ReportModel::cases, by batch
+};
+
+struct ReportModel {
+  std::string db_path;
+  StoredRun run;
+  std::optional<StoredRun> baseline;
+  std::string baseline_name;           // "run 6" or "other.db run 3"; "" without a baseline
+  ReportOptions options;
+  std::vector<StoredRun> history_runs; // oldest first, ending with `run`
+  std::vector<ReportCase> cases;       // the run's order
+  GateReport gate;                     // gate.cases[i] judges cases[i]
+  std::vector<EnvField> environment;   // the run's fingerprint (and the baseline's)
+  std::vector<BatchCurve> batch_curves;
+  // Indices into cases: slower (largest change first), faster (largest first), noisy
+  // (compare said noisy or the case was flagged), errored.
+  std::vector<size_t> regressions, improvements, noisy, errors;
+};
+
+// Builds the model. `baseline_store` (may be null) takes the baseline from another
+// database. fb::Error when the store has no runs, or a named run is absent.
+ReportModel build_report_model(const ResultStore& store, const ReportOptions& options,
+                               const ResultStore* baseline_store = nullptr);
+
+// "after PASS: N layers (K rewrites)" lines of a build log, in order.
+std::vector<PassSummary> pass_summaries(const std::string& build_log);
+
+}  // namespace fb
