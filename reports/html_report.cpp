@@ -333,7 +333,7 @@ void render_case_table(std::ostringstream& o, const ReportModel& m, const std::v
     const Outcome gate = m.gate.cases[i].outcome;
     const bool bad = r.status != "passed" || gate == Outcome::kFail ||
                      (c.comparison && c.comparison->verdict == Verdict::kSlower);
-    o << "<tr class=\"" << (bad ? "bad" : "") << "\"><td><a class=\"wrap\" href=\"#" << case_anchor(i) << "\">"
+    o << "<tr class=\"" << (bad ? "bad" : "") << "\"><td><a class=\"nowrap\" href=\"#" << case_anchor(i) << "\">"
       << html_escape(short_label(r.spec)) << "</a>" << (r.noisy ? " " + badge("noisy", "noisy") : "")
       << "</td><td class=\"num\">" << with_ci(r.engine) << "</td><td class=\"num\">" << with_ci(r.reference)
       << "</td><td class=\"num\">" << speedup_with_ci(r) << "</td><td>" << compare_cell(c) << "</td><td class=\"num\">"

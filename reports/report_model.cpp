@@ -103,24 +103,30 @@ EngineView engine_view(const CaseResult& r, std::optional<StoredProfile> profile
   // The case's own layer map when stored; else the profile's layers (same engine build).
   std::vector<LayerRecord> layers = r.layers;
   if (layers.empty() && profile)
-    for (const LayerProfile& l : profile->profile.layers) layers.push_back({l.index, l.name, l.kind, l.sources});
+    for (const LayerProfile& l : profile->profile.layers)
+      layers.push_back({l.index, l.name, l.kind, l.sources, l.kernel, "", {}, {}, l.flops, l.bytes});
   for (const LayerRecord& l : layers) {
     LayerRow row;
     row.index = l.index;
     row.name = l.name;
     row.kind = l.kind;
     row.sources = l.sources;
-    row.precision = r.spec.precision;
+    row.kernel = l.kernel;
+    // Databases before schema 4 did not store a layer's precision: the case's, which the
+    // engine ran every layer in then.
+    row.precision = l.precision.empty() ? r.spec.precision : l.precision;
+    row.flops = std::isfinite(l.flops) ? l.flops : 0;
+    row.bytes = std::isfinite(l.bytes) ? l.bytes : 0;
     auto t = timed.find(l.index);
     if (t != timed.end() && t->second->name == l.name) {
       const LayerProfile& lp = *t->second;
       row.profiled = true;
-      row.kernel = lp.kernel;
+      if (row.kernel.empty()) row.kernel = lp.kernel;
+      if (row.flops == 0) row.flops = lp.flops;
+      if (row.bytes == 0) row.bytes = lp.bytes;
       row.ms = lp.median_ms;
       row.share = profile->profile.total_ms > 0 ? lp.median_ms / profile->profile.total_ms : 0;
-      row.flops = lp.flops;
-      row.bytes = lp.bytes;
-      row.gflops = lp.gflops();
+      row.gflops = row.ms > 0 ? row.flops / row.ms / 1e6 : 0;
       row.peak_share = profile->peaks.gflops > 0 ? row.gflops / profile->peaks.gflops : 0;
       auto b = base_timed.find(l.index);
       if (b != base_timed.end() && b->second->name == l.name) row.baseline_ms = b->second->median_ms;

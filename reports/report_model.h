@@ -47,16 +47,16 @@ struct CaseTrend {
   std::array<std::vector<ChangePoint>, kMetrics> changes;
 };
 
-// One engine layer as the report's layer table shows it: the case's stored layer map,
-// with time and work from the matching stored profile when there is one.
+// One engine layer as the report's layer table shows it: the case's stored layer map
+// (kernel, precision, work per run), with time from the matching stored profile when there
+// is one.
 struct LayerRow {
   int index = 0;
-  std::string name, kind, kernel;
-  std::string precision;  // the case's precision: the engine runs every layer in it today
+  std::string name, kind, kernel, precision;
   std::vector<std::string> sources;
-  bool profiled = false;       // time, flops and bytes below come from a stored profile
-  double ms = 0, share = 0;    // median time and share of the profile's total
-  double flops = 0, bytes = 0; // per run
+  double flops = 0, bytes = 0;        // per run (0: not counted)
+  bool profiled = false;              // the figures below come from a stored profile
+  double ms = 0, share = 0;           // median time and share of the profile's total
   double gflops = 0, peak_share = 0;  // achieved, and as a share of the machine's measured fp32 peak
   std::optional<double> baseline_ms;  // the same layer (index and name) in the baseline's profile
 };

@@ -158,7 +158,7 @@ TEST_F(ReportTest, HasVerdictsScenariosRowsAndFigures) {
   EXPECT_EQ(count(html, "<section class=\"scenario\""), 2u);
   EXPECT_NE(html.find("<h2>Scenario bert-fusion</h2>"), std::string::npos);
   EXPECT_EQ(count(html, "<details class=\"case\""), 4u);
-  EXPECT_EQ(count(html, "<tr class=\"bad\"><td><a class=\"wrap\" href=\"#case-"), 2u);
+  EXPECT_EQ(count(html, "<tr class=\"bad\"><td><a class=\"nowrap\" href=\"#case-"), 2u);
   // Figures, with their intervals.
   EXPECT_NE(html.find("2.50×"), std::string::npos);
   EXPECT_NE(html.find("0.80×"), std::string::npos);

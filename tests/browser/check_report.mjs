@@ -128,7 +128,11 @@ try {
   // Every case open: every chart must have drawn something.
   Object.assign(result, await evaluate(`(async () => {
     for (const d of document.querySelectorAll('details.case')) d.open = true;
-    await new Promise(ok => setTimeout(ok, 300));
+    // Charts draw on the toggle events; on a loaded machine that can take a while.
+    for (let waited = 0; waited < 10000; waited += 100) {
+      if ([...document.querySelectorAll('svg.history')].every(c => c.childElementCount > 0)) break;
+      await new Promise(ok => setTimeout(ok, 100));
+    }
     const charts = [...document.querySelectorAll('svg.chart')];
     const empty = charts.filter(c => c.childElementCount === 0 || c.getBBox().width === 0);
     return { charts: charts.length, history_charts: document.querySelectorAll('svg.history').length,
@@ -157,9 +161,12 @@ try {
     return { x: r.left + r.width * 0.6, y: r.top + r.height * 0.5 };
   })()`);
   await send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: box.x, y: box.y }, s);
-  await sleep(150);
-  result.tooltip = await evaluate(`(() => { const t = document.getElementById('fb-tip');
-    return t && getComputedStyle(t).display !== 'none' ? t.textContent : ''; })()`);
+  result.tooltip = await evaluate(`(async () => {
+    const t = document.getElementById('fb-tip');
+    for (let waited = 0; waited < 5000 && getComputedStyle(t).display === 'none'; waited += 50)
+      await new Promise(ok => setTimeout(ok, 50));
+    return getComputedStyle(t).display !== 'none' ? t.textContent : '';
+  })()`);
   await shot('report_hover.png');
   await send('Browser.close');
 } catch (e) {
