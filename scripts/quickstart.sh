@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-scripts/build.sh
+scripts/build.sh fusebench
 mkdir -p results
 ./build/fusebench run scenarios/quickstart.json --db results/quickstart.db --report results/quickstart.html
