@@ -5,6 +5,14 @@
 
 namespace fb {
 
+AccuracyConfig default_accuracy(const std::string& precision) {
+  AccuracyConfig c;
+  if (precision == "fp32") return c;
+  c.elementwise = false;
+  c.min_cosine = precision == "int8" ? 0.99 : 0.999;
+  return c;
+}
+
 AccuracyResult compare_outputs(const std::vector<Tensor>& engine, const std::vector<Tensor>& reference,
                                const std::vector<std::string>& names, const AccuracyConfig& tol) {
   AccuracyResult r;
@@ -36,7 +44,7 @@ AccuracyResult compare_outputs(const std::vector<Tensor>& engine, const std::vec
     for (int64_t i = 0; i < e.numel(); ++i) {
       const double a = pe[i], b = pf[i];
       const double err = std::fabs(a - b);
-      const bool bad = !(err <= tol.atol + tol.rtol * std::fabs(b)) && !(std::isnan(a) && std::isnan(b));
+      const bool bad = tol.elementwise && !(err <= tol.atol + tol.rtol * std::fabs(b)) && !(std::isnan(a) && std::isnan(b));
       if (std::isfinite(err)) {
         r.max_abs_err = std::max(r.max_abs_err, err);
         r.max_rel_err = std::max(r.max_rel_err, err / std::max(std::fabs(b), 1e-12));
@@ -54,6 +62,10 @@ AccuracyResult compare_outputs(const std::vector<Tensor>& engine, const std::vec
     }
   }
   r.cosine = (ne > 0 && nr > 0) ? dot / std::sqrt(ne * nr) : (ne == nr ? 1.0 : 0.0);
+  if (tol.min_cosine && !(r.cosine >= *tol.min_cosine) && r.passed) {
+    r.passed = false;
+    r.detail = "cosine similarity " + std::to_string(r.cosine) + " is below the minimum " + std::to_string(*tol.min_cosine);
+  }
   return r;
 }
 

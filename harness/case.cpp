@@ -67,9 +67,35 @@ void read_optional(const json& j, const char* key, const std::string& prefix, st
   out = v;
 }
 
+// Constraints as an ordered list of [pattern, precision] pairs: the first match wins, so
+// the order is part of the meaning.
+json precision_constraints_json(const PrecisionConstraints& pc) {
+  json layers = json::array();
+  for (const LayerPrecision& l : pc.layers) layers.push_back({l.pattern, l.precision});
+  return {{"mode", pc.mode}, {"layers", layers}};
+}
+
+void read_precision_constraints(const json& j, PrecisionConstraints& out) {
+  if (!j.is_object()) bad_field("precision_constraints", "an object", j);
+  read(j, "mode", "precision_constraints.", out.mode);
+  auto it = j.find("layers");
+  if (it == j.end()) return;
+  if (!it->is_array()) bad_field("precision_constraints.layers", "a list of [pattern, precision] pairs", *it);
+  for (const json& e : *it) {
+    if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_string())
+      bad_field("precision_constraints.layers", "a list of [pattern, precision] pairs", e);
+    out.layers.push_back(LayerPrecision{e[0].get<std::string>(), e[1].get<std::string>()});
+  }
+}
+
 }  // namespace
 
 nlohmann::json CaseSpec::to_json() const {
+  auto accuracy_json = [&] {
+    json a{{"atol", accuracy.atol}, {"rtol", accuracy.rtol}, {"elementwise", accuracy.elementwise}};
+    if (accuracy.min_cosine) a["min_cosine"] = *accuracy.min_cosine;
+    return a;
+  };
   json g = json::object();
   if (gate.min_speedup) g["min_speedup"] = *gate.min_speedup;
   if (gate.max_regression) g["max_regression"] = *gate.max_regression;
@@ -93,13 +119,14 @@ nlohmann::json CaseSpec::to_json() const {
         {"stop_rule", timing.stop_rule},
         {"pin_cpus", timing.pin_cpus},
         {"inject_delay_us", timing.inject_delay_us}}},
-      {"accuracy", {{"atol", accuracy.atol}, {"rtol", accuracy.rtol}}},
+      {"accuracy", accuracy_json()},
       {"gate", g},
       {"seed", seed},
       {"fusion_limits",
        {{"exclude_nodes", fusion_limits.exclude_nodes},
         {"exclude_ops", fusion_limits.exclude_ops},
         {"partition_points", fusion_limits.partition_points}}},
+      {"precision_constraints", precision_constraints_json(precision_constraints)},
   };
 }
 
@@ -138,6 +165,12 @@ CaseSpec CaseSpec::from_json(const nlohmann::json& j) {
   const json& a = object_at(j, "accuracy", "accuracy");
   read(a, "atol", "accuracy.", s.accuracy.atol);
   read(a, "rtol", "accuracy.", s.accuracy.rtol);
+  if (auto it = a.find("elementwise"); it != a.end()) {
+    if (!it->is_boolean()) bad_field("accuracy.elementwise", "true or false", *it);
+    s.accuracy.elementwise = it->get<bool>();
+  }
+  read_optional(a, "min_cosine", "accuracy.", s.accuracy.min_cosine);
+  if (auto it = j.find("precision_constraints"); it != j.end()) read_precision_constraints(*it, s.precision_constraints);
 
   const json& g = object_at(j, "gate", "gate");
   read_optional(g, "min_speedup", "gate.", s.gate.min_speedup);
@@ -173,6 +206,8 @@ std::string CaseSpec::case_key() const {
     config["fusion_limits"] = {{"exclude_nodes", fusion_limits.exclude_nodes},
                                {"exclude_ops", fusion_limits.exclude_ops},
                                {"partition_points", fusion_limits.partition_points}};
+  // Likewise the precision constraints, absent when there are none.
+  if (!precision_constraints.empty()) config["precision_constraints"] = precision_constraints_json(precision_constraints);
   std::string canonical =
       model_hash + "|" + config.dump(-1, ' ', false, json::error_handler_t::replace);
   return sha256_hex(canonical).substr(0, 16);

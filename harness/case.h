@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/builder/build_config.h"
+
 namespace fb {
 
 struct TimingConfig {
@@ -45,9 +47,23 @@ struct FusionLimits {
   bool empty() const { return exclude_nodes.empty() && exclude_ops.empty() && partition_points.empty(); }
 };
 
+// How close the engine's outputs must be to the fp32 reference. Elementwise: every float
+// element within atol + rtol·|reference| (numpy's allclose); cosine: the cosine similarity
+// over all float outputs at least min_cosine. Reduced precisions are judged by cosine by
+// default (accuracy.h: default_accuracy), since bf16 rounds every value to 8 bits of mantissa.
 struct AccuracyConfig {
   double atol = 1e-4;
   double rtol = 1e-3;
+  bool elementwise = true;            // false: atol/rtol are not checked
+  std::optional<double> min_cosine;   // unset: cosine is not checked
+};
+
+// Per-layer precision constraints (scenario "precision_constraints", flags
+// --layer-precision and --precision-mode); see BuildConfig.
+struct PrecisionConstraints {
+  std::string mode = "prefer";  // "obey" or "prefer"
+  std::vector<LayerPrecision> layers;
+  bool empty() const { return layers.empty(); }
 };
 
 struct CaseSpec {
@@ -63,6 +79,7 @@ struct CaseSpec {
   AccuracyConfig accuracy;
   GateConfig gate;
   FusionLimits fusion_limits;
+  PrecisionConstraints precision_constraints;
   uint64_t seed = 1234;  // for the generated inputs
 
   // The configuration as JSON (stored with the case; every field above).
@@ -71,7 +88,7 @@ struct CaseSpec {
   // still load); a key of the wrong type is an fb::Error naming the field.
   static CaseSpec from_json(const nlohmann::json& j);
   // A stable key: a hash of the model's content and the normalized configuration that
-  // affects the numbers (precision, batch, fusion, threads, seed). Scenario name, file and
+  // affects the numbers (precision and its constraints, batch, fusion, threads, seed). Scenario name, file and
   // timing settings are left out, so renaming a file or reordering a matrix keeps history.
   std::string case_key() const;
   // "bert b=8 fp32 standard t=2": how progress lines and reports name a case.

@@ -25,6 +25,15 @@ void check_plan_matches(const LoadedModel& m, const BuildConfig& wanted) {
     return s + "]";
   };
   if (wanted.precision != built.precision) differs("precision", wanted.precision, built.precision);
+  auto constraints = [](const std::vector<LayerPrecision>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i].pattern + "=" + v[i].precision;
+    return s + "]";
+  };
+  if (wanted.layer_precisions != built.layer_precisions)
+    differs("layer_precisions", constraints(wanted.layer_precisions), constraints(built.layer_precisions));
+  if (wanted.precision_mode != built.precision_mode)
+    differs("precision_mode", precision_mode_name(wanted.precision_mode), precision_mode_name(built.precision_mode));
   if (wanted.fusion != built.fusion) differs("fusion", fusion_level_name(wanted.fusion), fusion_level_name(built.fusion));
   if (wanted.batch != built.batch) differs("batch", std::to_string(wanted.batch), std::to_string(built.batch));
   if (wanted.exclude_nodes != built.exclude_nodes)

@@ -33,6 +33,8 @@ CaseResult CaseRunner::run(const CaseSpec& spec_in, const ProgressFn& progress) 
     cfg.exclude_nodes = r.spec.fusion_limits.exclude_nodes;
     cfg.exclude_op_types = r.spec.fusion_limits.exclude_ops;
     cfg.partition_points = r.spec.fusion_limits.partition_points;
+    cfg.layer_precisions = r.spec.precision_constraints.layers;
+    cfg.precision_mode = parse_precision_mode(r.spec.precision_constraints.mode);
 
     ThreadScope threads(r.spec.threads);
     const auto t0 = std::chrono::steady_clock::now();

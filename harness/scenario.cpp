@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/ir/error.h"
+#include "harness/accuracy.h"
 
 namespace fb {
 
@@ -20,10 +21,7 @@ namespace fs = std::filesystem;
 // ordered_json keeps the document's order, so the first mistake reported is the first in the file.
 using Json = nlohmann::ordered_json;
 
-const std::vector<std::string>& supported_precisions() {
-  static const std::vector<std::string> values{"fp32"};
-  return values;
-}
+const std::vector<std::string>& supported_precisions() { return known_precisions(); }
 
 const std::vector<std::string>& supported_fusions() {
   static const std::vector<std::string> values{"none", "mark-all", "standard", "aggressive"};
@@ -36,13 +34,15 @@ constexpr int64_t kMaxBatch = 65536;
 constexpr int64_t kMaxThreads = 1024;
 
 const std::vector<std::string> kTopLevelFields{"name",     "model", "matrix", "threads", "timing",
-                                               "accuracy", "gate",  "seed",   "description", "fusion_limits"};
+                                               "accuracy", "gate",  "seed",   "description", "fusion_limits",
+                                               "precision_constraints"};
 const std::vector<std::string> kFusionLimitFields{"exclude_nodes", "exclude_ops", "partition_points"};
 const std::vector<std::string> kMatrixFields{"precision", "batch", "fusion", "threads"};
 const std::vector<std::string> kTimingFields{"warmup_ms",      "warmup_iterations", "min_iterations",
                                              "max_iterations", "max_seconds",       "target_rel_ci",
                                              "stop_rule",      "pin_cpus",          "inject_delay_us"};
-const std::vector<std::string> kAccuracyFields{"atol", "rtol"};
+const std::vector<std::string> kToleranceFields{"atol", "rtol", "min_cosine"};
+const std::vector<std::string> kPrecisionConstraintFields{"mode", "layers"};
 const std::vector<std::string> kGateFields{"min_speedup", "max_regression", "max_abs_err"};
 
 std::string join(const std::vector<std::string>& values) {
@@ -108,6 +108,8 @@ class ScenarioReader {
   double positive(const Json& j, const std::string& field) const;
   double non_negative(const Json& j, const std::string& field) const;
   std::string model(const Json& j) const;
+  void accuracy(const Json& j, Scenario& s) const;
+  PrecisionConstraints precision_constraints(const Json& j) const;
 
   template <class T, class ReadOne>
   std::vector<T> list(const Json& j, const std::string& field, ReadOne read_one) const;
@@ -268,6 +270,64 @@ std::string ScenarioReader::model(const Json& j) const {
   return p.string();
 }
 
+// "accuracy": {atol, rtol, min_cosine} for fp32 cases, and a block per other precision.
+// In a precision's block, atol or rtol switches the elementwise check on (the other
+// defaulting to 0) and min_cosine replaces the default minimum.
+void ScenarioReader::accuracy(const Json& j, Scenario& s) const {
+  const Json& a = object(j, "accuracy");
+  std::vector<std::string> known = kToleranceFields;
+  for (const std::string& p : known_precisions())
+    if (p != "fp32") known.push_back(p);
+  check_known(a, "accuracy", known);
+  auto cosine = [&](const Json& v, const std::string& f) {
+    if (!v.is_number() || !(v.get<double>() >= -1 && v.get<double>() <= 1))
+      fail(f, "expected a number between -1 and 1, got " + show(v));
+    return v.get<double>();
+  };
+  if (a.contains("atol")) s.accuracy.atol = non_negative(a["atol"], "accuracy.atol");
+  if (a.contains("rtol")) s.accuracy.rtol = non_negative(a["rtol"], "accuracy.rtol");
+  if (a.contains("min_cosine")) s.accuracy.min_cosine = cosine(a["min_cosine"], "accuracy.min_cosine");
+  for (const std::string& p : known_precisions()) {
+    if (p == "fp32" || !a.contains(p)) continue;
+    const std::string field = "accuracy." + p;
+    const Json& b = object(a[p], field);
+    check_known(b, field, kToleranceFields);
+    AccuracyConfig c = default_accuracy(p);
+    if (b.contains("atol") || b.contains("rtol")) {
+      c.elementwise = true;
+      c.atol = b.contains("atol") ? non_negative(b["atol"], field + ".atol") : 0;
+      c.rtol = b.contains("rtol") ? non_negative(b["rtol"], field + ".rtol") : 0;
+    }
+    if (b.contains("min_cosine")) c.min_cosine = cosine(b["min_cosine"], field + ".min_cosine");
+    s.precision_accuracy[p] = c;
+  }
+}
+
+// "precision_constraints": {"mode": "obey" | "prefer", "layers": {PATTERN: PRECISION, ...}};
+// the layers' order is kept (the first matching pattern decides a node's precision).
+PrecisionConstraints ScenarioReader::precision_constraints(const Json& j) const {
+  const Json& o = object(j, "precision_constraints");
+  check_known(o, "precision_constraints", kPrecisionConstraintFields);
+  PrecisionConstraints pc;
+  if (o.contains("mode")) {
+    pc.mode = string(o["mode"], "precision_constraints.mode");
+    if (pc.mode != "obey" && pc.mode != "prefer")
+      fail("precision_constraints.mode", "expected \"obey\" or \"prefer\", got " + show(o["mode"]));
+  }
+  if (!o.contains("layers")) fail("precision_constraints.layers", "is required (an object of PATTERN: PRECISION)");
+  const Json& layers = object(o["layers"], "precision_constraints.layers");
+  if (layers.empty()) fail("precision_constraints.layers", "must not be empty");
+  for (const auto& [pattern, value] : layers.items()) {
+    const std::string field = "precision_constraints.layers." + pattern;
+    if (pattern.empty()) fail("precision_constraints.layers", "a pattern must not be empty");
+    std::string p = string(value, field);
+    if (!contains(known_precisions(), p))
+      fail(field, "unknown precision '" + p + "' (known: " + join(known_precisions()) + ")");
+    pc.layers.push_back(LayerPrecision{pattern, p});
+  }
+  return pc;
+}
+
 Scenario ScenarioReader::read(const Json& doc) const {
   if (!doc.is_object()) fail("expected a JSON object at the top level, got " + show(doc));
   check_known(doc, "", kTopLevelFields);
@@ -295,7 +355,7 @@ Scenario ScenarioReader::read(const Json& doc) const {
         if (!v.is_string()) fail(f, "expected a string, got " + show(v));
         std::string p = v.get<std::string>();
         if (!contains(supported_precisions(), p))
-          fail(f, "precision '" + p + "' is not supported yet (supported: " + join(supported_precisions()) + ")");
+          fail(f, "precision '" + p + "' is not supported (supported: " + join(supported_precisions()) + ")");
         return p;
       });
     }
@@ -359,12 +419,8 @@ Scenario ScenarioReader::read(const Json& doc) const {
                std::to_string(c.max_iterations) + ")");
   }
 
-  if (doc.contains("accuracy")) {
-    const Json& a = object(doc["accuracy"], "accuracy");
-    check_known(a, "accuracy", kAccuracyFields);
-    if (a.contains("atol")) s.accuracy.atol = non_negative(a["atol"], "accuracy.atol");
-    if (a.contains("rtol")) s.accuracy.rtol = non_negative(a["rtol"], "accuracy.rtol");
-  }
+  if (doc.contains("accuracy")) accuracy(doc["accuracy"], s);
+  if (doc.contains("precision_constraints")) s.precision_constraints = precision_constraints(doc["precision_constraints"]);
 
   if (doc.contains("gate")) {
     const Json& g = object(doc["gate"], "gate");
@@ -437,7 +493,11 @@ std::vector<CaseSpec> expand_cases(const Scenario& s) {
           c.fusion = fusion;
           c.threads = threads;
           c.timing = s.timing;
-          c.accuracy = s.accuracy;
+          auto own = s.precision_accuracy.find(precision);
+          c.accuracy = precision == "fp32"                    ? s.accuracy
+                       : own != s.precision_accuracy.end() ? own->second
+                                                           : default_accuracy(precision);
+          c.precision_constraints = s.precision_constraints;
           c.gate = GateConfig{s.gate_min_speedup, s.gate_max_regression, s.gate_max_abs_err};
           c.seed = s.seed;
           c.fusion_limits = s.fusion_limits;

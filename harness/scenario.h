@@ -3,6 +3,7 @@
 // the field path ("matrix.batch[1]"), so a typo never silently benchmarks the wrong thing.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,7 +24,11 @@ struct Scenario {
   std::vector<std::string> fusions{"standard"};
   std::vector<int> threads{1};  // "threads": 2  or  "matrix": {"threads": [1, 2]}
   TimingConfig timing;          // "timing": {warmup_ms, warmup_iterations, ...}
-  AccuracyConfig accuracy;      // "accuracy": {atol, rtol}
+  AccuracyConfig accuracy;      // "accuracy": {atol, rtol, min_cosine}: for fp32 cases
+  // "accuracy": {"bf16": {min_cosine, atol, rtol}, ...}: for the cases of that precision;
+  // a precision without a block gets default_accuracy() (harness/accuracy.h).
+  std::map<std::string, AccuracyConfig> precision_accuracy;
+  PrecisionConstraints precision_constraints;  // "precision_constraints": {mode, layers}
   std::optional<double> gate_min_speedup;  // "gate": {"min_speedup": 1.2}
   std::optional<double> gate_max_regression;  // "gate": {"max_regression": 0.05}: vs the baseline run
   FusionLimits fusion_limits;  // "fusion_limits": {exclude_nodes, exclude_ops, partition_points}
@@ -33,7 +38,7 @@ struct Scenario {
 
 // The values a scenario may name. The one place these lists live: add a precision or a
 // fusion level here when the engine learns it.
-const std::vector<std::string>& supported_precisions();  // "fp32"
+const std::vector<std::string>& supported_precisions();  // the engine's known_precisions()
 const std::vector<std::string>& supported_fusions();     // "none", "standard"
 
 // Reads and validates a scenario file; throws fb::Error naming the file and field.
@@ -42,7 +47,8 @@ Scenario load_scenario(const std::string& path);
 Scenario parse_scenario(const std::string& text, const std::string& path);
 
 // The cross product precision × batch × fusion × threads, nested in that order (precision
-// outermost). model_hash is left empty: the runner fills it once it has read the model.
+// outermost); each case gets its precision's accuracy config. model_hash is left empty:
+// the runner fills it once it has read the model.
 std::vector<CaseSpec> expand_cases(const Scenario& s);
 
 }  // namespace fb

@@ -213,11 +213,11 @@ TEST_F(ScenarioTest, EveryMistakeNamesFileAndField) {
       {"model not a string", R"({"model":3})", {"field 'model'", "expected a string, got 3"}},
       {"zoo without a name", R"({"model":"zoo:"})", {"field 'model'", "zoo:NAME"}},
       {"unknown top-level field", R"({"model":"zoo:m","modle":"x"})",
-       {"unknown field 'modle' (known: name, model, matrix, threads, timing, accuracy, gate, seed, description, fusion_limits)"}},
+       {"unknown field 'modle' (known: name, model, matrix, threads, timing, accuracy, gate, seed, description, fusion_limits, precision_constraints)"}},
       {"top level not an object", R"([1, 2])", {"expected a JSON object at the top level"}},
       {"matrix not an object", R"({"model":"zoo:m","matrix":[1]})", {"field 'matrix': expected an object"}},
-      {"unsupported precision", R"({"model":"zoo:m","matrix":{"precision":["int8"]}})",
-       {"field 'matrix.precision[0]': precision 'int8' is not supported yet (supported: fp32)"}},
+      {"unsupported precision", R"({"model":"zoo:m","matrix":{"precision":["int4"]}})",
+       {"field 'matrix.precision[0]': precision 'int4' is not supported (supported: fp32, bf16, fp16, int8)"}},
       {"unsupported fusion", R"({"model":"zoo:m","matrix":{"fusion":["none","turbo"]}})",
        {"field 'matrix.fusion[1]'", "'turbo'", "allowed: none, mark-all, standard, aggressive"}},
       {"fusion not a string", R"({"model":"zoo:m","matrix":{"fusion":[1]}})",
@@ -323,7 +323,7 @@ TEST_F(ScenarioTest, TimingOptionsAndGateRulesReachTheCases) {
 }
 
 TEST(ScenarioLists, OneSourceOfAllowedValues) {
-  EXPECT_EQ(fb::supported_precisions(), (std::vector<std::string>{"fp32"}));
+  EXPECT_EQ(fb::supported_precisions(), (std::vector<std::string>{"fp32", "bf16", "fp16", "int8"}));
   EXPECT_EQ(fb::supported_fusions(), (std::vector<std::string>{"none", "mark-all", "standard", "aggressive"}));
 }
 

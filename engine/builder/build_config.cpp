@@ -23,3 +23,37 @@ const char* fusion_level_name(FusionLevel l) {
 }
 
 }  // namespace fb
+
+namespace fb {
+
+const std::vector<std::string>& known_precisions() {
+  static const std::vector<std::string> values{"fp32", "bf16", "fp16", "int8"};
+  return values;
+}
+
+void check_precision(const std::string& p, const std::string& what) {
+  for (const std::string& k : known_precisions())
+    if (k == p) return;
+  std::string known;
+  for (const std::string& k : known_precisions()) known += (known.empty() ? "" : ", ") + k;
+  throw Error(what + ": unknown precision '" + p + "' (known: " + known + ")");
+}
+
+PrecisionMode parse_precision_mode(const std::string& s) {
+  if (s == "prefer") return PrecisionMode::Prefer;
+  if (s == "obey") return PrecisionMode::Obey;
+  throw Error("unknown precision mode '" + s + "' (known: obey, prefer)");
+}
+
+const char* precision_mode_name(PrecisionMode m) { return m == PrecisionMode::Obey ? "obey" : "prefer"; }
+
+LayerPrecision parse_layer_precision(const std::string& s) {
+  const size_t eq = s.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+    throw Error("--layer-precision: expected PATTERN=PRECISION (e.g. 'Softmax=fp32'), got '" + s + "'");
+  LayerPrecision lp{s.substr(0, eq), s.substr(eq + 1)};
+  check_precision(lp.precision, "--layer-precision '" + s + "'");
+  return lp;
+}
+
+}  // namespace fb

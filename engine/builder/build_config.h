@@ -15,8 +15,32 @@ enum class FusionLevel { None, MarkAll, Standard, Aggressive };
 FusionLevel parse_fusion_level(const std::string& s);  // throws Error listing the levels
 const char* fusion_level_name(FusionLevel l);
 
+// The precisions a build may ask for, as scenarios and flags spell them: fp32, bf16,
+// fp16, int8. The one list; the harness validates against it.
+const std::vector<std::string>& known_precisions();
+// Throws Error naming `what` (a field or flag) and listing the known precisions.
+void check_precision(const std::string& p, const std::string& what);
+
+// What a per-layer precision constraint does when the engine cannot honour it. obey: the
+// build fails naming the layer; prefer: the layer falls back and the build log says why.
+enum class PrecisionMode { Prefer, Obey };
+PrecisionMode parse_precision_mode(const std::string& s);  // throws Error listing the modes
+const char* precision_mode_name(PrecisionMode m);
+
+// A per-layer override: `pattern` is an ONNX node-name glob ('*', '?') or an op type
+// ("Softmax"); the first constraint in the list that matches a node decides its precision.
+struct LayerPrecision {
+  std::string pattern;
+  std::string precision;
+  bool operator==(const LayerPrecision&) const = default;
+};
+// "PATTERN=PRECISION" as the command line writes it; throws Error naming the flag.
+LayerPrecision parse_layer_precision(const std::string& s);
+
 struct BuildConfig {
-  std::string precision = "fp32";
+  std::string precision = "fp32";  // every layer's, unless a constraint says otherwise
+  std::vector<LayerPrecision> layer_precisions;
+  PrecisionMode precision_mode = PrecisionMode::Prefer;
   FusionLevel fusion = FusionLevel::Standard;
   int64_t batch = 1;
   int threads = 1;

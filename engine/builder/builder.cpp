@@ -2,6 +2,7 @@
 
 #include "engine/builder/fusion_limits.h"
 #include "engine/builder/static_shapes.h"
+#include "engine/ops/dnnl_context.h"
 #include "engine/passes/passes.h"
 
 namespace fb {
@@ -15,8 +16,12 @@ std::string join_sources(const std::vector<std::string>& s) {
 }  // namespace
 
 Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vector<std::string>* log) {
-  if (config.precision != "fp32")
-    throw Error("precision '" + config.precision + "' is not supported yet (supported: fp32)");
+  check_precision(config.precision, "precision");
+  for (const LayerPrecision& c : config.layer_precisions) check_precision(c.precision, "precision constraint '" + c.pattern + "'");
+  // Every layer falling back to fp32 would be an fp32 engine labelled int8.
+  if (config.precision == "int8")
+    throw Error("precision 'int8': the engine has no int8 kernels yet (calibration and quantized kernels are not built); "
+                "use fp32, bf16 or fp16");
   if (config.batch < 1) throw Error("batch must be at least 1");
   Graph g = imported;
   bind_constant_inputs(g, config.constant_inputs);
@@ -27,6 +32,14 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
   check_fusion_limits(g, config, log);
   log->push_back(std::string("fusion level: ") + fusion_level_name(config.fusion) + ", precision: " + config.precision +
                  ", threads: " + std::to_string(config.threads));
+  bool reduced = config.precision != "fp32";
+  for (const LayerPrecision& c : config.layer_precisions) reduced = reduced || c.precision != "fp32";
+  if (reduced)
+    log->push_back(std::string("oneDNN dispatches to ") + dnnl_isa_name() +
+                   (dnnl_has_bf16_kernels() ? " (bf16 kernels there, not used by this engine yet)"
+                                            : " (no bf16/fp16 matmul or convolution kernels there)") +
+                   ": bf16 and fp16 layers keep their tensors in 16 bits and compute in float32, "
+                   "weights rounded to 16-bit values");
   for (const Pass& p : passes_for(config.fusion)) {
     PassContext ctx{g, config, known, *log};
     const int n = p.run(ctx);

@@ -32,6 +32,8 @@ struct Node {
   std::map<std::string, Attribute> attrs;
   std::vector<std::string> sources;  // ONNX node names this node stands for
   int64_t opset = 0;  // the model's opset for the node's domain (ops changed meaning across opsets)
+  std::string precision = "fp32";  // what the node runs in: fp32, bf16, fp16 or int8
+  std::string precision_reason = "default";  // why: default, constraint 'PATTERN', fallback: ..., fused with
 
   // Attribute accessors with ONNX defaults; a present attribute of the wrong kind is an Error.
   int64_t attr_int(const std::string& key, int64_t def) const;

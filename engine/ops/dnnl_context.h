@@ -8,4 +8,9 @@ namespace fb {
 dnnl::engine& dnnl_cpu_engine();
 dnnl::stream& dnnl_cpu_stream();
 
+// The instruction set oneDNN dispatches to on this CPU ("avx2", "avx512_core_bf16", ...),
+// and whether it has bf16 matmul and convolution kernels there (AVX512_BF16 or better).
+const char* dnnl_isa_name();
+bool dnnl_has_bf16_kernels();
+
 }  // namespace fb

@@ -8,6 +8,7 @@
 
 #include "engine/ops/broadcast.h"
 #include "engine/ops/elementwise_chain.h"
+#include "engine/ops/half_float.h"
 #include "engine/ops/op_registry.h"
 
 namespace fb {
@@ -49,12 +50,16 @@ namespace {
 // ---- ElementwiseChain ----------------------------------------------------------------------
 std::vector<ValueInfo> infer_chain(const ShapeContext& c) {
   Shape out;
+  DType half = DType::Float32;  // the 16-bit type among the inputs, if any
   for (size_t i = 0; i < c.inputs.size(); ++i) {
-    if (c.in(i).dtype != DType::Float32) throw Error("ElementwiseChain takes float32 inputs only");
+    const DType t = c.in(i).dtype;
+    if (t != DType::Float32 && !(is_half_type(t) && (half == DType::Float32 || half == t)))
+      throw Error("ElementwiseChain takes float32 inputs and at most one 16-bit float type");
+    if (is_half_type(t)) half = t;
     out = i == 0 ? c.in(i).shape : broadcast_shapes(out, c.in(i).shape);
   }
   decode_chain(c.node.attr_ints("program"), int(c.inputs.size()));
-  return {ValueInfo{DType::Float32, out, true}};
+  return {ValueInfo{half, out, true}};
 }
 
 void compute_chain(OpContext& c) {
@@ -67,24 +72,39 @@ void compute_chain(OpContext& c) {
   const int64_t inner = plan.inner();
   constexpr int64_t kBlock = 512;  // elements per register: stays in L1 across the chain
   const int n_regs = n_in + int(prog.size());
-  float* po = out.data<float>();
+  // bf16/fp16 tensors are widened a block at a time into L1-resident buffers and the
+  // result narrowed from one: the chain computes in float32 and moves 16-bit bytes.
+  const bool half_out = is_half_type(out.dtype());
+  float* po = half_out ? nullptr : out.data<float>();
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, plan.rows(), std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1))),
                     [&](const tbb::blocked_range<int64_t>& r) {
-                      std::vector<float> scratch(size_t(prog.size()) * kBlock);
+                      std::vector<float> scratch(size_t(prog.size() + n_in + 1) * kBlock);
+                      float* const widened = scratch.data() + prog.size() * kBlock;  // n_in blocks
+                      float* const result = widened + n_in * kBlock;
                       std::vector<const float*> reg(n_regs);
                       std::vector<int64_t> stride(n_regs);
                       for (int64_t row = r.begin(); row < r.end(); ++row) {
                         for (int64_t j0 = 0; j0 < inner; j0 += kBlock) {
                           const int64_t len = std::min(kBlock, inner - j0);
                           for (int i = 0; i < n_in; ++i) {
+                            const Tensor& t = *c.inputs[i];
                             stride[i] = plan.inner_stride(i);
-                            reg[i] = c.inputs[i]->data<float>() + plan.row_offset(i, row) + j0 * stride[i];
+                            const int64_t at = plan.row_offset(i, row) + j0 * stride[i];
+                            if (is_half_type(t.dtype())) {
+                              float* w = widened + i * kBlock;
+                              widen_16(t.dtype(), static_cast<const uint16_t*>(t.raw()) + at, w, stride[i] ? len : 1);
+                              reg[i] = w;
+                            } else {
+                              reg[i] = t.data<float>() + at;
+                            }
                           }
                           for (size_t k = 0; k < prog.size(); ++k) {
                             const ChainInstr& in = prog[k];
                             const int dst = n_in + int(k);
-                            // The last instruction writes straight into the output.
-                            float* o = k + 1 == prog.size() ? po + row * inner + j0 : scratch.data() + k * kBlock;
+                            // The last instruction writes straight into the output (or the block to narrow).
+                            float* o = k + 1 < prog.size() ? scratch.data() + k * kBlock
+                                       : half_out          ? result
+                                                           : po + row * inner + j0;
                             if (in.kind == 0) {
                               if (stride[in.a] == 0 && k + 1 < prog.size()) {
                                 o[0] = unary_scalar(UnaryFn(in.fn), reg[in.a][0]);
@@ -105,6 +125,8 @@ void compute_chain(OpContext& c) {
                             }
                             reg[dst] = o;
                           }
+                          if (half_out)
+                            narrow_16(out.dtype(), result, static_cast<uint16_t*>(out.raw()) + row * inner + j0, len);
                         }
                       }
                     });
@@ -117,79 +139,104 @@ void compute_chain(OpContext& c) {
 // inputs is never read after element j of an output is written.
 std::vector<ValueInfo> infer_layernorm_common(const ShapeContext& c, size_t first_affine) {
   const ValueInfo& x = c.in(0);
-  if (x.dtype != DType::Float32 || x.shape.empty()) throw Error(c.node.op_type + " takes a float32 tensor of rank >= 1");
+  if ((x.dtype != DType::Float32 && !is_half_type(x.dtype)) || x.shape.empty())
+    throw Error(c.node.op_type + " takes a float32, bfloat16 or float16 tensor of rank >= 1");
   const int64_t h = x.shape.back();
   for (size_t i = first_affine; i < first_affine + 2; ++i)
     if (c.has_input(i) && shape_numel(c.in(i).shape) != h)
       throw Error(c.node.op_type + " scale/bias of shape " + shape_str(c.in(i).shape) + " does not match the last axis " +
                   std::to_string(h));
-  return {ValueInfo{DType::Float32, x.shape, true}};
+  return {ValueInfo{x.dtype, x.shape, true}};
 }
 
 std::vector<ValueInfo> infer_layernorm(const ShapeContext& c) { return infer_layernorm_common(c, 1); }
 
 std::vector<ValueInfo> infer_add_layernorm(const ShapeContext& c) {
   std::vector<ValueInfo> r = infer_layernorm_common(c, 2);
-  if (c.in(1).dtype != DType::Float32 || c.in(1).shape != c.in(0).shape)
+  if (c.in(1).dtype != c.in(0).dtype || c.in(1).shape != c.in(0).shape)
     throw Error("AddLayerNorm adds tensors of one shape: " + shape_str(c.in(0).shape) + " and " + shape_str(c.in(1).shape));
   if (c.node.outputs.size() > 1) r.push_back(r[0]);  // the sum
   return r;
 }
 
-// rows × h: optionally x = a + b (into `sum`, or into y when the sum is not wanted), then
-// y = LayerNorm(x).
-void layernorm_rows(const float* a, const float* b, float* sum, float* y, int64_t rows, int64_t h, float eps,
-                    const float* gamma, const float* beta) {
+// One row of h: optionally x = a + b (into `sum`, or into y when the sum is not wanted),
+// then y = LayerNorm(x).
+inline void layernorm_row(const float* xi, const float* bi, float* si, float* yo, int64_t h, float eps, const float* gamma,
+                          const float* beta) {
+  if (bi) {
+    if (!si) si = yo;
+#pragma omp simd
+    for (int64_t j = 0; j < h; ++j) si[j] = xi[j] + bi[j];
+    xi = si;
+  }
+  float total = 0.f;
+#pragma omp simd reduction(+ : total)
+  for (int64_t j = 0; j < h; ++j) total += xi[j];
+  const float mean = total / float(h);
+  float sq = 0.f;
+#pragma omp simd reduction(+ : sq)
+  for (int64_t j = 0; j < h; ++j) sq += (xi[j] - mean) * (xi[j] - mean);
+  const float inv = 1.f / std::sqrt(sq / float(h) + eps);
+  if (gamma && beta) {
+#pragma omp simd
+    for (int64_t j = 0; j < h; ++j) yo[j] = (xi[j] - mean) * inv * gamma[j] + beta[j];
+  } else {
+    for (int64_t j = 0; j < h; ++j) {
+      float v = (xi[j] - mean) * inv;
+      if (gamma) v *= gamma[j];
+      if (beta) v += beta[j];
+      yo[j] = v;
+    }
+  }
+}
+
+// rows × h of a (+ b) -> y (and sum). float32 tensors are read and written in place;
+// bf16/fp16 ones a row at a time through float32 buffers that stay in L1, so a 16-bit
+// LayerNorm moves half the bytes and computes in float32.
+void layernorm_rows(const Tensor& a, const Tensor* b, Tensor* sum, Tensor& y, float eps, const float* gamma,
+                    const float* beta) {
+  const int64_t h = a.shape().back(), rows = h ? a.numel() / h : 0;
+  const DType t = a.dtype();
+  if (t == DType::Float32) {
+    const float *pa = a.data<float>(), *pb = b ? b->data<float>() : nullptr;
+    float *ps = sum ? sum->data<float>() : nullptr, *py = y.data<float>();
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(h, 1))),
+                      [&](const tbb::blocked_range<int64_t>& r) {
+                        for (int64_t row = r.begin(); row < r.end(); ++row)
+                          layernorm_row(pa + row * h, pb ? pb + row * h : nullptr, ps ? ps + row * h : nullptr,
+                                        py + row * h, h, eps, gamma, beta);
+                      });
+    return;
+  }
+  if (!is_half_type(t) || (b && b->dtype() != t) || y.dtype() != t || (sum && sum->dtype() != t))
+    throw Error("LayerNorm tensors must share one float type");
+  const auto* pa = static_cast<const uint16_t*>(a.raw());
+  const auto* pb = b ? static_cast<const uint16_t*>(b->raw()) : nullptr;
+  auto* ps = sum ? static_cast<uint16_t*>(sum->raw()) : nullptr;
+  auto* py = static_cast<uint16_t*>(y.raw());
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(h, 1))),
                     [&](const tbb::blocked_range<int64_t>& r) {
+                      std::vector<float> buf(size_t(4 * h));
+                      float *fa = buf.data(), *fb = fa + h, *fs = fb + h, *fy = fs + h;
                       for (int64_t row = r.begin(); row < r.end(); ++row) {
-                        float* yo = y + row * h;
-                        const float* xi = a + row * h;
-                        if (b) {
-                          const float* bi = b + row * h;
-                          float* si = sum ? sum + row * h : yo;
-#pragma omp simd
-                          for (int64_t j = 0; j < h; ++j) si[j] = xi[j] + bi[j];
-                          xi = si;
-                        }
-                        float total = 0.f;
-#pragma omp simd reduction(+ : total)
-                        for (int64_t j = 0; j < h; ++j) total += xi[j];
-                        const float mean = total / float(h);
-                        float sq = 0.f;
-#pragma omp simd reduction(+ : sq)
-                        for (int64_t j = 0; j < h; ++j) sq += (xi[j] - mean) * (xi[j] - mean);
-                        const float inv = 1.f / std::sqrt(sq / float(h) + eps);
-                        if (gamma && beta) {
-#pragma omp simd
-                          for (int64_t j = 0; j < h; ++j) yo[j] = (xi[j] - mean) * inv * gamma[j] + beta[j];
-                        } else {
-                          for (int64_t j = 0; j < h; ++j) {
-                            float v = (xi[j] - mean) * inv;
-                            if (gamma) v *= gamma[j];
-                            if (beta) v += beta[j];
-                            yo[j] = v;
-                          }
-                        }
+                        widen_16(t, pa + row * h, fa, h);
+                        if (pb) widen_16(t, pb + row * h, fb, h);
+                        layernorm_row(fa, pb ? fb : nullptr, ps ? fs : nullptr, fy, h, eps, gamma, beta);
+                        narrow_16(t, fy, py + row * h, h);
+                        if (ps) narrow_16(t, fs, ps + row * h, h);
                       }
                     });
 }
 
 void compute_layernorm(OpContext& c) {
-  const Tensor& x = c.in(0);
-  const int64_t h = x.shape().back();
-  layernorm_rows(x.data<float>(), nullptr, nullptr, c.out(0).data<float>(), h ? x.numel() / h : 0, h,
-                 c.node.attr_float("epsilon", 1e-5f), c.has_input(1) ? c.in(1).data<float>() : nullptr,
-                 c.has_input(2) ? c.in(2).data<float>() : nullptr);
+  layernorm_rows(c.in(0), nullptr, nullptr, c.out(0), c.node.attr_float("epsilon", 1e-5f),
+                 c.has_input(1) ? c.in(1).data<float>() : nullptr, c.has_input(2) ? c.in(2).data<float>() : nullptr);
 }
 
 void compute_add_layernorm(OpContext& c) {
-  const Tensor& x = c.in(0);
-  const int64_t h = x.shape().back();
-  float* sum = c.outputs.size() > 1 && c.outputs[1] ? c.out(1).data<float>() : nullptr;
-  layernorm_rows(x.data<float>(), c.in(1).data<float>(), sum, c.out(0).data<float>(), h ? x.numel() / h : 0, h,
-                 c.node.attr_float("epsilon", 1e-5f), c.has_input(2) ? c.in(2).data<float>() : nullptr,
-                 c.has_input(3) ? c.in(3).data<float>() : nullptr);
+  Tensor* sum = c.outputs.size() > 1 && c.outputs[1] ? c.outputs[1] : nullptr;
+  layernorm_rows(c.in(0), &c.in(1), sum, c.out(0), c.node.attr_float("epsilon", 1e-5f),
+                 c.has_input(2) ? c.in(2).data<float>() : nullptr, c.has_input(3) ? c.in(3).data<float>() : nullptr);
 }
 
 }  // namespace

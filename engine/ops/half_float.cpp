@@ -2,6 +2,9 @@
 // Cast and by every kernel that runs 16-bit floats through its float32 path.
 #include "engine/ops/half_float.h"
 
+#include <immintrin.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -61,22 +64,61 @@ uint16_t float_to_bfloat16(float f) {
   return uint16_t(x >> 16);
 }
 
+void widen_16(DType t, const uint16_t* in, float* out, int64_t n) {
+  if (t == DType::BFloat16) {
+    // A shift: the compiler vectorizes it.
+    auto* o = reinterpret_cast<uint32_t*>(out);
+    for (int64_t i = 0; i < n; ++i) o[i] = uint32_t(in[i]) << 16;
+    return;
+  }
+  int64_t i = 0;
+#ifdef __F16C__
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
+#endif
+  for (; i < n; ++i) out[i] = half_to_float(in[i]);
+}
+
+void narrow_16(DType t, const float* in, uint16_t* out, int64_t n) {
+  if (t == DType::BFloat16) {
+    // Branch-free round to nearest even; a NaN keeps a quiet NaN's top bits.
+    const auto* x = reinterpret_cast<const uint32_t*>(in);
+    for (int64_t i = 0; i < n; ++i) {
+      const uint32_t b = x[i];
+      const bool nan = (b & 0x7fffffffu) > 0x7f800000u;
+      const uint32_t rounded = (b + 0x7fffu + ((b >> 16) & 1)) >> 16;
+      out[i] = uint16_t(nan ? ((b >> 16) | 0x40) : rounded);
+    }
+    return;
+  }
+  int64_t i = 0;
+#ifdef __F16C__
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
+#endif
+  for (; i < n; ++i) out[i] = float_to_half(in[i]);
+}
+
+void round_to_16(DType t, float* x, int64_t n) {
+  constexpr int64_t kBlock = 1024;
+  uint16_t buf[kBlock];
+  for (int64_t i = 0; i < n; i += kBlock) {
+    const int64_t len = std::min(kBlock, n - i);
+    narrow_16(t, x + i, buf, len);
+    widen_16(t, buf, x + i, len);
+  }
+}
+
 Tensor widen_half(const Tensor& t) {
   if (!is_half_type(t.dtype())) return t;
   Tensor out = Tensor::empty(DType::Float32, t.shape());
-  const auto* src = static_cast<const uint16_t*>(t.raw());
-  float* dst = out.data<float>();
-  const bool bf = t.dtype() == DType::BFloat16;
-  for (int64_t i = 0, n = t.numel(); i < n; ++i) dst[i] = bf ? bfloat16_to_float(src[i]) : half_to_float(src[i]);
+  widen_16(t.dtype(), static_cast<const uint16_t*>(t.raw()), out.data<float>(), t.numel());
   return out;
 }
 
 void narrow_half(const Tensor& src, Tensor& dst) {
   FB_CHECK(is_half_type(dst.dtype()) && src.numel() == dst.numel(), "narrow_half");
-  const float* s = src.data<float>();
-  auto* d = static_cast<uint16_t*>(dst.raw());
-  const bool bf = dst.dtype() == DType::BFloat16;
-  for (int64_t i = 0, n = src.numel(); i < n; ++i) d[i] = bf ? float_to_bfloat16(s[i]) : float_to_half(s[i]);
+  narrow_16(dst.dtype(), src.data<float>(), static_cast<uint16_t*>(dst.raw()), src.numel());
 }
 
 }  // namespace fb

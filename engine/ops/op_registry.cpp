@@ -32,6 +32,7 @@ const OpRegistry& OpRegistry::instance() {
     register_shape_ops(r);
     register_fused_ops(r);
     register_attention_ops(r);
+    register_convert_op(r);
     register_nn_ops(r);
     register_variadic_ops(r);
     register_logic_ops(r);

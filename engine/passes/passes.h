@@ -7,6 +7,8 @@
 
 namespace fb {
 
+int precision_assignment(PassContext& ctx);
+int precision_lowering(PassContext& ctx);
 int identity_elimination(PassContext& ctx);
 int constant_folding(PassContext& ctx);
 int dead_node_elimination(PassContext& ctx);
@@ -21,6 +23,9 @@ int batchnorm_folding(PassContext& ctx);
 int conv_activation_fusion(PassContext& ctx);
 int conv_residual_fusion(PassContext& ctx);
 int conv_layout_propagation(PassContext& ctx);
+
+// The per-layer constraint applies to the node: its op type, or a glob over a source name.
+bool precision_constraint_matches(const LayerPrecision& c, const Node& n);
 
 // The passes for a fusion level, in order.
 std::vector<Pass> passes_for(FusionLevel level);

@@ -13,7 +13,11 @@
 //  Conv: residual Add(+Relu) right after Conv+activation fusion (a Conv that took an
 //  activation cannot take a sum after it) and before elementwise chains would take the Add;
 //  channels-last layouts last, once the graph's structure is final.
-//  mark-all runs no pass: every tensor is an output, so nothing could fuse anyway.
+//  mark-all runs no fusion pass: every tensor is an output, so nothing could fuse anyway.
+//  Every level starts with precision assignment (each node's precision is known before
+//  anything fuses, so fusion joins only nodes that agree) and ends with precision
+//  lowering (16-bit tensor types, Convert layers at the boundaries, fallbacks), once the
+//  layers are final.
 #include "engine/passes/passes.h"
 
 namespace fb {
@@ -21,12 +25,13 @@ namespace fb {
 std::vector<Pass> passes_for(FusionLevel level) {
   switch (level) {
     case FusionLevel::None:
-    case FusionLevel::MarkAll:
-      return {};  // one engine layer per ONNX node
+    case FusionLevel::MarkAll:  // one engine layer per ONNX node
+      return {{"precision-assignment", precision_assignment}, {"precision-lowering", precision_lowering}};
     case FusionLevel::Standard:
     case FusionLevel::Aggressive: {
       const bool aggressive = level == FusionLevel::Aggressive;
       std::vector<Pass> passes{
+          {"precision-assignment", precision_assignment},
           {"identity-elimination", identity_elimination},
           {"constant-folding", constant_folding},
           {"dead-node-elimination", dead_node_elimination},
@@ -42,6 +47,7 @@ std::vector<Pass> passes_for(FusionLevel level) {
       passes.push_back({"residual-layernorm-fusion", residual_layernorm_fusion});
       passes.push_back({"elementwise-chain-fusion", elementwise_chain_fusion});
       passes.push_back({"conv-layout", conv_layout_propagation});
+      passes.push_back({"precision-lowering", precision_lowering});
       return passes;
     }
   }

@@ -45,7 +45,11 @@ nlohmann::json build_config_to_json(const BuildConfig& c) {
   nlohmann::json constants = nlohmann::json::object();
   for (const auto& [name, t] : c.constant_inputs)
     constants[name] = {{"dtype", static_cast<int32_t>(t.dtype())}, {"shape", t.shape()}, {"hex", to_hex(t)}};
+  nlohmann::json layers = nlohmann::json::array();
+  for (const LayerPrecision& l : c.layer_precisions) layers.push_back({l.pattern, l.precision});
   return {{"precision", c.precision},
+          {"layer_precisions", layers},
+          {"precision_mode", precision_mode_name(c.precision_mode)},
           {"fusion", fusion_level_name(c.fusion)},
           {"batch", c.batch},
           {"threads", c.threads},
@@ -59,6 +63,9 @@ nlohmann::json build_config_to_json(const BuildConfig& c) {
 BuildConfig build_config_from_json(const nlohmann::json& j) {
   BuildConfig c;
   c.precision = j.at("precision").get<std::string>();
+  for (const auto& l : j.at("layer_precisions"))
+    c.layer_precisions.push_back(LayerPrecision{l.at(0).get<std::string>(), l.at(1).get<std::string>()});
+  c.precision_mode = parse_precision_mode(j.at("precision_mode").get<std::string>());
   c.fusion = parse_fusion_level(j.at("fusion").get<std::string>());
   c.batch = j.at("batch").get<int64_t>();
   c.threads = j.at("threads").get<int>();

@@ -107,7 +107,7 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
     const Node& n = g.nodes[i];
     std::vector<const Tensor*> ins;
     std::vector<Tensor*> outs;
-    LayerInfo info{n.name, qualified(n), "", config_.precision, n.sources, {}, {}, 0};
+    LayerInfo info{n.name, qualified(n), "", n.precision, n.precision_reason, n.sources, {}, {}, 0};
     for (const std::string& in : n.inputs) {
       ins.push_back(in.empty() ? nullptr : &slots_[slot_of.at(in)]);
       if (!in.empty()) info.input_shapes.push_back(slots_[slot_of.at(in)].shape());

@@ -7,7 +7,9 @@
 #include "engine/ops/dnnl_context.h"
 #include "engine/ops/matmul.h"
 #include "engine/ops/nn_common.h"
+#include "engine/ops/half_float.h"
 #include "engine/ops/op_registry.h"
+#include "engine/runtime/half_storage_layer.h"
 
 namespace fb {
 
@@ -173,10 +175,10 @@ bool all_float(const std::vector<const Tensor*>& ins) {
   return true;
 }
 
-}  // namespace
 
-std::unique_ptr<Layer> make_layer(const Node& node, std::vector<const Tensor*> ins, std::vector<Tensor*> outs,
-                                  bool weights_constant) {
+// The float32 layer for a node (oneDNN primitive where one fits, else the op table's kernel).
+std::unique_ptr<Layer> make_float_layer(const Node& node, std::vector<const Tensor*> ins, std::vector<Tensor*> outs,
+                                        bool weights_constant) {
   const bool has_third = ins.size() > 2 && ins[2] != nullptr;
   if (all_float(ins)) {
     if (node.domain.empty() && node.op_type == "MatMul")
@@ -197,6 +199,24 @@ std::unique_ptr<Layer> make_layer(const Node& node, std::vector<const Tensor*> i
     }
   }
   return std::make_unique<KernelLayer>(node, std::move(ins), std::move(outs));
+}
+
+// Kernels that read and write bf16/fp16 tensors themselves (computing in float32 inside).
+bool reads_16bit_natively(const Node& n) {
+  return n.domain == "fusebench" && (n.op_type == "Convert" || n.op_type == "LayerNorm" || n.op_type == "AddLayerNorm" ||
+                                    n.op_type == "ElementwiseChain");
+}
+
+}  // namespace
+
+std::unique_ptr<Layer> make_layer(const Node& node, std::vector<const Tensor*> ins, std::vector<Tensor*> outs,
+                                  bool weights_constant) {
+  bool any_16bit = false;
+  for (const Tensor* t : ins) any_16bit = any_16bit || (t && is_half_type(t->dtype()));
+  for (const Tensor* t : outs) any_16bit = any_16bit || (t && is_half_type(t->dtype()));
+  if (any_16bit && !reads_16bit_natively(node))
+    return std::make_unique<HalfStorageLayer>(node, std::move(ins), std::move(outs), weights_constant, make_float_layer);
+  return make_float_layer(node, std::move(ins), std::move(outs), weights_constant);
 }
 
 }  // namespace fb

@@ -41,6 +41,7 @@ int cmd_inspect(int argc, char** argv) {
     j["layers"] = nlohmann::json::array();
     for (const LayerInfo& l : engine->layers())
       j["layers"].push_back({{"name", l.name}, {"kind", l.kind}, {"kernel", l.kernel}, {"precision", l.precision},
+                             {"precision_reason", l.precision_reason},
                              {"input_shapes", l.input_shapes}, {"output_shapes", l.output_shapes}, {"flops", l.flops}, {"bytes", l.bytes},
                              {"sources", l.sources}});
     j["build_log"] = engine->build_log();
@@ -51,7 +52,8 @@ int cmd_inspect(int argc, char** argv) {
             << fusion_level_name(cfg.fusion) << ", batch " << cfg.batch << ")\n\n";
   for (size_t i = 0; i < engine->layers().size(); ++i) {
     const LayerInfo& l = engine->layers()[i];
-    std::cout << "#" << i << "  " << l.kind << "  [" << l.kernel << ", " << l.precision << "]  " << shapes_str(l.input_shapes)
+    std::cout << "#" << i << "  " << l.kind << "  [" << l.kernel << ", " << l.precision << " (" << l.precision_reason << ")]  "
+              << shapes_str(l.input_shapes)
               << " → " << shapes_str(l.output_shapes);
     if (l.flops > 0 || l.bytes > 0) std::cout << "  " << l.flops / 1e6 << " MFLOP, " << l.bytes / 1e6 << " MB";
     std::cout << "\n";

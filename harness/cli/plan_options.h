@@ -16,6 +16,9 @@ inline BuildConfig build_config_for(const cxxopts::ParseResult& args, const Load
   if (!args.count("exclude-node")) cfg.exclude_nodes = built.exclude_nodes;
   if (!args.count("exclude-op")) cfg.exclude_op_types = built.exclude_op_types;
   if (!args.count("partition")) cfg.partition_points = built.partition_points;
+  if (!args.count("precision")) cfg.precision = built.precision;
+  if (!args.count("layer-precision")) cfg.layer_precisions = built.layer_precisions;
+  if (!args.count("precision-mode")) cfg.precision_mode = built.precision_mode;
   cfg.input_shapes = built.input_shapes;
   cfg.constant_inputs = built.constant_inputs;
   cfg.threads = built.threads;

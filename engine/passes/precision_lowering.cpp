@@ -1,0 +1,182 @@
+// Ends every pipeline: turns each node's requested precision into what runs.
+//
+//   x(f32) ─▶ Convert(→bf16) ─▶ [bf16 layer] ─▶ [bf16 layer] ─▶ Convert(→f32) ─▶ [fp32 layer]
+//
+// 1. A bf16/fp16 node that cannot run in 16 bits (no float outputs, control flow, float64
+//    tensors) falls back to fp32: with mode `prefer` the build log says why; with `obey`
+//    a node put there by a constraint fails the build, naming the node. int8 has no
+//    kernels yet: a node asked for int8 falls back (or fails) the same way.
+// 2. A 16-bit node's float32 outputs become 16-bit tensors; a view takes its input's type.
+// 3. Where a consumer wants another type than its producer wrote, one fusebench.Convert
+//    per value and type is inserted; graph outputs are converted back to float32, so the
+//    engine's outputs keep the model's types.
+// 4. The weights (input 1) of a 16-bit MatMul, Gemm or Conv are rounded to 16-bit values.
+//    They stay in float32 containers: on this CPU oneDNN 2.6 runs float32 gemms only
+//    (no AVX-512), and the layer widens its 16-bit inputs for it (HalfStorageLayer).
+#include <map>
+
+#include "engine/ops/half_float.h"
+#include "engine/ops/op_registry.h"
+#include "engine/passes/passes.h"
+
+namespace fb {
+
+namespace {
+
+DType storage_type(const std::string& precision) {
+  if (precision == "bf16") return DType::BFloat16;
+  if (precision == "fp16") return DType::Float16;
+  return DType::Float32;
+}
+
+bool is_16bit(const std::string& precision) { return precision == "bf16" || precision == "fp16"; }
+const char* precision_of(DType half) { return half == DType::BFloat16 ? "bf16" : "fp16"; }
+
+bool is_view(const Node& n) {
+  const OpDef* d = OpRegistry::instance().find(n.domain, n.op_type);
+  return d && d->alias_input0 && !n.inputs.empty() && !n.inputs[0].empty();
+}
+
+// Why the node cannot keep its tensors in 16 bits ("" when it can).
+std::string why_not_16bit(const Graph& g, const Node& n) {
+  for (const auto& [_, a] : n.attrs)
+    if (std::holds_alternative<std::shared_ptr<const Graph>>(a.value)) return "control flow runs its bodies in fp32";
+  bool float_out = false;
+  for (const std::string& o : n.outputs) {
+    if (o.empty()) continue;
+    if (g.value(o).dtype != DType::Float32) return "its output '" + o + "' is " + dtype_name(g.value(o).dtype);
+    float_out = true;
+  }
+  if (!float_out) return "it has no float outputs";
+  for (const std::string& in : n.inputs)
+    if (!in.empty() && dtype_is_float(g.value(in).dtype) && g.value(in).dtype != DType::Float32)
+      return "its input '" + in + "' is " + dtype_name(g.value(in).dtype);
+  return "";
+}
+
+bool weight_input(const Node& n, size_t i) {
+  if (i != 1) return false;
+  const bool onnx = n.domain.empty(), ours = n.domain == "fusebench";
+  return (onnx && (n.op_type == "MatMul" || n.op_type == "Gemm" || n.op_type == "Conv")) ||
+         (ours && (n.op_type == "FusedMatMul" || n.op_type == "FusedConv"));
+}
+
+}  // namespace
+
+int precision_lowering(PassContext& ctx) {
+  Graph& g = ctx.graph;
+  const bool obey = ctx.config.precision_mode == PrecisionMode::Obey;
+  bool any_reduced = false;
+  std::map<std::string, int> fallbacks;  // reason -> nodes
+  for (Node& n : g.nodes) {
+    if (n.precision == "fp32") continue;
+    std::string why = n.precision == "int8" ? "no int8 kernels yet" : why_not_16bit(g, n);
+    if (is_view(n)) why.clear();
+    if (why.empty()) {
+      any_reduced = true;
+      continue;
+    }
+    const bool constrained = n.precision_reason.rfind("constraint", 0) == 0;
+    if (obey && constrained)
+      throw Error(n.describe() + ": " + n.precision_reason + " asks for " + n.precision + ", which it cannot run in: " + why +
+                  " (mode obey)");
+    if (constrained) ctx.log.push_back("precision: " + n.describe() + " falls back to fp32 (" + n.precision_reason +
+                                       " asked for " + n.precision + "): " + why);
+    ++fallbacks[n.precision + " → fp32: " + why];
+    n.precision_reason = "fallback from " + n.precision + ": " + why;
+    n.precision = "fp32";
+  }
+  for (const auto& [reason, count] : fallbacks)
+    ctx.log.push_back("precision fallback " + reason + " (" + std::to_string(count) + " layer(s))");
+  if (!any_reduced) return 0;
+
+  // 2. Output types, in topological order so a view sees its input's final type.
+  for (Node& n : g.nodes) {
+    if (is_view(n)) {
+      const DType in = g.value(n.inputs[0]).dtype;
+      for (const std::string& o : n.outputs)
+        if (!o.empty() && g.value(o).dtype == DType::Float32 && is_half_type(in)) g.values[o].dtype = in;
+      if (is_half_type(in)) n.precision = precision_of(in);
+      if (is_half_type(in) || n.precision != "fp32") n.precision_reason = "view of its input";
+      if (!is_half_type(in)) n.precision = "fp32";
+      continue;
+    }
+    if (!is_16bit(n.precision)) continue;
+    for (const std::string& o : n.outputs)
+      if (!o.empty()) g.values[o].dtype = storage_type(n.precision);
+  }
+
+  // 3. Converts at the boundaries; 4. rounded weights.
+  int inserted = 0, rounded = 0;
+  std::map<std::pair<std::string, DType>, std::string> converted;  // (value, type) -> converted value
+  std::vector<Node> out;
+  auto convert = [&](const std::string& v, DType to, const std::string& precision) -> std::string {
+    auto key = std::make_pair(v, to);
+    if (auto it = converted.find(key); it != converted.end()) return it->second;
+    const std::string name = g.unique_value_name(v + (to == DType::Float32 ? "/to_fp32" : to == DType::BFloat16 ? "/to_bf16" : "/to_fp16"));
+    Node c = fusebench_node("precision_convert/" + name, "Convert", {v}, {name});
+    c.attrs["to"] = Attribute{int64_t(to)};
+    c.precision = precision;
+    c.precision_reason = "precision boundary";
+    c.opset = 1;
+    g.values[name] = ValueInfo{to, g.value(v).shape, true};
+    out.push_back(std::move(c));
+    ++inserted;
+    return converted[key] = name;
+  };
+  for (Node& n : g.nodes) {
+    const bool view = is_view(n);
+    const DType want = storage_type(n.precision);
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const std::string v = n.inputs[i];
+      if (v.empty() || view) continue;
+      if (g.is_initializer(v)) {
+        if (!is_16bit(n.precision) || !weight_input(n, i) || g.initializers.at(v).dtype() != DType::Float32) continue;
+        const std::string r = v + "/" + n.precision + "_rounded";
+        if (!g.initializers.count(r)) {
+          Tensor w = g.initializers.at(v).clone();
+          round_to_16(want, w.data<float>(), w.numel());
+          g.initializers[r] = std::move(w);
+          g.values[r] = g.value(v);
+          ++rounded;
+        }
+        n.inputs[i] = r;
+        continue;
+      }
+      const DType have = g.value(v).dtype;
+      if (have == want || !dtype_is_float(have) || (have != DType::Float32 && !is_half_type(have))) continue;
+      if (is_half_type(have) && is_half_type(want)) {
+        n.inputs[i] = convert(convert(v, DType::Float32, precision_of(have)), want, n.precision);
+      } else {
+        n.inputs[i] = convert(v, want, precision_of(is_half_type(want) ? want : have));
+      }
+    }
+    out.push_back(std::move(n));
+  }
+  g.nodes = std::move(out);
+  // Graph outputs: the producer writes a 16-bit value, a Convert gives the model's float32.
+  for (std::string& o : g.outputs) {
+    const DType t = g.value(o).dtype;
+    if (!is_half_type(t)) continue;
+    const std::string inner = g.unique_value_name(o + (t == DType::BFloat16 ? "/bf16" : "/fp16"));
+    for (Node& n : g.nodes) {
+      for (std::string& x : n.outputs) if (x == o) x = inner;
+      for (std::string& x : n.inputs) if (x == o) x = inner;
+    }
+    g.values[inner] = g.value(o);
+    g.values[o].dtype = DType::Float32;
+    Node c = fusebench_node("precision_convert/" + o, "Convert", {inner}, {o});
+    c.attrs["to"] = Attribute{int64_t(DType::Float32)};
+    c.precision = precision_of(t);
+    c.precision_reason = "precision boundary";
+    c.opset = 1;
+    g.nodes.push_back(std::move(c));
+    ++inserted;
+  }
+  remove_unread_initializers(g);
+  ctx.log.push_back("precision: " + std::to_string(inserted) + " Convert layer(s) at precision boundaries, " +
+                    std::to_string(rounded) + " weight tensor(s) rounded to 16-bit values (kept float32 for the f32 gemm)");
+  return inserted + rounded;
+}
+
+}  // namespace fb

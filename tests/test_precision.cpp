@@ -1,0 +1,211 @@
+// Precision as a build setting: bf16 and fp16 builds keep 16-bit tensors between layers
+// and stay close to the fp32 reference; per-layer constraints hold (obey fails naming
+// the layer, prefer falls back and says why); int8 is refused rather than run as fp32.
+// Tolerances: cosine >= 0.999 for bf16/fp16, issue 12's bar; a bf16 value carries 8
+// significant bits, so elementwise errors of ~1e-2 on O(1) outputs are expected.
+#include <gtest/gtest.h>
+
+#include "engine/ops/half_float.h"
+#include "harness/model_source.h"
+#include "harness/scenario.h"
+#include "tests/pass_test_support.h"
+
+namespace fb {
+namespace {
+
+const char* kBert = "zoo:bert?heads=2&hidden=64&layers=1&seq=16";
+
+AccuracyResult against_reference(const LoadedModel& m, const BuildConfig& cfg, Engine& e) {
+  ReferenceExecutor ref(m.graph, cfg.batch);
+  auto inputs = make_inputs(m.graph, ref.input_shapes(), 7);
+  auto expected = ref.run(inputs);
+  e.run(inputs);
+  return compare_outputs(e.outputs(), expected, m.graph.outputs, default_accuracy(cfg.precision));
+}
+
+int layers_in(const Engine& e, const std::string& precision) {
+  int n = 0;
+  for (const LayerInfo& l : e.layers()) n += l.precision == precision;
+  return n;
+}
+
+TEST(Precision, Bf16BuildKeepsSixteenBitTensorsAndMeetsCosine) {
+  for (FusionLevel level : {FusionLevel::None, FusionLevel::Standard, FusionLevel::Aggressive}) {
+    LoadedModel m = load_model(kBert);
+    BuildConfig cfg;
+    cfg.fusion = level;
+    cfg.batch = 2;
+    cfg.precision = "bf16";
+    auto e = build_engine(m.graph, cfg);
+    SCOPED_TRACE(fusion_level_name(level));
+    int bf16_values = 0;
+    for (const auto& [name, v] : e->graph().values) bf16_values += v.dtype == DType::BFloat16;
+    EXPECT_GT(bf16_values, 5);
+    EXPECT_GT(layers_in(*e, "bf16"), int(e->layers().size()) / 2);
+    EXPECT_GE(test::count_kind(*e, "fusebench.Convert"), 2);  // into bf16 and back to the f32 output
+    EXPECT_TRUE(test::log_mentions(*e, "oneDNN dispatches to"));
+    for (const Tensor& t : e->outputs()) EXPECT_EQ(t.dtype(), DType::Float32);
+    AccuracyResult acc = against_reference(m, cfg, *e);
+    EXPECT_TRUE(acc.passed) << acc.detail;
+    EXPECT_GE(acc.cosine, 0.999);
+    EXPECT_GT(acc.max_abs_err, 0.0);  // it really rounded: bf16 cannot match fp32 exactly
+  }
+}
+
+TEST(Precision, Fp16BuildMeetsCosine) {
+  LoadedModel m = load_model(kBert);
+  BuildConfig cfg;
+  cfg.fusion = FusionLevel::Aggressive;
+  cfg.precision = "fp16";
+  auto e = build_engine(m.graph, cfg);
+  EXPECT_GT(layers_in(*e, "fp16"), 0);
+  AccuracyResult acc = against_reference(m, cfg, *e);
+  EXPECT_TRUE(acc.passed) << acc.detail;
+}
+
+TEST(Precision, ConstraintKeepsMatchedNodesFp32) {
+  LoadedModel m = load_model(kBert);
+  BuildConfig cfg;
+  cfg.fusion = FusionLevel::None;
+  cfg.precision = "bf16";
+  cfg.layer_precisions = {{"Softmax", "fp32"}, {"*/LayerNorm/*", "fp32"}};
+  auto e = build_engine(m.graph, cfg);
+  int softmax = 0, layernorm = 0;
+  for (const LayerInfo& l : e->layers()) {
+    if (l.kind == "Softmax") {
+      ++softmax;
+      EXPECT_EQ(l.precision, "fp32");
+      EXPECT_EQ(l.precision_reason, "constraint 'Softmax'");
+    }
+    if (l.name.find("/LayerNorm/") != std::string::npos && l.kind != "fusebench.Convert") {
+      ++layernorm;
+      EXPECT_EQ(l.precision, "fp32") << l.name;
+    }
+    if (l.kind == "MatMul") EXPECT_EQ(l.precision, "bf16") << l.name;
+  }
+  EXPECT_GT(softmax, 0);
+  EXPECT_GT(layernorm, 0);
+  EXPECT_TRUE(test::log_mentions(*e, "precision constraint 'Softmax' = fp32"));
+  EXPECT_TRUE(against_reference(m, cfg, *e).passed);
+}
+
+TEST(Precision, ObeyFailsNamingTheLayerPreferFallsBack) {
+  LoadedModel m = load_model(kBert);
+  BuildConfig cfg;
+  cfg.fusion = FusionLevel::None;
+  cfg.layer_precisions = {{"Softmax", "int8"}};
+  cfg.precision_mode = PrecisionMode::Obey;
+  try {
+    build_engine(m.graph, cfg);
+    FAIL() << "obey must fail";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("(Softmax)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no int8 kernels"), std::string::npos) << e.what();
+  }
+  cfg.precision_mode = PrecisionMode::Prefer;
+  auto e = build_engine(m.graph, cfg);
+  const LayerInfo* s = test::find_kind(*e, "Softmax");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->precision, "fp32");
+  EXPECT_EQ(s->precision_reason, "fallback from int8: no int8 kernels yet");
+  EXPECT_TRUE(test::log_mentions(*e, "falls back to fp32"));
+}
+
+TEST(Precision, ObeyRefusesAConstraintThatMatchesNothing) {
+  LoadedModel m = load_model(kBert);
+  BuildConfig cfg;
+  cfg.layer_precisions = {{"/no/such/*", "fp32"}};
+  cfg.precision_mode = PrecisionMode::Obey;
+  EXPECT_THROW(build_engine(m.graph, cfg), Error);
+}
+
+TEST(Precision, Int8BuildIsRefusedNotRunAsFp32) {
+  LoadedModel m = load_model(kBert);
+  BuildConfig cfg;
+  cfg.precision = "int8";
+  EXPECT_THROW(build_engine(m.graph, cfg), Error);
+  cfg.precision = "fp8";
+  EXPECT_THROW(build_engine(m.graph, cfg), Error);
+}
+
+TEST(Precision, BulkConversionsRoundToNearestEven) {
+  const float in[] = {1.0f, 1.00390625f /* 1 + 2^-8: tie, stays 1 */, 1.01171875f /* 1 + 3·2^-8: tie, up */, -2.5f,
+                      65504.f, 1e-8f, 3.14159265f, 0.f, -0.f};
+  const int n = int(sizeof(in) / sizeof(float));
+  for (DType t : {DType::BFloat16, DType::Float16}) {
+    uint16_t h[16];
+    float back[16];
+    narrow_16(t, in, h, n);
+    widen_16(t, h, back, n);
+    for (int i = 0; i < n; ++i) {
+      const uint16_t scalar = t == DType::BFloat16 ? float_to_bfloat16(in[i]) : float_to_half(in[i]);
+      EXPECT_EQ(h[i], scalar) << dtype_name(t) << " " << in[i];
+      EXPECT_EQ(back[i], t == DType::BFloat16 ? bfloat16_to_float(scalar) : half_to_float(scalar));
+    }
+  }
+  EXPECT_EQ(bfloat16_to_float(float_to_bfloat16(1.00390625f)), 1.0f);
+  EXPECT_EQ(bfloat16_to_float(float_to_bfloat16(1.01171875f)), 1.015625f);
+}
+
+TEST(PrecisionScenario, ConstraintsAndPerPrecisionAccuracyAreRead) {
+  Scenario s = parse_scenario(R"({"model": "zoo:bert",
+    "matrix": {"precision": ["fp32", "bf16", "fp16"]},
+    "accuracy": {"atol": 1e-4, "bf16": {"min_cosine": 0.995}},
+    "precision_constraints": {"mode": "obey", "layers": {"Softmax": "fp32", "/encoder/*/LayerNorm*": "fp32"}}})",
+                              "");
+  ASSERT_EQ(s.precision_constraints.layers.size(), 2u);
+  EXPECT_EQ(s.precision_constraints.layers[0].pattern, "Softmax");  // file order kept
+  EXPECT_EQ(s.precision_constraints.mode, "obey");
+  std::vector<CaseSpec> cases = expand_cases(s);
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_TRUE(cases[0].accuracy.elementwise);
+  EXPECT_FALSE(cases[0].accuracy.min_cosine.has_value());
+  EXPECT_FALSE(cases[1].accuracy.elementwise);
+  EXPECT_EQ(cases[1].accuracy.min_cosine.value(), 0.995);
+  EXPECT_EQ(cases[2].accuracy.min_cosine.value(), 0.999);  // default for fp16
+  EXPECT_EQ(cases[1].precision_constraints.layers, s.precision_constraints.layers);
+  // Constraints are part of the case key; the stored config round-trips them.
+  CaseSpec plain = cases[1];
+  plain.precision_constraints = {};
+  EXPECT_NE(cases[1].case_key(), plain.case_key());
+  CaseSpec back = CaseSpec::from_json(cases[1].to_json());
+  EXPECT_EQ(back.precision_constraints.layers, cases[1].precision_constraints.layers);
+  EXPECT_EQ(back.accuracy.min_cosine, cases[1].accuracy.min_cosine);
+  EXPECT_EQ(back.case_key(), cases[1].case_key());
+}
+
+TEST(PrecisionScenario, BadFieldsAreNamed) {
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {R"({"model":"zoo:m","precision_constraints":{"layers":{"Softmax":"fp64"}}})",
+       "field 'precision_constraints.layers.Softmax': unknown precision 'fp64'"},
+      {R"({"model":"zoo:m","precision_constraints":{"mode":"strict","layers":{"Softmax":"fp32"}}})",
+       "field 'precision_constraints.mode'"},
+      {R"({"model":"zoo:m","precision_constraints":{"layers":{}}})", "field 'precision_constraints.layers': must not be empty"},
+      {R"({"model":"zoo:m","accuracy":{"bf16":{"min_cosine":2}}})", "field 'accuracy.bf16.min_cosine'"},
+      {R"({"model":"zoo:m","accuracy":{"int4":{}}})", "unknown field 'accuracy.int4'"},
+      {R"({"model":"zoo:m","matrix":{"precision":["int4"]}})", "precision 'int4' is not supported"},
+  };
+  for (const auto& [text, want] : bad) {
+    try {
+      parse_scenario(text, "x.json");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(PrecisionAccuracy, CosineBelowMinimumFails) {
+  Tensor ref(DType::Float32, {4}), eng(DType::Float32, {4});
+  const float r[] = {1, 2, 3, 4}, e[] = {1, 2, 3, -4};
+  std::copy(r, r + 4, ref.data<float>());
+  std::copy(e, e + 4, eng.data<float>());
+  AccuracyResult a = compare_outputs({eng}, {ref}, {"y"}, default_accuracy("bf16"));
+  EXPECT_FALSE(a.passed);
+  EXPECT_NEAR(a.cosine, -2.0 / 30.0, 1e-9);  // (1 + 4 + 9 - 16) / (|r|·|e| = 30)
+  EXPECT_NE(a.detail.find("cosine similarity"), std::string::npos) << a.detail;
+  EXPECT_TRUE(compare_outputs({ref}, {ref}, {"y"}, default_accuracy("bf16")).passed);
+}
+
+}  // namespace
+}  // namespace fb
