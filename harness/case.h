@@ -146,10 +146,11 @@ struct LayerRecord {
   std::string kind;                  // op type of the engine layer, e.g. "fusebench.FusedMatMul"
   std::vector<std::string> sources;  // source ONNX node names
   std::string kernel;                // what runs it ("onednn.matmul+bias+gelu", "view")
-  std::string precision;
+  std::string precision;              // what it ran in: fp32, bf16, fp16
   std::vector<std::vector<int64_t>> input_shapes, output_shapes;
   double flops = 0;  // per run (0: not counted; NaN: not stored, in databases before version 4)
   double bytes = 0;  // read and written per run
+  std::string precision_reason;  // why: default, constraint 'PATTERN', fallback from ...: why, view of its input
 };
 
 // The machine a case was built and timed on: a distributed run spreads its cases over

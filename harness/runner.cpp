@@ -45,7 +45,7 @@ CaseResult CaseRunner::run(const CaseSpec& spec_in, const ProgressFn& progress) 
     for (size_t i = 0; i < engine->layers().size(); ++i) {
       const LayerInfo& l = engine->layers()[i];
       r.layers.push_back(LayerRecord{int(i), l.name, l.kind, l.sources, l.kernel, l.precision, l.input_shapes,
-                                     l.output_shapes, l.flops, l.bytes});
+                                     l.output_shapes, l.flops, l.bytes, l.precision_reason});
     }
     ReferenceExecutor reference(m.graph, r.spec.batch);
     const std::vector<Tensor> inputs = make_inputs(m.graph, reference.input_shapes(), r.spec.seed);

@@ -89,6 +89,26 @@ TEST(Precision, ConstraintKeepsMatchedNodesFp32) {
   EXPECT_TRUE(against_reference(m, cfg, *e).passed);
 }
 
+// Fusion never runs a constrained node in another precision: a fused layer that took a
+// Softmax constrained to fp32 runs in fp32 and says why.
+TEST(Precision, FusionKeepsAConstrainedNodeInItsPrecision) {
+  LoadedModel m = load_model(kBert);
+  BuildConfig cfg;
+  cfg.fusion = FusionLevel::Aggressive;
+  cfg.precision = "bf16";
+  cfg.layer_precisions = {{"Softmax", "fp32"}};
+  auto e = build_engine(m.graph, cfg);
+  int with_softmax = 0;
+  for (const LayerInfo& l : e->layers())
+    for (const std::string& s : l.sources)
+      if (s.find("/Softmax") != std::string::npos) {
+        ++with_softmax;
+        EXPECT_EQ(l.precision, "fp32") << l.name << ": " << l.precision_reason;
+      }
+  EXPECT_EQ(with_softmax, 1);
+  EXPECT_TRUE(against_reference(m, cfg, *e).passed);
+}
+
 TEST(Precision, ObeyFailsNamingTheLayerPreferFallsBack) {
   LoadedModel m = load_model(kBert);
   BuildConfig cfg;

@@ -103,8 +103,23 @@ void replace_nodes(Graph& g, std::vector<size_t> indices, Node fused) {
   for (size_t i : indices)
     for (const std::string& s : g.nodes[i].sources) fused.sources.push_back(s);
   if (fused.opset == 0) fused.opset = g.nodes[indices.back()].opset;
-  fused.precision = g.nodes[indices.back()].precision;  // sources agree: can_fuse checked
+  fused.precision = g.nodes[indices.back()].precision;
   fused.precision_reason = g.nodes[indices.back()].precision_reason;
+  // Until the passes ask one legality check whether precisions agree, a match that joins
+  // nodes of different precisions runs in the widest of them and says so; precision
+  // lowering fails such a layer under mode obey.
+  auto rank = [](const std::string& p) { return p == "fp32" ? 3 : p == "fp16" ? 2 : p == "bf16" ? 1 : 0; };
+  std::string others;
+  for (size_t i : indices) {
+    const Node& n = g.nodes[i];
+    if (n.precision == fused.precision) continue;
+    others += (others.empty() ? "" : ", ") + n.name + " (" + n.precision + ", " + n.precision_reason + ")";
+    if (rank(n.precision) > rank(fused.precision)) {
+      fused.precision = n.precision;
+      fused.precision_reason = n.precision_reason;
+    }
+  }
+  if (!others.empty()) fused.precision_reason = "fused with nodes of another precision: " + others;
   g.nodes[indices.back()] = std::move(fused);
   for (size_t k = indices.size() - 1; k-- > 0;) g.nodes.erase(g.nodes.begin() + long(indices[k]));
 }

@@ -2,6 +2,8 @@
 //
 //   x(f32) ─▶ Convert(→bf16) ─▶ [bf16 layer] ─▶ [bf16 layer] ─▶ Convert(→f32) ─▶ [fp32 layer]
 //
+// 0. A fused node whose sources asked for different precisions (replace_nodes keeps the
+//    widest) fails the build under mode obey and is logged under prefer.
 // 1. A bf16/fp16 node that cannot run in 16 bits (no float outputs, control flow, float64
 //    tensors) falls back to fp32: with mode `prefer` the build log says why; with `obey`
 //    a node put there by a constraint fails the build, naming the node. int8 has no
@@ -69,6 +71,10 @@ int precision_lowering(PassContext& ctx) {
   bool any_reduced = false;
   std::map<std::string, int> fallbacks;  // reason -> nodes
   for (Node& n : g.nodes) {
+    if (obey && n.precision_reason.rfind("fused with", 0) == 0)
+      throw Error(n.describe() + ": fusion joined nodes of different precisions (mode obey): " + n.precision_reason);
+    if (n.precision_reason.rfind("fused with", 0) == 0)
+      ctx.log.push_back("precision: " + n.describe() + " runs in " + n.precision + ", " + n.precision_reason);
     if (n.precision == "fp32") continue;
     std::string why = n.precision == "int8" ? "no int8 kernels yet" : why_not_16bit(g, n);
     if (is_view(n)) why.clear();

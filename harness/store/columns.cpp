@@ -123,6 +123,7 @@ const std::vector<Column<LayerRecord>>& layer_columns() {
       JSON_COLUMN(sources_json, sources),
       COLUMN(kernel, kernel),
       COLUMN(precision, precision),
+      COLUMN(precision_reason, precision_reason),
       JSON_COLUMN(input_shapes_json, input_shapes),
       JSON_COLUMN(output_shapes_json, output_shapes),
       COLUMN(flops, flops),

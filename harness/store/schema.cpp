@@ -245,6 +245,12 @@ ALTER TABLE layers ADD COLUMN flops REAL;   -- NULL: not stored (before version 
 ALTER TABLE layers ADD COLUMN bytes REAL;
 )sql";
 
+// Version 5: why each layer runs in its precision (issue 12): "default", "constraint
+// 'PATTERN'", "fallback from bf16: ...", "view of its input", "precision boundary".
+constexpr const char* kSchemaV5 = R"sql(
+ALTER TABLE layers ADD COLUMN precision_reason TEXT NOT NULL DEFAULT '';
+)sql";
+
 struct Migration {
   int to_version;
   const char* what;
@@ -256,6 +262,7 @@ constexpr Migration kMigrations[] = {
     {2, "noise flag, bootstrap intervals, interference, page faults", kSchemaV2},
     {3, "engine profiles and cached machine peaks", kSchemaV3},
     {4, "host and isolation per case, shards, the whole layer map", kSchemaV4},
+    {5, "why each layer runs in its precision", kSchemaV5},
 };
 static_assert(kMigrations[std::size(kMigrations) - 1].to_version == kSchemaVersion,
               "the last migration must bring the schema to kSchemaVersion");
