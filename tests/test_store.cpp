@@ -180,6 +180,7 @@ CaseResult make_case(const std::string& scenario, int64_t batch, const std::stri
     l.sources = {"/encoder/layer." + std::to_string(i) + "/MatMul", "/encoder/layer." + std::to_string(i) + "/Add"};
     l.kernel = i % 2 ? "onednn.matmul+bias" : "softmax.avx512";
     l.precision = "fp32";
+    l.precision_reason = i % 2 ? "default" : "constraint 'Softmax'";
     l.input_shapes = {{batch, 16, 64}, {64, 64}};
     l.output_shapes = {{batch, 16, 64}};
     l.flops = 2.0 * 16 * 64 * 64 * double(batch) + i;
@@ -262,6 +263,7 @@ void expect_same(const CaseResult& a, const CaseResult& b) {
     EXPECT_EQ(a.layers[i].sources, b.layers[i].sources);
     EXPECT_EQ(a.layers[i].kernel, b.layers[i].kernel);
     EXPECT_EQ(a.layers[i].precision, b.layers[i].precision);
+    EXPECT_EQ(a.layers[i].precision_reason, b.layers[i].precision_reason);
     EXPECT_EQ(a.layers[i].input_shapes, b.layers[i].input_shapes);
     EXPECT_EQ(a.layers[i].output_shapes, b.layers[i].output_shapes);
     EXPECT_EQ(a.layers[i].flops, b.layers[i].flops);
