@@ -104,7 +104,7 @@ EngineView engine_view(const CaseResult& r, std::optional<StoredProfile> profile
   std::vector<LayerRecord> layers = r.layers;
   if (layers.empty() && profile)
     for (const LayerProfile& l : profile->profile.layers)
-      layers.push_back({l.index, l.name, l.kind, l.sources, l.kernel, "", {}, {}, l.flops, l.bytes});
+      layers.push_back({l.index, l.name, l.kind, l.sources, l.kernel, "", {}, {}, l.flops, l.bytes, ""});
   for (const LayerRecord& l : layers) {
     LayerRow row;
     row.index = l.index;
