@@ -14,6 +14,8 @@
 // becomes one fusebench.LayerNorm(x, gamma, beta) with epsilon. Left alone: reductions
 // over other axes, keepdims=0, a Pow exponent other than 2, non-constant eps/gamma/beta,
 // and any intermediate that something outside the pattern also reads.
+#include <algorithm>
+
 #include "engine/passes/passes.h"
 
 namespace fb {
@@ -67,7 +69,10 @@ int layernorm_fusion(PassContext& ctx) {
     if (!is_op(sub, "Sub") || sub->inputs[0] != x || sub->inputs[1] != mean.outputs[0]) continue;
     const std::string d = sub->outputs[0];
     auto d_users = g.consumers(d);
-    if (d_users.size() != 2 || g.is_graph_output(d)) continue;
+    // d has two readers inside the pattern, so value_fusible (one reader) cannot vouch for
+    // it: check here that it is neither a graph output nor a partition point.
+    const auto& pp = cfg.partition_points;
+    if (d_users.size() != 2 || g.is_graph_output(d) || std::find(pp.begin(), pp.end(), d) != pp.end()) continue;
     const Node* pow = &g.nodes[d_users[0]];
     const Node* div = &g.nodes[d_users[1]];
     if (is_op(pow, "Div")) std::swap(pow, div);
