@@ -1,62 +1,14 @@
 #include "harness/case.h"
 
-#include <limits>
-
 #include "engine/ir/error.h"
 #include "engine/util/sha256.h"
+#include "harness/json_fields.h"
 
 namespace fb {
 namespace {
 
 using json = nlohmann::json;
-
-// Field readers for from_json: a missing key leaves the default, a key of the wrong type
-// is an error naming its path ("timing.min_iterations").
-[[noreturn]] void bad_field(const std::string& field, const char* want, const json& v) {
-  throw Error("case config: field '" + field + "' must be " + want + ", got " +
-              v.dump(-1, ' ', false, json::error_handler_t::replace));
-}
-
-void read(const json& j, const char* key, const std::string& prefix, std::string& out) {
-  auto it = j.find(key);
-  if (it == j.end()) return;
-  if (!it->is_string()) bad_field(prefix + key, "a string", *it);
-  out = it->get<std::string>();
-}
-
-void read(const json& j, const char* key, const std::string& prefix, double& out) {
-  auto it = j.find(key);
-  if (it == j.end()) return;
-  if (!it->is_number()) bad_field(prefix + key, "a number", *it);
-  out = it->get<double>();
-}
-
-template <typename Int>
-void read_int(const json& j, const char* key, const std::string& prefix, Int& out) {
-  auto it = j.find(key);
-  if (it == j.end()) return;
-  const char* want = std::numeric_limits<Int>::is_signed ? "an integer" : "a non-negative integer";
-  if (!it->is_number_integer()) bad_field(prefix + key, want, *it);
-  if (it->is_number_unsigned()) {
-    auto v = it->get<uint64_t>();
-    if (v > static_cast<uint64_t>(std::numeric_limits<Int>::max())) bad_field(prefix + key, want, *it);
-    out = static_cast<Int>(v);
-  } else {
-    auto v = it->get<int64_t>();
-    if (v < static_cast<int64_t>(std::numeric_limits<Int>::min()) ||
-        (v > 0 && static_cast<uint64_t>(v) > static_cast<uint64_t>(std::numeric_limits<Int>::max())))
-      bad_field(prefix + key, want, *it);
-    out = static_cast<Int>(v);
-  }
-}
-
-const json& object_at(const json& j, const char* key, const std::string& field) {
-  static const json empty = json::object();
-  auto it = j.find(key);
-  if (it == j.end()) return empty;
-  if (!it->is_object()) bad_field(field, "an object", *it);
-  return *it;
-}
+using namespace json_fields;
 
 // A gate rule in JSON: present only when set, so a stored config says which rules apply.
 void read_optional(const json& j, const char* key, const std::string& prefix, std::optional<double>& out) {
@@ -118,7 +70,10 @@ nlohmann::json CaseSpec::to_json() const {
         {"target_rel_ci", timing.target_rel_ci},
         {"stop_rule", timing.stop_rule},
         {"pin_cpus", timing.pin_cpus},
-        {"inject_delay_us", timing.inject_delay_us}}},
+        {"inject_delay_us", timing.inject_delay_us},
+        {"processes", timing.processes},
+        {"alternation", timing.alternation},
+        {"block_iterations", timing.block_iterations}}},
       {"accuracy", accuracy_json()},
       {"gate", g},
       {"seed", seed},
@@ -131,6 +86,14 @@ nlohmann::json CaseSpec::to_json() const {
 }
 
 CaseSpec CaseSpec::from_json(const nlohmann::json& j) {
+  try {
+    return from_json_fields(j);
+  } catch (const Error& e) {
+    throw Error(std::string("case config: ") + e.what());
+  }
+}
+
+CaseSpec CaseSpec::from_json_fields(const nlohmann::json& j) {
   if (!j.is_object()) bad_field("(case config)", "an object", j);
   CaseSpec s;
   read(j, "scenario", "", s.scenario);
@@ -152,6 +115,9 @@ CaseSpec CaseSpec::from_json(const nlohmann::json& j) {
   read(t, "target_rel_ci", "timing.", s.timing.target_rel_ci);
   read(t, "stop_rule", "timing.", s.timing.stop_rule);
   read(t, "inject_delay_us", "timing.", s.timing.inject_delay_us);
+  read_int(t, "processes", "timing.", s.timing.processes);
+  read(t, "alternation", "timing.", s.timing.alternation);
+  read_int(t, "block_iterations", "timing.", s.timing.block_iterations);
   if (auto it = t.find("pin_cpus"); it != t.end()) {
     if (!it->is_array()) bad_field("timing.pin_cpus", "a list of CPU numbers", *it);
     for (size_t i = 0; i < it->size(); ++i) {
@@ -177,21 +143,10 @@ CaseSpec CaseSpec::from_json(const nlohmann::json& j) {
   read_optional(g, "max_regression", "gate.", s.gate.max_regression);
   read_optional(g, "max_abs_err", "gate.", s.gate.max_abs_err);
 
-  if (auto it = j.find("fusion_limits"); it != j.end()) {
-    auto strings = [&](const char* key, std::vector<std::string>& out) {
-      auto v = it->find(key);
-      if (v == it->end()) return;
-      if (!v->is_array()) bad_field(std::string("fusion_limits.") + key, "a list of strings", *v);
-      for (const json& e : *v) {
-        if (!e.is_string()) bad_field(std::string("fusion_limits.") + key, "a list of strings", *v);
-        out.push_back(e.get<std::string>());
-      }
-    };
-    if (!it->is_object()) bad_field("fusion_limits", "an object", *it);
-    strings("exclude_nodes", s.fusion_limits.exclude_nodes);
-    strings("exclude_ops", s.fusion_limits.exclude_ops);
-    strings("partition_points", s.fusion_limits.partition_points);
-  }
+  const json& f = object_at(j, "fusion_limits", "fusion_limits");
+  read_strings(f, "exclude_nodes", "fusion_limits.", s.fusion_limits.exclude_nodes);
+  read_strings(f, "exclude_ops", "fusion_limits.", s.fusion_limits.exclude_ops);
+  read_strings(f, "partition_points", "fusion_limits.", s.fusion_limits.partition_points);
   return s;
 }
 

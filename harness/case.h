@@ -3,6 +3,7 @@
 // case can run in-process, in a worker process or on an MPI rank.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,14 +30,30 @@ struct TimingConfig {
   // known slowdown can be switched on (scripts/nightly_sim.sh). Left out of the case key so
   // the slowed-down case keeps its history.
   double inject_delay_us = 0;
+  // Independent worker processes the case is timed in, one after another (fresh address
+  // space, page placement and allocator state each): the spread between them is what a
+  // re-run of the case would show, and what compare judges a change against. 1: timed in
+  // the runner's own process, as before processes existed.
+  int processes = 1;
+  // How engine and reference take turns while timed: "iteration" (engine, reference,
+  // engine, ...) or "block" (block_iterations of one, then block_iterations of the other),
+  // so each executor runs with its own weights in cache, as a standalone loop would.
+  std::string alternation = "iteration";
+  int block_iterations = 10;
+
+  bool operator==(const TimingConfig&) const = default;
 };
 
 // The scenario's "gate" block, stored with each case so `fusebench gate` can judge a run
 // without the scenario file. Unset rules are not checked.
 struct GateConfig {
   std::optional<double> min_speedup;     // speedup over the reference, at least
-  std::optional<double> max_regression;  // engine median vs the baseline's: at most this much slower (0.05 = 5%)
+  // At most this much slower than the baseline (0.05 = 5%), judged as compare judges
+  // (harness/compare.h): the speedup beyond the case's noise, cross-checked by engine time.
+  std::optional<double> max_regression;
   std::optional<double> max_abs_err;     // accuracy: largest |engine - reference|, at most
+
+  bool operator==(const GateConfig&) const = default;
 };
 
 // Where fusion must stop (scenario "fusion_limits"; see BuildConfig).
@@ -45,6 +62,7 @@ struct FusionLimits {
   std::vector<std::string> exclude_ops;       // op types
   std::vector<std::string> partition_points;  // tensor names
   bool empty() const { return exclude_nodes.empty() && exclude_ops.empty() && partition_points.empty(); }
+  bool operator==(const FusionLimits&) const = default;
 };
 
 // How close the engine's outputs must be to the fp32 reference. Elementwise: every float
@@ -56,6 +74,8 @@ struct AccuracyConfig {
   double rtol = 1e-3;
   bool elementwise = true;            // false: atol/rtol are not checked
   std::optional<double> min_cosine;   // unset: cosine is not checked
+
+  bool operator==(const AccuracyConfig&) const = default;
 };
 
 // Per-layer precision constraints (scenario "precision_constraints", flags
@@ -64,6 +84,7 @@ struct PrecisionConstraints {
   std::string mode = "prefer";  // "obey" or "prefer"
   std::vector<LayerPrecision> layers;
   bool empty() const { return layers.empty(); }
+  bool operator==(const PrecisionConstraints&) const = default;
 };
 
 struct CaseSpec {
@@ -87,12 +108,17 @@ struct CaseSpec {
   // The inverse of to_json(). Missing keys keep their defaults (so older stored configs
   // still load); a key of the wrong type is an fb::Error naming the field.
   static CaseSpec from_json(const nlohmann::json& j);
+  bool operator==(const CaseSpec&) const = default;
+
   // A stable key: a hash of the model's content and the normalized configuration that
   // affects the numbers (precision and its constraints, batch, fusion, threads, seed). Scenario name, file and
   // timing settings are left out, so renaming a file or reordering a matrix keeps history.
   std::string case_key() const;
   // "bert b=8 fp32 standard t=2": how progress lines and reports name a case.
   std::string label() const;
+
+ private:
+  static CaseSpec from_json_fields(const nlohmann::json& j);
 };
 
 // Summary statistics of one executor's samples, all in milliseconds.
@@ -103,6 +129,8 @@ struct SampleStats {
   double ci_low = 0, ci_high = 0;  // 95% confidence interval of the median (order statistics)
   double boot_ci_low = 0, boot_ci_high = 0;  // 95% seeded bootstrap interval of the median
   int outliers_low = 0, outliers_high = 0;   // samples beyond Tukey's fences (1.5 IQR from the quartiles)
+
+  bool operator==(const SampleStats&) const = default;
 };
 
 // Page faults during one timed iteration (getrusage of the whole process, so the faults of
@@ -110,16 +138,36 @@ struct SampleStats {
 struct FaultStats {
   int64_t min = 0, max = 0;
   double mean = 0;
+
+  bool operator==(const FaultStats&) const = default;
 };
 
 struct Measurement {
   std::string executor;            // "engine" or "reference"
   std::vector<double> samples_ms;  // every timed iteration, in the order run
+  // The worker process (0-based) each sample came from, parallel to samples_ms; empty when
+  // all came from one process (and in results stored before processes existed).
+  std::vector<int> sample_process;
   SampleStats stats;
   double items_per_s = 0;          // batch / median seconds
   double first_iteration_ms = 0;   // the cold first run, kept apart from the samples
   FaultStats minor_faults;         // per timed iteration: pages mapped without I/O
   FaultStats major_faults;         // per timed iteration: pages read from disk
+
+  bool operator==(const Measurement&) const = default;
+};
+
+// How far a case's figures moved between its worker processes: the spread a re-run would
+// show. Each is the relative standard deviation of the per-process values (0.02 = 2%):
+// engine and reference medians, and the speedup (reference median / engine median, each
+// process's own). NaN with fewer than two processes, where nothing says how a re-run moves.
+struct ProcessNoise {
+  int processes = 1;
+  double engine = std::numeric_limits<double>::quiet_NaN();
+  double reference = std::numeric_limits<double>::quiet_NaN();
+  double speedup = std::numeric_limits<double>::quiet_NaN();
+
+  bool operator==(const ProcessNoise&) const = default;
 };
 
 // Signs that something else disturbed the timing, measured around the timed phase.
@@ -129,6 +177,8 @@ struct Interference {
   double other_cpu_ms = 0;   // CPU time all other processes used meanwhile (/proc/stat minus our rusage)
   double timed_wall_ms = 0;  // wall time of the timed phase, to put other_cpu_ms in proportion
   double cpu_mhz_before = 0, cpu_mhz_after = 0;  // mean current frequency over the CPUs
+
+  bool operator==(const Interference&) const = default;
 };
 
 struct AccuracyResult {
@@ -137,6 +187,8 @@ struct AccuracyResult {
   double cosine = 1;
   bool passed = true;
   std::string detail;  // which output failed and where, when it failed
+
+  bool operator==(const AccuracyResult&) const = default;
 };
 
 // An engine layer as stored with its case: every field of the engine's LayerInfo.
@@ -151,6 +203,8 @@ struct LayerRecord {
   double flops = 0;  // per run (0: not counted; NaN: not stored, in databases before version 4)
   double bytes = 0;  // read and written per run
   std::string precision_reason;  // why: default, constraint 'PATTERN', fallback from ...: why, view of its input
+
+  bool operator==(const LayerRecord&) const = default;
 };
 
 // The machine a case was built and timed on: a distributed run spreads its cases over
@@ -160,6 +214,8 @@ struct HostFingerprint {
   std::string cpu_model;
   std::string cpu_flags;
   int cores = 0;
+
+  bool operator==(const HostFingerprint&) const = default;
 };
 
 struct CaseResult {
@@ -177,6 +233,7 @@ struct CaseResult {
   bool noisy = false;
   double timer_overhead_ns = 0;  // one clock read pair plus the call, measured before timing
   Interference interference;
+  ProcessNoise process_noise;    // spread between the worker processes (timing.processes)
   std::string pinned_cpus;       // "0,1" when timing ran pinned, else ""
   HostFingerprint timed_on;
   // How timing was kept apart from other work on its host, which changes the numbers:
@@ -192,6 +249,9 @@ struct CaseResult {
   int onnx_nodes = 0;
   std::string build_log;
   std::vector<LayerRecord> layers;
+
+  // Exact equality (NaN fields compare unequal, as doubles do).
+  bool operator==(const CaseResult&) const = default;
 };
 
 }  // namespace fb

@@ -40,7 +40,8 @@ const std::vector<std::string> kFusionLimitFields{"exclude_nodes", "exclude_ops"
 const std::vector<std::string> kMatrixFields{"precision", "batch", "fusion", "threads"};
 const std::vector<std::string> kTimingFields{"warmup_ms",      "warmup_iterations", "min_iterations",
                                              "max_iterations", "max_seconds",       "target_rel_ci",
-                                             "stop_rule",      "pin_cpus",          "inject_delay_us"};
+                                             "stop_rule",      "pin_cpus",          "inject_delay_us",
+                                             "processes",      "alternation",       "block_iterations"};
 const std::vector<std::string> kToleranceFields{"atol", "rtol", "min_cosine"};
 const std::vector<std::string> kPrecisionConstraintFields{"mode", "layers"};
 const std::vector<std::string> kGateFields{"min_speedup", "max_regression", "max_abs_err"};
@@ -413,6 +414,14 @@ Scenario ScenarioReader::read(const Json& doc) const {
       });
     }
     if (t.contains("inject_delay_us")) c.inject_delay_us = non_negative(t["inject_delay_us"], "timing.inject_delay_us");
+    if (t.contains("processes")) c.processes = static_cast<int>(integer(t["processes"], "timing.processes", 1, 64));
+    if (t.contains("alternation")) {
+      c.alternation = string(t["alternation"], "timing.alternation");
+      if (c.alternation != "iteration" && c.alternation != "block")
+        fail("timing.alternation", "expected \"iteration\" or \"block\", got " + show(t["alternation"]));
+    }
+    if (t.contains("block_iterations"))
+      c.block_iterations = static_cast<int>(integer(t["block_iterations"], "timing.block_iterations", 1, 100000));
     if (c.min_iterations > c.max_iterations)
       fail(t.contains("min_iterations") ? "timing.min_iterations" : "timing.max_iterations",
            "min_iterations (" + std::to_string(c.min_iterations) + ") is more than max_iterations (" +
