@@ -52,7 +52,84 @@ Interval percentile_interval(std::vector<double>& stats, double confidence) {
   return {percentile(stats, tail), percentile(stats, 1 - tail)};
 }
 
+// One hierarchical resample: k processes drawn with replacement, each drawn process's
+// samples drawn with replacement (as many as it has); the median of all of them.
+double hierarchical_draw(const ProcessGroups& groups, const std::vector<size_t>& picks, Rng& rng,
+                         std::vector<double>& scratch) {
+  scratch.clear();
+  for (size_t p : picks) {
+    const std::vector<double>& g = groups[p];
+    for (size_t i = 0; i < g.size(); ++i) scratch.push_back(g[rng.below(g.size())]);
+  }
+  const size_t n = scratch.size();
+  // The median as percentile(0.5) defines it: the mean of the two middle order statistics.
+  const auto mid = scratch.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(scratch.begin(), mid, scratch.end());
+  if (n % 2 == 1) return *mid;
+  return 0.5 * (*mid + *std::max_element(scratch.begin(), mid));
+}
+
+ProcessGroups non_empty(const ProcessGroups& groups) {
+  ProcessGroups out;
+  for (const auto& g : groups)
+    if (!g.empty()) out.push_back(g);
+  return out;
+}
+
+void draw_processes(size_t k, Rng& rng, std::vector<size_t>& picks) {
+  picks.resize(k);
+  for (size_t& p : picks) p = k == 1 ? 0 : rng.below(k);
+}
+
 }  // namespace
+
+ProcessGroups group_by_process(const std::vector<double>& samples, const std::vector<int>& process) {
+  if (process.empty()) return samples.empty() ? ProcessGroups{} : ProcessGroups{samples};
+  FB_CHECK(process.size() == samples.size(), "process indices and samples differ in length");
+  ProcessGroups groups;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    FB_CHECK(process[i] >= 0, "negative process index");
+    const size_t p = static_cast<size_t>(process[i]);
+    if (groups.size() <= p) groups.resize(p + 1);
+    groups[p].push_back(samples[i]);
+  }
+  return non_empty(groups);
+}
+
+Interval hierarchical_median_ci(const ProcessGroups& groups_in, double confidence, int resamples, uint64_t seed) {
+  check_args(confidence, resamples);
+  const ProcessGroups groups = non_empty(groups_in);
+  if (groups.empty()) return {};
+  Rng rng(seed);
+  std::vector<size_t> picks;
+  std::vector<double> scratch, medians(static_cast<size_t>(resamples));
+  for (double& m : medians) {
+    draw_processes(groups.size(), rng, picks);
+    m = hierarchical_draw(groups, picks, rng, scratch);
+  }
+  return percentile_interval(medians, confidence);
+}
+
+Interval hierarchical_ratio_ci(const ProcessGroups& numerator, const ProcessGroups& denominator, double confidence,
+                               int resamples, uint64_t seed) {
+  check_args(confidence, resamples);
+  FB_CHECK(numerator.size() == denominator.size(), "ratio sides hold different numbers of processes");
+  ProcessGroups num, den;  // keep a process only where both sides have samples
+  for (size_t p = 0; p < numerator.size(); ++p)
+    if (!numerator[p].empty() && !denominator[p].empty()) num.push_back(numerator[p]), den.push_back(denominator[p]);
+  if (num.empty()) return {};
+  Rng rng(seed);
+  std::vector<size_t> picks;
+  std::vector<double> scratch, ratios(static_cast<size_t>(resamples));
+  for (double& r : ratios) {
+    draw_processes(num.size(), rng, picks);
+    const double a = hierarchical_draw(num, picks, rng, scratch);
+    const double b = hierarchical_draw(den, picks, rng, scratch);
+    if (!(b > 0)) return {};
+    r = a / b;
+  }
+  return percentile_interval(ratios, confidence);
+}
 
 Interval bootstrap_median_ci(const std::vector<double>& samples, double confidence, int resamples, uint64_t seed) {
   check_args(confidence, resamples);

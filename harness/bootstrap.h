@@ -29,4 +29,28 @@ Interval bootstrap_ratio_ci(const std::vector<double>& numerator, const std::vec
                             double confidence = 0.95, int resamples = kBootstrapResamples,
                             uint64_t seed = kBootstrapSeed);
 
+// Samples grouped by the worker process that took them: groups[p] holds process p's.
+using ProcessGroups = std::vector<std::vector<double>>;
+
+// Splits samples by their process index (parallel vectors; an empty `process` puts every
+// sample in one group). Groups come out in process order; empty ones are dropped.
+ProcessGroups group_by_process(const std::vector<double>& samples, const std::vector<int>& process);
+
+// The hierarchical bootstrap interval of the pooled median: each resample draws the
+// processes with replacement, then within each drawn process its samples with replacement,
+// and takes the median of all drawn samples. The interval thus reflects how much a re-run
+// in new processes would move, not only the scatter within one process. With one group it
+// is the ordinary bootstrap of that group. {0, 0} when there are no samples.
+Interval hierarchical_median_ci(const ProcessGroups& groups, double confidence = 0.95,
+                                int resamples = kBootstrapResamples, uint64_t seed = kBootstrapSeed);
+
+// The same for median(numerator) / median(denominator) where numerator[p] and denominator[p]
+// were taken in the same process p (the interleaved executors): each resample draws one set
+// of processes for both sides, so what a process does to both (its memory layout, its
+// neighbours) cancels in the ratio as it does in the measurement. The sides must have the
+// same number of groups. {0, 0} when either side is empty or a denominator median is not positive.
+Interval hierarchical_ratio_ci(const ProcessGroups& numerator, const ProcessGroups& denominator,
+                               double confidence = 0.95, int resamples = kBootstrapResamples,
+                               uint64_t seed = kBootstrapSeed);
+
 }  // namespace fb

@@ -86,6 +86,25 @@ void read_measurement(const json& j, const char* key, Measurement& m) {
   read_faults(o, "major_faults", p, m.major_faults);
 }
 
+// Tensor shapes: a list of lists of integers.
+void read_shapes(const json& j, const char* key, const std::string& prefix, std::vector<std::vector<int64_t>>& out) {
+  auto it = j.find(key);
+  if (it == j.end()) return;
+  const std::string field = prefix + key;
+  if (!it->is_array()) bad_field(field, "a list of shapes", *it);
+  out.clear();
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& shape = (*it)[i];
+    if (!shape.is_array()) bad_field(field + "[" + std::to_string(i) + "]", "a list of integers", shape);
+    std::vector<int64_t> dims;
+    for (const json& d : shape) {
+      if (!d.is_number_integer()) bad_field(field + "[" + std::to_string(i) + "]", "a list of integers", shape);
+      dims.push_back(d.get<int64_t>());
+    }
+    out.push_back(std::move(dims));
+  }
+}
+
 CaseResult from_json_fields(const json& j) {
   if (!j.is_object()) bad_field("(case result)", "an object", j);
   int version = kCaseResultJsonVersion;
@@ -129,6 +148,13 @@ CaseResult from_json_fields(const json& j) {
   read(pn, "speedup", "process_noise.", r.process_noise.speedup);
 
   read(j, "pinned_cpus", "", r.pinned_cpus);
+  const json& host = object_at(j, "timed_on", "timed_on");
+  read(host, "host", "timed_on.", r.timed_on.host);
+  read(host, "cpu_model", "timed_on.", r.timed_on.cpu_model);
+  read(host, "cpu_flags", "timed_on.", r.timed_on.cpu_flags);
+  read_int(host, "cores", "timed_on.", r.timed_on.cores);
+  read(j, "isolation", "", r.isolation);
+  read(j, "worker_lost", "", r.worker_lost);
   read(j, "build_ms", "", r.build_ms);
   read_int(j, "engine_memory_bytes", "", r.engine_memory_bytes);
   read_int(j, "reference_memory_bytes", "", r.reference_memory_bytes);
@@ -145,6 +171,12 @@ CaseResult from_json_fields(const json& j) {
       read(l, "name", p, rec.name);
       read(l, "kind", p, rec.kind);
       read_strings(l, "sources", p, rec.sources);
+      read(l, "kernel", p, rec.kernel);
+      read(l, "precision", p, rec.precision);
+      read_shapes(l, "input_shapes", p, rec.input_shapes);
+      read_shapes(l, "output_shapes", p, rec.output_shapes);
+      read(l, "flops", p, rec.flops);
+      read(l, "bytes", p, rec.bytes);
       r.layers.push_back(std::move(rec));
     }
   }
@@ -156,7 +188,16 @@ CaseResult from_json_fields(const json& j) {
 nlohmann::json case_result_to_json(const CaseResult& r) {
   json layers = json::array();
   for (const LayerRecord& l : r.layers)
-    layers.push_back({{"index", l.index}, {"name", l.name}, {"kind", l.kind}, {"sources", l.sources}});
+    layers.push_back({{"index", l.index},
+                      {"name", l.name},
+                      {"kind", l.kind},
+                      {"sources", l.sources},
+                      {"kernel", l.kernel},
+                      {"precision", l.precision},
+                      {"input_shapes", l.input_shapes},
+                      {"output_shapes", l.output_shapes},
+                      {"flops", number_or_null(l.flops)},
+                      {"bytes", number_or_null(l.bytes)}});
   const Interference& in = r.interference;
   return {{"version", kCaseResultJsonVersion},
           {"spec", r.spec.to_json()},
@@ -189,6 +230,13 @@ nlohmann::json case_result_to_json(const CaseResult& r) {
             {"reference", number_or_null(r.process_noise.reference)},
             {"speedup", number_or_null(r.process_noise.speedup)}}},
           {"pinned_cpus", r.pinned_cpus},
+          {"timed_on",
+           {{"host", r.timed_on.host},
+            {"cpu_model", r.timed_on.cpu_model},
+            {"cpu_flags", r.timed_on.cpu_flags},
+            {"cores", r.timed_on.cores}}},
+          {"isolation", r.isolation},
+          {"worker_lost", r.worker_lost},
           {"build_ms", number_or_null(r.build_ms)},
           {"engine_memory_bytes", r.engine_memory_bytes},
           {"reference_memory_bytes", r.reference_memory_bytes},

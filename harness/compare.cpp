@@ -2,13 +2,31 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <numeric>
+#include <cstdio>
 
 #include "engine/ir/error.h"
+#include "harness/process_merge.h"
 #include "harness/statistics.h"
 
 namespace fb {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// Earlier runs that say how far this case moves between runs: at least this many, and only
+// the latest this many (older nights may predate a change that reset the level).
+constexpr size_t kMinHistory = 3;
+constexpr size_t kMaxHistory = 10;
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+std::string pct(double v) { return fmt("%+.1f%%", 100 * v); }
+
+bool is_change(Verdict v) { return v == Verdict::kSlower || v == Verdict::kFaster; }
+
+}  // namespace
 
 const char* verdict_name(Verdict v) {
   switch (v) {
@@ -16,75 +34,135 @@ const char* verdict_name(Verdict v) {
     case Verdict::kSlower: return "slower";
     case Verdict::kUnchanged: return "unchanged";
     case Verdict::kNoisy: return "noisy";
+    case Verdict::kEnvironment: return "environment";
   }
   return "?";
 }
 
-MannWhitney mann_whitney(const std::vector<double>& a, const std::vector<double>& b) {
-  MannWhitney r;
-  const size_t na = a.size(), nb = b.size(), n = na + nb;
-  if (na == 0 || nb == 0) return r;
-  // Pool, sort, and give tied values their mid-rank.
-  std::vector<std::pair<double, bool>> pooled;  // value, from a
-  pooled.reserve(n);
-  for (double v : a) pooled.emplace_back(v, true);
-  for (double v : b) pooled.emplace_back(v, false);
-  std::sort(pooled.begin(), pooled.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-  double rank_sum_a = 0, tie_term = 0;
-  for (size_t i = 0; i < n;) {
-    size_t j = i;
-    while (j < n && pooled[j].first == pooled[i].first) ++j;
-    const double mid_rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;  // 1-based ranks i+1..j
-    for (size_t k = i; k < j; ++k)
-      if (pooled[k].second) rank_sum_a += mid_rank;
-    const double t = static_cast<double>(j - i);
-    tie_term += t * t * t - t;
-    i = j;
-  }
-  const double dna = static_cast<double>(na), dnb = static_cast<double>(nb), dn = static_cast<double>(n);
-  r.u = rank_sum_a - dna * (dna + 1) / 2;
-  const double mean = dna * dnb / 2;
-  const double var = dna * dnb / 12 * ((dn + 1) - tie_term / (dn * (dn - 1)));
-  if (!(var > 0)) return r;  // every value ties: no evidence of a difference
-  const double diff = std::fabs(r.u - mean);
-  r.z = (r.u > mean ? 1 : -1) * std::max(0.0, diff - 0.5) / std::sqrt(var);
-  r.p = std::min(1.0, std::erfc(std::fabs(r.z) / std::sqrt(2.0)));  // 2 * (1 - Phi(|z|))
-  return r;
+FigureValue engine_figure(const CaseResult& r) {
+  return {r.engine.stats.median, process_medians(r.engine), {r.engine.stats.boot_ci_low, r.engine.stats.boot_ci_high}};
 }
 
-SampleComparison compare_samples(const std::vector<double>& baseline, const std::vector<double>& candidate,
-                                 const CompareOptions& o, bool flagged_noisy) {
-  SampleComparison c;
-  c.baseline_n = baseline.size();
-  c.candidate_n = candidate.size();
-  c.baseline_median = percentile(baseline, 0.5);
-  c.candidate_median = percentile(candidate, 0.5);
-  if (baseline.size() < 2 || candidate.size() < 2 || !(c.baseline_median > 0)) return c;  // noisy: cannot tell
-  c.change = c.candidate_median / c.baseline_median - 1;
-  const Interval ratio = bootstrap_ratio_ci(candidate, baseline);
-  c.change_ci = {ratio.low - 1, ratio.high - 1};
-  c.p_value = mann_whitney(candidate, baseline).p;
-  if (c.p_value < o.alpha && std::fabs(c.change) >= o.min_effect)
-    c.verdict = c.change > 0 ? Verdict::kSlower : Verdict::kFaster;
-  else if (!flagged_noisy && c.change_ci.low > -o.min_effect && c.change_ci.high < o.min_effect)
-    c.verdict = Verdict::kUnchanged;
-  else
+FigureValue reference_figure(const CaseResult& r) {
+  return {r.reference.stats.median, process_medians(r.reference),
+          {r.reference.stats.boot_ci_low, r.reference.stats.boot_ci_high}};
+}
+
+FigureValue speedup_figure(const CaseResult& r) {
+  FigureValue f{r.speedup, {}, {r.speedup_ci_low, r.speedup_ci_high}};
+  const std::vector<double> e = process_medians(r.engine), ref = process_medians(r.reference);
+  if (e.size() == ref.size() && e.size() >= 2)
+    for (size_t p = 0; p < e.size(); ++p) f.per_process.push_back(e[p] > 0 ? ref[p] / e[p] : kNaN);
+  return f;
+}
+
+FigureChange judge_figure(const FigureValue& base, const FigureValue& cand, const std::vector<double>& history,
+                          bool higher_is_better, const CompareOptions& o) {
+  FigureChange c;
+  c.baseline = base.value;
+  c.candidate = cand.value;
+  if (!(base.value > 0) || !(cand.value > 0) || !std::isfinite(base.value) || !std::isfinite(cand.value)) {
+    c.noise_source = "no value";
+    return c;  // noisy: nothing to judge
+  }
+  const double d = std::log(cand.value / base.value);
+  c.change = cand.value / base.value - 1;
+  const double q = 1 - o.alpha / 2;
+
+  // Between processes: the pooled variance of the per-process logs of both runs.
+  double se = kNaN, crit = kNaN;
+  const size_t kb = base.per_process.size(), kc = cand.per_process.size();
+  const double sb = log_spread(base.per_process), sc = log_spread(cand.per_process);
+  if (std::isfinite(sb) && std::isfinite(sc)) {
+    const double df = static_cast<double>(kb + kc - 2), vb = sb * sb, vc = sc * sc;
+    const double pooled = ((kb - 1) * vb + (kc - 1) * vc) / df;
+    se = std::sqrt(pooled * (1.0 / kb + 1.0 / kc));
+    crit = student_t_quantile(q, df);
+    c.noise_source = "processes (" + std::to_string(kb) + "+" + std::to_string(kc) + ")";
+  } else {
+    // One process: only the samples' interval is known, which says nothing of the next process.
+    auto side = [](const Interval& i) {
+      return i.low > 0 && i.high >= i.low ? std::log(i.high / i.low) / (2 * normal_quantile(0.975)) : kNaN;
+    };
+    se = std::hypot(side(base.interval), side(cand.interval));
+    crit = normal_quantile(q);
+    c.noise_source = "samples (1 process)";
+  }
+  // Between runs: how far this case's run-level value moved over the earlier runs.
+  std::vector<double> recent(history.end() - static_cast<std::ptrdiff_t>(std::min(history.size(), kMaxHistory)),
+                             history.end());
+  const double sh = recent.size() >= kMinHistory ? log_spread(recent) : kNaN;
+  if (std::isfinite(sh)) {
+    const double se_runs = std::sqrt(2.0) * sh;  // the difference of two runs
+    const double crit_runs = student_t_quantile(q, static_cast<double>(recent.size() - 1));
+    if (!std::isfinite(se) || crit_runs * se_runs > crit * se) {
+      se = se_runs;
+      crit = crit_runs;
+      c.noise_source = "runs (" + std::to_string(recent.size()) + ")";
+    }
+  }
+  if (!std::isfinite(se)) {
+    c.noise_source = "unknown";
+    return c;
+  }
+  const double reach = crit * se;
+  c.noise = se;
+  c.detectable = std::exp(reach) - 1;
+  c.change_ci = {std::exp(d - reach) - 1, std::exp(d + reach) - 1};
+  if (std::fabs(d) > reach && std::fabs(c.change) >= o.min_effect)
+    c.verdict = (higher_is_better ? d < 0 : d > 0) ? Verdict::kSlower : Verdict::kFaster;
+  else if (c.detectable > o.min_effect)
     c.verdict = Verdict::kNoisy;
+  else
+    c.verdict = Verdict::kUnchanged;
   return c;
 }
 
-const std::vector<double>& samples_of(const CaseResult& r, const std::string& executor) {
-  if (executor == "engine") return r.engine.samples_ms;
-  if (executor == "reference") return r.reference.samples_ms;
-  throw Error("unknown executor '" + executor + "' (expected engine or reference)");
+CaseJudgement judge_case(const CaseResult& base, const CaseResult& cand, const CaseHistory* history,
+                         bool same_machine, const CompareOptions& o) {
+  static const CaseHistory kNone;
+  const CaseHistory& h = history ? *history : kNone;
+  CaseJudgement j;
+  j.engine = judge_figure(engine_figure(base), engine_figure(cand), h.engine, false, o);
+  j.reference = judge_figure(reference_figure(base), reference_figure(cand), h.reference, false, o);
+  j.speedup = judge_figure(speedup_figure(base), speedup_figure(cand), h.speedup, true, o);
+  j.speedup_only = !same_machine && !o.cross_host;
+  const std::string speedup_text = "speedup " + pct(j.speedup.change) + " (noise ±" + fmt("%.1f%%", 100 * j.speedup.detectable) + ")";
+  const std::string times_text = "engine " + pct(j.engine.change) + ", reference " + pct(j.reference.change);
+
+  const Verdict s = j.speedup.verdict, e = j.engine.verdict;
+  if (is_change(s)) {
+    j.verdict = s;
+    j.reason = speedup_text + " beyond its noise" + (j.speedup_only ? "" : "; " + times_text);
+  } else if (!j.speedup_only && is_change(e) && s == Verdict::kUnchanged &&
+             std::signbit(j.reference.change) == std::signbit(j.engine.change)) {
+    j.verdict = Verdict::kEnvironment;
+    j.reason = times_text + ": moved together, " + speedup_text + " within its noise";
+  } else if (!j.speedup_only && is_change(e)) {
+    j.verdict = Verdict::kNoisy;
+    j.reason = "engine " + pct(j.engine.change) + " beyond its noise, but the " + speedup_text + " cannot confirm it";
+  } else if (s == Verdict::kUnchanged) {
+    j.verdict = Verdict::kUnchanged;
+    j.reason = speedup_text + " within its noise";
+  } else {
+    j.verdict = Verdict::kNoisy;
+    j.reason = std::isfinite(j.speedup.detectable)
+                   ? "noise ±" + fmt("%.1f%%", 100 * j.speedup.detectable) + " exceeds the change to detect (" +
+                         fmt("%.1f%%", 100 * o.min_effect) + ")"
+                   : "the speedup's noise is unknown";
+  }
+  // The timer could not reach its precision target: "unchanged" would claim too much.
+  if (j.verdict == Verdict::kUnchanged && (base.noisy || cand.noisy)) {
+    j.verdict = Verdict::kNoisy;
+    j.reason += "; flagged noisy when timed";
+  }
+  if (j.speedup_only) j.reason += "; different machines: judged on speedup only";
+  return j;
 }
 
 std::vector<CaseComparison> compare_runs(const std::vector<StoredCase>& baseline,
-                                         const std::vector<StoredCase>& candidate, const CompareOptions& o) {
-  samples_of(CaseResult{}, o.executor);  // validates the executor name up front
-  std::map<std::string, const CaseResult*> base_by_key;
-  for (const StoredCase& sc : baseline) base_by_key[sc.result.spec.case_key()] = &sc.result;
-
+                                         const std::vector<StoredCase>& candidate, const CompareOptions& o,
+                                         const HistoryByKey* history, bool same_machine) {
   std::vector<CaseComparison> out;
   std::map<std::string, size_t> index_of;
   auto entry = [&](const CaseResult& r) -> CaseComparison& {
@@ -107,11 +185,38 @@ std::vector<CaseComparison> compare_runs(const std::vector<StoredCase>& baseline
     } else if (c.baseline->status == "error") {
       c.note = "error in the baseline: " + c.baseline->error;
     } else {
-      c.comparison = compare_samples(samples_of(*c.baseline, o.executor), samples_of(*c.candidate, o.executor), o,
-                                     c.baseline->noisy || c.candidate->noisy);
+      const CaseHistory* h = nullptr;
+      if (history)
+        if (auto it = history->find(c.case_key); it != history->end()) h = &it->second;
+      c.judgement = judge_case(*c.baseline, *c.candidate, h, same_machine, o);
     }
   }
   return out;
+}
+
+std::string machine_fingerprint(const RunInfo& info) {
+  return info.host + " | " + info.cpu_model + " | " + std::to_string(info.cores) + " cores";
+}
+
+HistoryByKey load_history(const ResultStore& store, int64_t up_to) {
+  const std::string machine = machine_fingerprint(store.load_run(up_to).info);
+  HistoryByKey history;
+  for (const StoredRun& run : store.list_runs()) {
+    if (machine_fingerprint(run.info) == machine) {
+      std::map<std::string, const CaseResult*> last;  // a key listed twice: its last result
+      const std::vector<StoredCase> cases = store.load_cases(run.id, CaseDetail::kSummary);
+      for (const StoredCase& sc : cases)
+        if (sc.result.status != "error") last[sc.result.spec.case_key()] = &sc.result;
+      for (const auto& [key, r] : last) {
+        CaseHistory& h = history[key];
+        h.engine.push_back(r->engine.stats.median);
+        h.reference.push_back(r->reference.stats.median);
+        h.speedup.push_back(r->speedup);
+      }
+    }
+    if (run.id == up_to) break;
+  }
+  return history;
 }
 
 }  // namespace fb

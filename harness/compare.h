@@ -1,9 +1,20 @@
-// Comparing a run against a baseline, case by case: the change in the median with its
-// bootstrap interval, and a verdict from a Mann–Whitney U test together with a minimum
-// effect size — significance alone would flag a 0.1% change on a long run, effect size
-// alone would flag noise on a short one. Cases are matched by case key, so a renamed
-// scenario file or a reordered matrix still compares.
+// Comparing a run against a baseline, case by case, the way a re-run would differ: each
+// change is judged against the spread of that case on that machine between independent
+// processes (timing.processes) and, where earlier runs exist, between runs — never against
+// the thousands of samples of one process, which say nothing about the next process.
+//
+// Three figures are judged per case: the engine median, the reference median (which the
+// engine's timing is interleaved with) and the speedup (their ratio, per process). The
+// case's verdict rests on the speedup, which cancels what the machine does to both
+// executors, cross-checked by the engine time: an engine that moved while the reference
+// moved by the same factor is `environment` (the machine changed, not the code). Runs on
+// different machines are judged on the speedup alone unless asked otherwise.
+//
+// Cases are matched by case key, so a renamed scenario file or a reordered matrix still
+// compares.
 #pragma once
+#include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,56 +25,104 @@
 namespace fb {
 
 struct CompareOptions {
-  double alpha = 0.01;          // two-sided significance level of the Mann–Whitney test
-  double min_effect = 0.02;     // a change of the median smaller than this (2%) is "unchanged"
-  std::string executor = "engine";  // whose samples are compared: "engine" or "reference"
+  // Two-sided level of the change's interval: a change counts when the interval of
+  // log(candidate / baseline) excludes 0.
+  double alpha = 0.01;
+  // The smallest change the comparison must detect (0.03 = 3%). A smaller change is never a
+  // verdict; a case whose noise would hide a change of this size is `noisy`, not `unchanged`.
+  double min_effect = 0.03;
+  // Judge engine and reference times across different machines too (by default only the
+  // speedup is compared when host, CPU or core count differ).
+  bool cross_host = false;
 };
 
-enum class Verdict { kFaster, kSlower, kUnchanged, kNoisy };
-const char* verdict_name(Verdict v);  // "faster", "slower", "unchanged", "noisy"
-
-// The Mann–Whitney U test of two samples, two-sided, by the normal approximation with the
-// tie correction and a continuity correction (good from about 10 samples a side; the timer
-// keeps at least min_iterations). u is the U statistic of `a`. p = 1 when every value ties
-// or a side is empty.
-struct MannWhitney {
-  double u = 0;
-  double z = 0;
-  double p = 1;
+enum class Verdict {
+  kFaster,       // the engine gained on the reference beyond the noise
+  kSlower,       // the engine lost ground beyond the noise
+  kUnchanged,    // no change, and the noise would have shown one of min_effect
+  kNoisy,        // the noise is larger than the change that had to be detected
+  kEnvironment,  // engine and reference moved together: the machine changed, not the code
 };
-MannWhitney mann_whitney(const std::vector<double>& a, const std::vector<double>& b);
+const char* verdict_name(Verdict v);  // "faster", "slower", "unchanged", "noisy", "environment"
 
-struct SampleComparison {
-  size_t baseline_n = 0, candidate_n = 0;
-  double baseline_median = 0, candidate_median = 0;
-  double change = 0;    // candidate median / baseline median - 1 (+0.05: 5% slower)
-  Interval change_ci;   // 95% bootstrap interval of the change
-  double p_value = 1;
+// One figure of a case in one run: its value and what is known of its noise.
+struct FigureValue {
+  double value = 0;                 // the run's figure: a median in ms, or the speedup
+  std::vector<double> per_process;  // each worker process's own value (empty or one: unknown spread)
+  Interval interval;                // the run's 95% interval, used when there is only one process
+};
+
+// How one figure moved between two runs, judged against its noise. All relative figures
+// are fractions (0.05 = 5%).
+struct FigureChange {
+  double baseline = 0, candidate = 0;
+  double change = 0;   // candidate / baseline - 1
+  Interval change_ci;  // the (1 - alpha) interval of the change at the noise below
+  // The standard error of log(candidate / baseline): how far two runs of the same code
+  // differ on this machine. From the spread between processes (pooled over both runs), or
+  // between earlier runs when history shows more; from the samples of one process when
+  // neither is known (which understates it: see noise_source).
+  double noise = std::numeric_limits<double>::quiet_NaN();
+  // The smallest change this noise lets the comparison see at alpha: a change must exceed
+  // it to count; above min_effect the figure is noisy.
+  double detectable = std::numeric_limits<double>::quiet_NaN();
+  // "processes (k+k)", "runs (n)" or "samples (1 process)": where the noise came from.
+  std::string noise_source;
+  // This figure's own verdict: for times, slower = larger; for the speedup, slower = smaller.
   Verdict verdict = Verdict::kNoisy;
 };
 
-// The verdict: faster or slower when p < alpha and |change| >= min_effect; otherwise
-// unchanged when the change's interval lies within ±min_effect and neither side was flagged
-// noisy; otherwise noisy (the data cannot tell). Fewer than 2 samples a side is noisy.
-SampleComparison compare_samples(const std::vector<double>& baseline, const std::vector<double>& candidate,
-                                 const CompareOptions& options, bool flagged_noisy = false);
+// Earlier values of one case on the same machine (one per run, oldest first): what the
+// between-run part of the noise is estimated from.
+struct CaseHistory {
+  std::vector<double> engine, reference, speedup;
+};
+using HistoryByKey = std::map<std::string, CaseHistory>;
 
-// One case key's comparison. `comparison` is empty when the case is missing on a side or
+// The judgement of one case.
+struct CaseJudgement {
+  FigureChange engine, reference, speedup;
+  Verdict verdict = Verdict::kNoisy;  // the case's verdict (see the file comment)
+  std::string reason;                 // one line: why that verdict
+  bool speedup_only = false;          // different machines: times were not judged
+};
+
+// One case key's comparison. `judgement` is empty when the case is missing on a side or
 // errored there; `note` then says which.
 struct CaseComparison {
   std::string case_key;
   std::string label;
   std::optional<CaseResult> baseline, candidate;
-  std::optional<SampleComparison> comparison;
+  std::optional<CaseJudgement> judgement;
   std::string note;
 };
 
+// Judges one figure (higher_is_better: the speedup) of two runs, given its earlier values.
+FigureChange judge_figure(const FigureValue& baseline, const FigureValue& candidate,
+                          const std::vector<double>& history, bool higher_is_better, const CompareOptions& options);
+
+// The three figures of a case result, per process where it has several.
+FigureValue engine_figure(const CaseResult& r);
+FigureValue reference_figure(const CaseResult& r);
+FigureValue speedup_figure(const CaseResult& r);
+
+// Judges a case (both results passed or failed, not errored). `history` may be null.
+CaseJudgement judge_case(const CaseResult& baseline, const CaseResult& candidate, const CaseHistory* history,
+                         bool same_machine, const CompareOptions& options);
+
 // Every case key of either run, in the candidate's order, then baseline-only ones. A key
 // stored twice in one run (a scenario listed twice) compares its last result.
+// `same_machine`: the runs' fingerprints agree (else speedup only, unless options.cross_host).
 std::vector<CaseComparison> compare_runs(const std::vector<StoredCase>& baseline,
-                                         const std::vector<StoredCase>& candidate, const CompareOptions& options);
+                                         const std::vector<StoredCase>& candidate, const CompareOptions& options,
+                                         const HistoryByKey* history = nullptr, bool same_machine = true);
 
-// The samples of `executor` ("engine" or "reference") in a result; fb::Error otherwise.
-const std::vector<double>& samples_of(const CaseResult& r, const std::string& executor);
+// The machine a run was timed on: host, CPU model and core count. Runs whose
+// fingerprints differ are not compared on times.
+std::string machine_fingerprint(const RunInfo& info);
+
+// The history of every case up to and including run `up_to` (by list_runs order), over the
+// runs of `store` with the same machine fingerprint; errored cases are left out.
+HistoryByKey load_history(const ResultStore& store, int64_t up_to);
 
 }  // namespace fb

@@ -47,17 +47,28 @@ RuleResult min_speedup_rule(const CaseResult& r, double min) {
   return out;
 }
 
-RuleResult max_regression_rule(const CaseResult& r, const CaseResult& base, double max, const CompareOptions& o) {
+// max_regression: judged by compare's rules (harness/compare.h) with the limit as the change
+// that must be detected: a case fails when it is `slower` — the speedup fell beyond its
+// noise by at least the limit — and is inconclusive when the noise exceeds the limit or the
+// machine moved (`environment`, `noisy`), so the gate neither lets a regression through nor
+// blocks a change on a noisy night.
+RuleResult max_regression_rule(const CaseResult& r, const CaseResult& base, double max, const CompareOptions& o,
+                               const CaseHistory* history, bool same_machine) {
   RuleResult out{"max_regression", Outcome::kPass, ""};
-  const SampleComparison c =
-      compare_samples(samples_of(base, o.executor), samples_of(r, o.executor), o, base.noisy || r.noisy);
-  out.detail = o.executor + " " + fmt("%.3f ms", c.candidate_median) + fmt(" vs baseline %.3f ms: ", c.baseline_median) +
-               pct(c.change) + " [" + pct(c.change_ci.low) + ", " + pct(c.change_ci.high) + "], " +
-               verdict_name(c.verdict) + fmt(" (p=%.2g)", c.p_value) + ", max " + pct(max);
-  if (c.verdict == Verdict::kSlower && c.change > max)
+  CompareOptions limit = o;
+  limit.min_effect = max;
+  const CaseJudgement j = judge_case(base, r, history, same_machine, limit);
+  out.detail = std::string(verdict_name(j.verdict)) + ": " + fmt("speedup %.2fx", j.speedup.candidate) +
+               fmt(" vs %.2fx", j.speedup.baseline) + " " + pct(j.speedup.change) + " (noise ±" +
+               fmt("%.1f%%", 100 * j.speedup.detectable) + ")" +
+               (j.speedup_only ? std::string(", different machines: speedup only")
+                               : fmt(", engine %.3f ms", j.engine.candidate) + fmt(" vs %.3f ms ", j.engine.baseline) +
+                                     pct(j.engine.change) + " (noise ±" + fmt("%.1f%%", 100 * j.engine.detectable) + ")") +
+               ", max " + pct(max);
+  if (j.verdict == Verdict::kSlower)
     out.outcome = Outcome::kFail;
-  else if (c.verdict == Verdict::kNoisy && c.change_ci.high > max)
-    out.outcome = Outcome::kInconclusive;  // could be a regression beyond the limit; the data cannot say
+  else if (j.verdict == Verdict::kNoisy || j.verdict == Verdict::kEnvironment)
+    out.outcome = Outcome::kInconclusive;
   return out;
 }
 
@@ -77,7 +88,8 @@ int exit_code_of(Outcome o) {
 }
 
 GateReport evaluate_gate(const std::vector<StoredCase>& cases, const GateRules& rules,
-                         const std::vector<StoredCase>* baseline, const CompareOptions& compare) {
+                         const std::vector<StoredCase>* baseline, const CompareOptions& compare,
+                         const HistoryByKey* history, bool same_machine) {
   GateReport report;
   std::map<std::string, const CaseResult*> base_by_key;
   if (baseline)
@@ -108,8 +120,12 @@ GateReport evaluate_gate(const std::vector<StoredCase>& cases, const GateRules& 
       if (min_speedup) v.rules.push_back(min_speedup_rule(r, *min_speedup));
       if (max_regression) {
         auto it = base_by_key.find(v.case_key);
-        if (it != base_by_key.end())
-          v.rules.push_back(max_regression_rule(r, *it->second, *max_regression, compare));
+        if (it != base_by_key.end()) {
+          const CaseHistory* h = nullptr;
+          if (history)
+            if (auto hit = history->find(v.case_key); hit != history->end()) h = &hit->second;
+          v.rules.push_back(max_regression_rule(r, *it->second, *max_regression, compare, h, same_machine));
+        }
         else
           v.rules.push_back({"max_regression", Outcome::kPass,
                              baseline ? "no baseline for this case (new): not judged" : "no baseline run: not judged"});

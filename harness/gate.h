@@ -51,7 +51,10 @@ struct GateReport {
 
 // Judges `cases`. `baseline` (may be null) holds the baseline run's cases for
 // max_regression, matched by case key; a case without a baseline is not judged on it.
+// max_regression follows compare's rules (judge_case) with the limit as the change to
+// detect, against `history` (may be null) and, when the machines differ, on speedup only.
 GateReport evaluate_gate(const std::vector<StoredCase>& cases, const GateRules& rules,
-                         const std::vector<StoredCase>* baseline, const CompareOptions& compare = {});
+                         const std::vector<StoredCase>* baseline, const CompareOptions& compare = {},
+                         const HistoryByKey* history = nullptr, bool same_machine = true);
 
 }  // namespace fb

@@ -29,7 +29,11 @@ std::string case_line(const CaseResult& r) {
   return r.spec.label() + "  engine " + fmt("%.3f", r.engine.stats.median) + " ms  reference " +
          fmt("%.3f", r.reference.stats.median) + " ms  speedup " + fmt("%.2f", r.speedup) + "x [" +
          fmt("%.2f", r.speedup_ci_low) + ", " + fmt("%.2f", r.speedup_ci_high) + "]  max err " +
-         fmt("%.2e", r.accuracy.max_abs_err) + "  " + r.status + (r.noisy ? "  (noisy: " + r.stop_reason + ")" : "");
+         fmt("%.2e", r.accuracy.max_abs_err) + "  " + r.status +
+         (r.process_noise.processes > 1 ? "  " + std::to_string(r.process_noise.processes) + " processes, speedup spread " +
+                                              fmt("%.1f%%", 100 * r.process_noise.speedup)
+                                        : "") +
+         (r.noisy ? "  (noisy: " + r.stop_reason + ")" : "");
 }
 
 std::set<std::string> scenario_names(const nlohmann::json& scenarios) {

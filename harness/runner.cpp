@@ -7,6 +7,8 @@
 #include "harness/accuracy.h"
 #include "harness/environment.h"
 #include "harness/inputs.h"
+#include "harness/process_merge.h"
+#include "harness/worker_process.h"
 
 namespace fb {
 
@@ -16,7 +18,28 @@ const LoadedModel& CaseRunner::model(const std::string& reference) {
   return *it->second;
 }
 
-CaseResult CaseRunner::run(const CaseSpec& spec_in, const ProgressFn& progress) {
+CaseResult CaseRunner::run(const CaseSpec& spec, const ProgressFn& progress) {
+  return spec.timing.processes > 1 ? run_in_workers(spec, progress) : run_here(spec, progress);
+}
+
+CaseResult CaseRunner::run_in_workers(const CaseSpec& spec, const ProgressFn& progress) {
+  const int k = spec.timing.processes;
+  CaseSpec worker_spec = spec;
+  worker_spec.timing = per_process_timing(spec.timing);
+  std::vector<CaseResult> parts;
+  for (int p = 0; p < k; ++p) {
+    if (progress) progress("process " + std::to_string(p + 1) + "/" + std::to_string(k));
+    parts.push_back(run_in_worker_process(worker_spec, p, worker_executable_));
+    if (parts.back().status == "error") break;  // the case is an error; the other processes would not change that
+  }
+  CaseResult r = merge_process_results(parts);
+  const std::string model_hash = r.spec.model_hash;
+  r.spec = spec;  // the case as asked for, not the per-process share of its timing
+  r.spec.model_hash = model_hash.empty() ? spec.model_hash : model_hash;
+  return r;
+}
+
+CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progress) {
   CaseResult r;
   r.spec = spec_in;
   if (!host_) host_ = host_fingerprint(capture_environment());

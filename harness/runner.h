@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "harness/case.h"
 #include "harness/model_source.h"
@@ -14,12 +15,24 @@ namespace fb {
 
 class CaseRunner {
  public:
-  // Runs the case; models are loaded once per reference and reused across cases.
+  // `worker_executable`: the fusebench binary that times a case with timing.processes > 1
+  // (harness/worker_process.h); the running binary itself unless told otherwise (tests,
+  // whose own binary is not fusebench).
+  explicit CaseRunner(std::string worker_executable = "/proc/self/exe")
+      : worker_executable_(std::move(worker_executable)) {}
+
+  // Runs the case: in this process when timing.processes is 1, else once in each of that
+  // many fresh worker processes, one after another, merged into one result
+  // (harness/process_merge.h). Models are loaded once per reference and reused across cases.
   CaseResult run(const CaseSpec& spec, const ProgressFn& progress = nullptr);
   // The model for a reference (loaded on first use); throws Error on bad input.
   const LoadedModel& model(const std::string& reference);
 
  private:
+  CaseResult run_here(const CaseSpec& spec, const ProgressFn& progress);
+  CaseResult run_in_workers(const CaseSpec& spec, const ProgressFn& progress);
+
+  std::string worker_executable_;
   std::map<std::string, std::unique_ptr<LoadedModel>> models_;
   std::optional<HostFingerprint> host_;  // read once: it does not change under a run
 };

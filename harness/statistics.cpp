@@ -19,15 +19,6 @@ constexpr size_t kExactBinomialMaxN = 1000;
 
 double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 
-// The standard normal quantile, by bisection: called once per CI, so simplicity wins.
-double normal_quantile(double p) {
-  double lo = -40, hi = 40;
-  for (int i = 0; i < 200 && hi - lo > 1e-15; ++i) {
-    double mid = 0.5 * (lo + hi);
-    (normal_cdf(mid) < p ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
-}
 
 // The 1-based lower rank j of the median CI (the upper is n + 1 - j): the largest j with
 // P(B <= j - 1) <= (1 - confidence) / 2, B ~ Binomial(n, 1/2), so that
@@ -62,7 +53,82 @@ auto with_sorted(const std::vector<double>& v, F f) {
   return f(copy);
 }
 
+// The continued fraction of the regularized incomplete beta function I_x(a, b) (Lentz's
+// method), valid for x < (a + 1) / (a + b + 2); the caller uses the symmetry otherwise.
+double beta_continued_fraction(double a, double b, double x) {
+  constexpr double kTiny = 1e-300;
+  double c = 1, d = 1 - (a + b) * x / (a + 1);
+  if (std::fabs(d) < kTiny) d = kTiny;
+  d = 1 / d;
+  double h = d;
+  for (int m = 1; m <= 300; ++m) {
+    const double dm = m;
+    double num = dm * (b - dm) * x / ((a + 2 * dm - 1) * (a + 2 * dm));
+    for (int step = 0; step < 2; ++step) {
+      d = 1 + num * d;
+      if (std::fabs(d) < kTiny) d = kTiny;
+      c = 1 + num / c;
+      if (std::fabs(c) < kTiny) c = kTiny;
+      d = 1 / d;
+      h *= d * c;
+      num = -(a + dm) * (a + b + dm) * x / ((a + 2 * dm) * (a + 2 * dm + 1));
+    }
+    if (std::fabs(d * c - 1) < 1e-15) break;
+  }
+  return h;
+}
+
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) +
+                                b * std::log(1 - x));
+  if (x < (a + 1) / (a + b + 2)) return front * beta_continued_fraction(a, b, x) / a;
+  return 1 - front * beta_continued_fraction(b, a, 1 - x) / b;
+}
+
+double student_t_cdf(double t, double df) {
+  const double tail = 0.5 * incomplete_beta(df / 2, 0.5, df / (df + t * t));
+  return t > 0 ? 1 - tail : tail;
+}
+
 }  // namespace
+
+double log_spread(const std::vector<double>& values) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  if (values.size() < 2) return kNaN;
+  double mean = 0;
+  for (double v : values) {
+    if (!(v > 0) || !std::isfinite(v)) return kNaN;
+    mean += std::log(v);
+  }
+  mean /= static_cast<double>(values.size());
+  double ss = 0;
+  for (double v : values) ss += (std::log(v) - mean) * (std::log(v) - mean);
+  return std::sqrt(ss / static_cast<double>(values.size() - 1));
+}
+
+// By bisection: called once per interval, so simplicity wins.
+double normal_quantile(double q) {
+  FB_CHECK(q > 0 && q < 1, "normal_quantile q must lie in (0, 1), got " + std::to_string(q));
+  double lo = -40, hi = 40;
+  for (int i = 0; i < 200 && hi - lo > 1e-15; ++i) {
+    double mid = 0.5 * (lo + hi);
+    (normal_cdf(mid) < q ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+double student_t_quantile(double q, double df) {
+  FB_CHECK(q > 0 && q < 1, "student_t_quantile q must lie in (0, 1), got " + std::to_string(q));
+  FB_CHECK(df >= 1, "student_t_quantile needs df >= 1, got " + std::to_string(df));
+  double lo = -1e6, hi = 1e6;
+  for (int i = 0; i < 200 && hi - lo > 1e-12 * std::max(1.0, std::fabs(lo)); ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (student_t_cdf(mid, df) < q ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
 
 double percentile(std::vector<double> sorted, double q) {
   FB_CHECK(q >= 0 && q <= 1, "percentile q must lie in [0, 1], got " + std::to_string(q));

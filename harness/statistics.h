@@ -34,4 +34,18 @@ std::pair<double, double> median_ci(const std::vector<double>& sorted, double co
 // the median is 0. The timer stops once this falls below TimingConfig::target_rel_ci.
 double median_rel_ci_halfwidth(const std::vector<double>& sorted);
 
+// The sample standard deviation of log(values): for small spreads the relative standard
+// deviation, and "twice as slow" and "half as slow" count alike. NaN for fewer than two
+// values or any value that is not positive and finite.
+double log_spread(const std::vector<double>& values);
+
+// The standard normal q-quantile, q in (0, 1).
+double normal_quantile(double q);
+
+// The q-quantile of Student's t distribution with `df` degrees of freedom (df >= 1,
+// q in (0, 1)): what a mean of a few processes' values must clear to count, where the
+// normal quantile would claim too much from too few. By bisection on the CDF (regularized
+// incomplete beta function, continued fraction).
+double student_t_quantile(double q, double df);
+
 }  // namespace fb

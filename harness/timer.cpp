@@ -106,6 +106,9 @@ SideBySide time_side_by_side(const std::function<void()>& engine_fn, const std::
                              const TimingConfig& t, int64_t batch, const ProgressFn& progress) {
   if (!is_stop_rule(t.stop_rule))
     throw Error("timing.stop_rule: unknown rule '" + t.stop_rule + "' (known: median-ci, speedup-ci)");
+  if (t.alternation != "iteration" && t.alternation != "block")
+    throw Error("timing.alternation: unknown mode '" + t.alternation + "' (known: iteration, block)");
+  if (t.block_iterations < 1) throw Error("timing.block_iterations must be at least 1");
   SideBySide r;
   r.engine.executor = "engine";
   r.reference.executor = "reference";
@@ -135,10 +138,13 @@ SideBySide time_side_by_side(const std::function<void()>& engine_fn, const std::
   // samples); the order-statistic rule is cheap and checked every 5 iterations.
   int next_check = t.min_iterations;
   r.stop_reason = "iteration-cap";
-  for (int i = 0; i < t.max_iterations; ++i) {
-    r.engine.samples_ms.push_back(time_once(engine, &engine_faults));
-    r.reference.samples_ms.push_back(time_once(reference, &reference_faults));
-    const int n = i + 1;
+  // Per-iteration alternation is a block of one.
+  const int block = t.alternation == "block" ? t.block_iterations : 1;
+  for (int i = 0; i < t.max_iterations; i += block) {
+    const int b = std::min(block, t.max_iterations - i);
+    for (int k = 0; k < b; ++k) r.engine.samples_ms.push_back(time_once(engine, &engine_faults));
+    for (int k = 0; k < b; ++k) r.reference.samples_ms.push_back(time_once(reference, &reference_faults));
+    const int n = i + b;
     if (n >= next_check) {
       next_check = t.stop_rule == "speedup-ci" ? std::max(n + 5, n + n / 10) : n + 5;
       if (stopping_rule_met(r.engine.samples_ms, r.reference.samples_ms, t, kStopCheckResamples)) {

@@ -1,6 +1,7 @@
 // Times two executors side by side on the same inputs: the cold first iteration of each
 // kept apart, then warm-up by time and by count, then timed iterations interleaved
-// (engine, reference, engine, ...) so that drift in the machine's state hits both alike.
+// (engine, reference, engine, ...; or in blocks of timing.block_iterations each with
+// timing.alternation "block") so that drift in the machine's state hits both alike.
 // Stops when the stopping rule's 95% interval is narrow enough (TimingConfig::stop_rule:
 // both medians, or the speedup), or at the time or iteration cap — then the result is
 // flagged noisy rather than silently accepted. Around the timed phase it records what

@@ -59,7 +59,11 @@ CaseResult full_result() {
   r.reference_memory_bytes = 3 << 20;
   r.onnx_nodes = 107;
   r.build_log = "line 1\nline \"2\"\n";
-  r.layers = {{0, "l0", "MatMul", {"a", "b"}}, {1, "l1 + gelu", "fusebench.FusedMatMul", {"c"}}};
+  r.layers = {{0, "l0", "MatMul", {"a", "b"}, "onednn.matmul", "fp32", {{1, 16, 64}, {64, 64}}, {{1, 16, 64}}, 131072, 40960},
+              {1, "l1 + gelu", "fusebench.FusedMatMul", {"c"}, "onednn.matmul+gelu", "fp32", {}, {}, 0, 0}};
+  r.timed_on = {"node7", "AMD EPYC", "avx512f avx512_bf16", 2};
+  r.isolation = "host-exclusive";
+  r.worker_lost = true;
   return r;
 }
 

@@ -1,7 +1,7 @@
-// compare: the Mann–Whitney test against hand-computed values, the verdict rules, matching
-// by case key, and the property bars on seeded synthetic samples — a 5% slowdown
-// at CV 2% with 50 samples is flagged in at least 95% of trials, an unchanged case in at
-// most 2%.
+// compare: a figure's change judged against its noise between processes (pooled, Student's t)
+// or between earlier runs, the case verdict from speedup and engine time together
+// (environment when both executors moved alike; speedup only across machines), matching by
+// case key, and the A/A / A/B bars on seeded synthetic runs whose machine shifts between runs.
 #include "harness/compare.h"
 
 #include <gtest/gtest.h>
@@ -9,144 +9,246 @@
 #include <cmath>
 
 #include "engine/ir/error.h"
+#include "harness/process_merge.h"
 #include "harness/random.h"
+#include "harness/selfcheck.h"
 #include "harness/statistics.h"
 
 namespace {
 
-std::vector<double> normal_samples(fb::Rng& rng, size_t n, double mean, double cv) {
-  std::vector<double> x(n);
-  for (double& v : x) v = mean * (1 + cv * rng.normal());
-  return x;
+using fb::Verdict;
+
+fb::FigureValue figure(double value, std::vector<double> per_process) { return {value, std::move(per_process), {}}; }
+
+std::vector<double> scaled(const std::vector<double>& v, double f) {
+  std::vector<double> out;
+  for (double x : v) out.push_back(x * f);
+  return out;
 }
 
-TEST(MannWhitney, SeparatedSamples) {
-  // U = 0 of 25; z = (12.5 - 0.5) / sqrt(25 · 11 / 12) = 2.50672; p = erfc(z / sqrt 2).
-  fb::MannWhitney r = fb::mann_whitney({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10});
-  EXPECT_DOUBLE_EQ(r.u, 0);
-  EXPECT_NEAR(r.z, -2.5067182457620487, 1e-12);
-  EXPECT_NEAR(r.p, 0.012185780355344818, 1e-12);
-  // Symmetric: the other way round gives U = 25 and the same p.
-  fb::MannWhitney s = fb::mann_whitney({6, 7, 8, 9, 10}, {1, 2, 3, 4, 5});
-  EXPECT_DOUBLE_EQ(s.u, 25);
-  EXPECT_NEAR(s.p, r.p, 1e-15);
-}
+const std::vector<double> kFive{1.00, 1.01, 0.99, 1.005, 0.995};
 
-TEST(MannWhitney, TiesUseMidRanksAndTheTieCorrection) {
-  // Pooled 1 2 2 2 3 3 4 5: mid-ranks 1, 3, 3, 3, 5.5, 5.5, 7, 8. R_a = 1 + 3 + 3 + 5.5 = 12.5,
-  // U = 2.5; var = 16/12 · (9 − (24 + 6) / 56); z = −(5.5 − 0.5) / sqrt(var).
-  fb::MannWhitney r = fb::mann_whitney({1, 2, 2, 3}, {2, 3, 4, 5});
-  EXPECT_DOUBLE_EQ(r.u, 2.5);
-  const double var = 16.0 / 12.0 * (9 - 30.0 / 56.0);
-  EXPECT_NEAR(r.z, -5 / std::sqrt(var), 1e-12);
-  EXPECT_NEAR(r.p, std::erfc(5 / std::sqrt(var) / std::sqrt(2.0)), 1e-12);
-}
-
-TEST(MannWhitney, DegenerateInputs) {
-  EXPECT_EQ(fb::mann_whitney({}, {1, 2}).p, 1);
-  EXPECT_EQ(fb::mann_whitney({3, 3, 3}, {3, 3}).p, 1);  // all ties: no evidence
-  EXPECT_EQ(fb::mann_whitney({1}, {1}).p, 1);
-}
-
-TEST(CompareSamples, VerdictRules) {
-  fb::Rng rng(3);
+TEST(JudgeFigure, NoiseFromProcessesIsThePooledSpreadWithStudentsT) {
   fb::CompareOptions o;
-  const std::vector<double> base = normal_samples(rng, 200, 1.0, 0.01);
-  // 10% faster, clearly.
-  fb::SampleComparison faster = fb::compare_samples(base, normal_samples(rng, 200, 0.9, 0.01), o);
-  EXPECT_EQ(faster.verdict, fb::Verdict::kFaster);
-  EXPECT_NEAR(faster.change, -0.1, 0.005);
-  EXPECT_LT(faster.change_ci.low, faster.change);
-  EXPECT_GT(faster.change_ci.high, faster.change);
-  // 1% slower with 200 samples at CV 1%: significant, but below the 2% minimum effect, and
-  // the interval lies inside ±2%: unchanged.
-  fb::SampleComparison tiny = fb::compare_samples(base, normal_samples(rng, 200, 1.01, 0.01), o);
-  EXPECT_LT(tiny.p_value, o.alpha);
-  EXPECT_EQ(tiny.verdict, fb::Verdict::kUnchanged);
-  // The same samples from a case flagged noisy cannot be declared unchanged.
-  fb::SampleComparison flagged = fb::compare_samples(base, normal_samples(rng, 200, 1.0, 0.01), o, true);
-  EXPECT_EQ(flagged.verdict, fb::Verdict::kNoisy);
-  // CV 30% with 10 samples: an interval far wider than ±2%, and nothing significant: noisy.
-  fb::SampleComparison wide =
-      fb::compare_samples(normal_samples(rng, 10, 1.0, 0.3), normal_samples(rng, 10, 1.0, 0.3), o);
-  EXPECT_EQ(wide.verdict, fb::Verdict::kNoisy);
-  // Too few samples to say anything.
-  EXPECT_EQ(fb::compare_samples({1.0}, {2.0}, o).verdict, fb::Verdict::kNoisy);
-  EXPECT_STREQ(fb::verdict_name(fb::Verdict::kSlower), "slower");
-  EXPECT_STREQ(fb::verdict_name(fb::Verdict::kUnchanged), "unchanged");
+  const fb::FigureChange c = fb::judge_figure(figure(1.0, kFive), figure(1.05, scaled(kFive, 1.05)), {}, false, o);
+  double mean = 0, var = 0;
+  for (double x : kFive) mean += std::log(x) / 5;
+  for (double x : kFive) var += std::pow(std::log(x) - mean, 2) / 4;  // the same spread on both sides
+  const double se = std::sqrt(var * (1.0 / 5 + 1.0 / 5));
+  EXPECT_NEAR(c.noise, se, 1e-12);
+  EXPECT_NEAR(c.detectable, std::exp(fb::student_t_quantile(0.995, 8) * se) - 1, 1e-12);
+  EXPECT_EQ(c.noise_source, "processes (5+5)");
+  EXPECT_NEAR(c.change, 0.05, 1e-12);
+  EXPECT_EQ(c.verdict, Verdict::kSlower);
+  EXPECT_LT(c.change_ci.low, 0.05);
+  EXPECT_GT(c.change_ci.high, 0.05);
+  // The speedup: larger is better, so the same rise is "faster".
+  EXPECT_EQ(fb::judge_figure(figure(1.0, kFive), figure(1.05, scaled(kFive, 1.05)), {}, true, o).verdict,
+            Verdict::kFaster);
+  // 0.5%: within the noise, and the noise would have shown 3%: unchanged.
+  EXPECT_EQ(fb::judge_figure(figure(1.0, kFive), figure(1.005, scaled(kFive, 1.005)), {}, false, o).verdict,
+            Verdict::kUnchanged);
 }
 
-// The bars, with the default options (alpha 0.01, min effect 2%).
-TEST(CompareSamples, FlagsAFivePercentSlowdownAndLeavesNoiseAlone) {
-  fb::Rng rng(20240602);
+TEST(JudgeFigure, NoiseAboveTheChangeToDetectIsNoisy) {
+  const std::vector<double> wide{1.0, 1.08, 0.93, 1.05, 0.96};
+  fb::CompareOptions o;
+  const fb::FigureChange c = fb::judge_figure(figure(1.0, wide), figure(1.02, scaled(wide, 1.02)), {}, false, o);
+  EXPECT_GT(c.detectable, o.min_effect);
+  EXPECT_EQ(c.verdict, Verdict::kNoisy);
+  // Asked to detect 20%, the same data can say unchanged.
+  o.min_effect = 0.2;
+  EXPECT_EQ(fb::judge_figure(figure(1.0, wide), figure(1.02, scaled(wide, 1.02)), {}, false, o).verdict,
+            Verdict::kUnchanged);
+}
+
+TEST(JudgeFigure, HistoryWidensTheNoiseWhenRunsMoveMoreThanProcesses) {
+  fb::CompareOptions o;
+  const std::vector<double> nights{1.0, 1.1, 0.92, 1.06, 0.97};
+  const fb::FigureChange c = fb::judge_figure(figure(1.0, kFive), figure(1.05, scaled(kFive, 1.05)), nights, false, o);
+  EXPECT_EQ(c.noise_source, "runs (5)");
+  EXPECT_EQ(c.verdict, Verdict::kNoisy);
+  // Fewer than three earlier runs say nothing yet.
+  EXPECT_EQ(fb::judge_figure(figure(1.0, kFive), figure(1.05, scaled(kFive, 1.05)), {1.0, 1.3}, false, o).noise_source,
+            "processes (5+5)");
+}
+
+TEST(JudgeFigure, OneProcessFallsBackToTheSamplesInterval) {
+  fb::CompareOptions o;
+  fb::FigureValue base{1.0, {}, {0.99, 1.01}}, cand{1.1, {}, {1.09, 1.11}};
+  const fb::FigureChange c = fb::judge_figure(base, cand, {}, false, o);
+  EXPECT_EQ(c.noise_source, "samples (1 process)");
+  EXPECT_EQ(c.verdict, Verdict::kSlower);
+  EXPECT_EQ(fb::judge_figure({0, {}, {}}, cand, {}, false, o).verdict, Verdict::kNoisy);  // no value
+  EXPECT_STREQ(fb::verdict_name(Verdict::kEnvironment), "environment");
+}
+
+// A case timed in `scales.size()` processes: process p runs both executors at scales[p]
+// times their base times, and each executor further by its own `own_spread` (what a process
+// does to one executor and not the other), with 1% scatter within the process.
+fb::CaseResult timed(fb::Rng& rng, const std::vector<double>& scales, double engine_ms, double reference_ms,
+                     double own_spread = 0) {
+  constexpr double within = 0.01;
+  fb::CaseResult r;
+  r.spec.model_hash = "abc";
+  r.stop_reason = "converged";
+  for (size_t p = 0; p < scales.size(); ++p) {
+    const double se = scales[p] * std::exp(own_spread * rng.normal());
+    const double sr = scales[p] * std::exp(own_spread * rng.normal());
+    for (int i = 0; i < 40; ++i) {
+      r.engine.samples_ms.push_back(se * engine_ms * (1 + within * rng.normal()));
+      r.reference.samples_ms.push_back(sr * reference_ms * (1 + within * rng.normal()));
+      r.engine.sample_process.push_back(static_cast<int>(p));
+      r.reference.sample_process.push_back(static_cast<int>(p));
+    }
+  }
+  // What judge_case reads: the pooled medians and the speedup (the intervals only matter
+  // with one process, which these cases never have).
+  r.engine.stats.median = fb::percentile(r.engine.samples_ms, 0.5);
+  r.reference.stats.median = fb::percentile(r.reference.samples_ms, 0.5);
+  r.speedup = r.reference.stats.median / r.engine.stats.median;
+  r.process_noise = fb::process_noise_of(r);
+  return r;
+}
+
+std::vector<double> process_scales(fb::Rng& rng, int k, double spread) {
+  std::vector<double> v;
+  for (int i = 0; i < k; ++i) v.push_back(std::exp(spread * rng.normal()));
+  return v;
+}
+
+TEST(JudgeCase, BothExecutorsMovingAlikeIsTheEnvironment) {
+  fb::Rng rng(7);
+  fb::CompareOptions o;
+  const fb::CaseResult base = timed(rng, process_scales(rng, 5, 0.005), 1.0, 2.0);
+  const fb::CaseResult busy = timed(rng, process_scales(rng, 5, 0.005), 1.3, 2.6);  // the machine slowed 30%
+  const fb::CaseJudgement j = fb::judge_case(base, busy, nullptr, true, o);
+  EXPECT_EQ(j.engine.verdict, Verdict::kSlower);
+  EXPECT_EQ(j.speedup.verdict, Verdict::kUnchanged);
+  EXPECT_EQ(j.verdict, Verdict::kEnvironment) << j.reason;
+  // The engine alone 8% slower: the speedup falls, the case is slower.
+  const fb::CaseResult slow = timed(rng, process_scales(rng, 5, 0.005), 1.08, 2.0);
+  const fb::CaseJudgement s = fb::judge_case(base, slow, nullptr, true, o);
+  EXPECT_EQ(s.verdict, Verdict::kSlower) << s.reason;
+  EXPECT_EQ(s.speedup.verdict, Verdict::kSlower);
+  EXPECT_EQ(s.engine.verdict, Verdict::kSlower);
+  // On another machine only the speedup counts: the 30% shift is "unchanged".
+  const fb::CaseJudgement x = fb::judge_case(base, busy, nullptr, false, o);
+  EXPECT_TRUE(x.speedup_only);
+  EXPECT_EQ(x.verdict, Verdict::kUnchanged) << x.reason;
+  EXPECT_NE(x.reason.find("different machines: judged on speedup only"), std::string::npos) << x.reason;
+  o.cross_host = true;
+  EXPECT_EQ(fb::judge_case(base, busy, nullptr, false, o).verdict, Verdict::kEnvironment);
+}
+
+// The bars on synthetic runs: 5 processes a run, 1% spread between processes
+// (0.7% more on each executor alone), and a machine that shifts both executors by ~15%
+// between runs. A/A: at most 2% of
+// comparisons slower or faster; an engine 5% slower: at least 90% slower.
+TEST(JudgeCase, SyntheticAAandABBars) {
+  fb::Rng rng(20261123);
   fb::CompareOptions o;
   const int trials = 400;
-  int slower_flagged = 0, noise_flagged = 0, noise_unchanged = 0;
+  int false_alarms = 0, detected = 0;
   for (int t = 0; t < trials; ++t) {
-    const std::vector<double> base = normal_samples(rng, 50, 1.0, 0.02);
-    slower_flagged += fb::compare_samples(base, normal_samples(rng, 50, 1.05, 0.02), o).verdict == fb::Verdict::kSlower;
-    const fb::Verdict same = fb::compare_samples(base, normal_samples(rng, 50, 1.0, 0.02), o).verdict;
-    noise_flagged += same == fb::Verdict::kSlower || same == fb::Verdict::kFaster;
-    noise_unchanged += same == fb::Verdict::kUnchanged;
+    const double night_a = std::exp(0.15 * rng.normal()), night_b = std::exp(0.15 * rng.normal());
+    const fb::CaseResult a = timed(rng, scaled(process_scales(rng, 5, 0.01), night_a), 1.0, 2.0, 0.007);
+    const fb::CaseResult b = timed(rng, scaled(process_scales(rng, 5, 0.01), night_b), 1.0, 2.0, 0.007);
+    const fb::CaseResult slow = timed(rng, scaled(process_scales(rng, 5, 0.01), night_b), 1.05, 2.0, 0.007);
+    const Verdict same = fb::judge_case(a, b, nullptr, true, o).verdict;
+    false_alarms += same == Verdict::kSlower || same == Verdict::kFaster;
+    detected += fb::judge_case(a, slow, nullptr, true, o).verdict == Verdict::kSlower;
   }
-  EXPECT_GE(slower_flagged, 0.95 * trials) << slower_flagged << " of " << trials;
-  EXPECT_LE(noise_flagged, 0.02 * trials) << noise_flagged << " of " << trials;
-  // And the rest is called unchanged, not pushed into "noisy".
-  EXPECT_GE(noise_unchanged, 0.95 * trials) << noise_unchanged << " of " << trials;
+  EXPECT_LE(false_alarms, 0.02 * trials) << false_alarms << " of " << trials;
+  EXPECT_GE(detected, 0.9 * trials) << detected << " of " << trials;
 }
 
 fb::StoredCase stored(const std::string& scenario, int64_t batch, double engine_ms, uint64_t seed) {
-  fb::StoredCase sc;
-  fb::CaseResult& r = sc.result;
-  r.spec.scenario = scenario;
-  r.spec.model_hash = "abc";
-  r.spec.batch = batch;
   fb::Rng rng(seed);
-  r.engine.samples_ms = normal_samples(rng, 60, engine_ms, 0.01);
-  r.reference.samples_ms = normal_samples(rng, 60, 2 * engine_ms, 0.01);
-  r.engine.stats = fb::compute_stats(r.engine.samples_ms);
-  r.reference.stats = fb::compute_stats(r.reference.samples_ms);
+  fb::StoredCase sc;
+  sc.result = timed(rng, process_scales(rng, 4, 0.002), engine_ms, 2.0);
+  sc.result.spec.scenario = scenario;
+  sc.result.spec.batch = batch;
   return sc;
 }
 
 TEST(CompareRuns, MatchesByCaseKeyNotByNameOrOrder) {
   // The baseline's scenario was renamed and its matrix reordered; batch 4 is new, batch 16 gone.
-  std::vector<fb::StoredCase> base{stored("old-name", 8, 2.0, 1), stored("old-name", 1, 1.0, 2),
-                                   stored("old-name", 16, 5.0, 3)};
-  std::vector<fb::StoredCase> cand{stored("new-name", 1, 1.0, 4), stored("new-name", 8, 2.3, 5),
-                                   stored("new-name", 4, 1.5, 6)};
-  cand[2].result.status = "passed";
+  std::vector<fb::StoredCase> base{stored("old-name", 8, 1.0, 1), stored("old-name", 1, 1.0, 2),
+                                   stored("old-name", 16, 1.0, 3)};
+  std::vector<fb::StoredCase> cand{stored("new-name", 1, 1.0, 4), stored("new-name", 8, 1.15, 5),
+                                   stored("new-name", 4, 1.0, 6)};
   const auto rows = fb::compare_runs(base, cand, fb::CompareOptions{});
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_EQ(rows[0].label, "new-name b=1 fp32 standard t=1");
-  ASSERT_TRUE(rows[0].comparison);
-  EXPECT_EQ(rows[0].comparison->verdict, fb::Verdict::kUnchanged);
-  ASSERT_TRUE(rows[1].comparison);
-  EXPECT_EQ(rows[1].comparison->verdict, fb::Verdict::kSlower);
-  EXPECT_NEAR(rows[1].comparison->change, 0.15, 0.01);
-  EXPECT_FALSE(rows[2].comparison);
+  ASSERT_TRUE(rows[0].judgement);
+  EXPECT_EQ(rows[0].judgement->verdict, Verdict::kUnchanged) << rows[0].judgement->reason;
+  ASSERT_TRUE(rows[1].judgement);
+  EXPECT_EQ(rows[1].judgement->verdict, Verdict::kSlower);
+  EXPECT_NEAR(rows[1].judgement->engine.change, 0.15, 0.01);
+  EXPECT_FALSE(rows[2].judgement);
   EXPECT_EQ(rows[2].note, "new: not in the baseline");
-  EXPECT_FALSE(rows[3].comparison);
+  EXPECT_FALSE(rows[3].judgement);
   EXPECT_EQ(rows[3].note, "gone: only in the baseline");
   EXPECT_EQ(rows[3].label, "old-name b=16 fp32 standard t=1");
-
-  // The reference executor's samples instead (made twice the engine's here, so they moved too).
-  fb::CompareOptions ref;
-  ref.executor = "reference";
-  EXPECT_EQ(fb::compare_runs(base, cand, ref)[1].comparison->verdict, fb::Verdict::kSlower);  // 2·2.3 vs 2·2.0
-  ref.executor = "gpu";
-  EXPECT_THROW(fb::compare_runs(base, cand, ref), fb::Error);
 }
 
-TEST(CompareRuns, ErroredCasesAreNotCompared) {
+TEST(CompareRuns, ErroredCasesAreNotComparedAndHistoryIsUsedByKey) {
   std::vector<fb::StoredCase> base{stored("s", 1, 1.0, 1)};
   std::vector<fb::StoredCase> cand{stored("s", 1, 1.0, 2)};
+  fb::HistoryByKey history;
+  history[base[0].result.spec.case_key()] = {{1, 1.2, 0.9, 1.1}, {2, 2.4, 1.8, 2.2}, {2, 1.7, 2.3, 1.9}};
+  auto rows = fb::compare_runs(base, cand, fb::CompareOptions{}, &history);
+  ASSERT_TRUE(rows[0].judgement);
+  EXPECT_EQ(rows[0].judgement->speedup.noise_source, "runs (4)");
+  EXPECT_EQ(rows[0].judgement->verdict, Verdict::kNoisy);
   cand[0].result.status = "error";
   cand[0].result.error = "node 'x' (Foo): unsupported";
-  const auto rows = fb::compare_runs(base, cand, fb::CompareOptions{});
+  rows = fb::compare_runs(base, cand, fb::CompareOptions{});
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_FALSE(rows[0].comparison);
+  EXPECT_FALSE(rows[0].judgement);
   EXPECT_EQ(rows[0].note, "error in the candidate: node 'x' (Foo): unsupported");
+}
+
+TEST(SelfCheck, CountsFalseAlarmsAndDetections) {
+  // Four A/A runs of one case (the machine shifting both executors between runs), then two
+  // runs with the engine 10% slower.
+  fb::Rng rng(11);
+  std::vector<std::vector<fb::StoredCase>> aa, slowed;
+  for (double night : {1.0, 1.2, 0.9, 1.1}) {
+    fb::StoredCase sc;
+    sc.result = timed(rng, scaled(process_scales(rng, 5, 0.005), night), 1.0, 2.0);
+    aa.push_back({sc});
+  }
+  for (int i = 0; i < 2; ++i) {
+    fb::StoredCase sc;
+    sc.result = timed(rng, process_scales(rng, 5, 0.005), 1.1, 2.0);
+    slowed.push_back({sc});
+  }
+  const fb::SelfCheckReport r = fb::summarize_self_check(aa, slowed, fb::CompareOptions{});
+  ASSERT_EQ(r.cases.size(), 1u);
+  EXPECT_EQ(r.comparisons, 3);
+  EXPECT_EQ(r.false_alarms, 0);
+  // Every A/A pair: the machine moved, the speedup did not. Once three runs are history, the
+  // engine's own noise between runs covers the shift, and the pair is simply unchanged.
+  EXPECT_EQ(r.cases[0].environment, 2);
+  EXPECT_EQ(r.cases[0].unchanged, 1);
+  EXPECT_EQ(r.injected, 2);
+  EXPECT_EQ(r.detected, 2);
+  EXPECT_DOUBLE_EQ(r.detection_rate(), 1.0);
+  EXPECT_GT(r.cases[0].run_spread_engine, 0.08);   // the nights moved the engine
+  EXPECT_LT(r.cases[0].run_spread_speedup, 0.01);  // but not the speedup
+  EXPECT_GT(r.cases[0].detectable, 0);
+  EXPECT_LT(r.cases[0].detectable, 0.03);
+}
+
+TEST(Statistics, StudentTQuantiles) {
+  // Table values: t(0.975; 1) = 12.706, t(0.995; 8) = 3.355, t(0.975; 30) = 2.042.
+  EXPECT_NEAR(fb::student_t_quantile(0.975, 1), 12.7062, 1e-3);
+  EXPECT_NEAR(fb::student_t_quantile(0.995, 8), 3.3554, 1e-3);
+  EXPECT_NEAR(fb::student_t_quantile(0.975, 30), 2.0423, 1e-3);
+  EXPECT_NEAR(fb::student_t_quantile(0.025, 30), -2.0423, 1e-3);
+  EXPECT_NEAR(fb::normal_quantile(0.975), 1.95996, 1e-4);
 }
 
 }  // namespace

@@ -546,12 +546,34 @@ TEST_F(StoreTest, UpgradesAVersion1DatabaseInPlace) {
   EXPECT_EQ(r.layers[0].kernel, "");
   EXPECT_TRUE(std::isnan(r.layers[0].flops));
   EXPECT_TRUE(r.layers[0].input_shapes.empty());
+  EXPECT_EQ(r.process_noise.processes, 1);  // timed in one process, as everything before version 5
+  EXPECT_TRUE(std::isnan(r.process_noise.speedup));
+  EXPECT_TRUE(r.engine.sample_process.empty());
   // New cases go into the upgraded file beside the old ones.
   const int64_t run = store.begin_run(make_run_info());
   store.write_case(run, make_case("after-upgrade", 1, "standard"));
   EXPECT_EQ(store.load_cases(run).size(), 1u);
   ResultStore again(db);  // and it reopens without another upgrade
   EXPECT_EQ(again.list_runs().size(), 2u);
+}
+
+TEST_F(StoreTest, SamplesKeepTheirProcessAndCasesTheirSpread) {
+  ResultStore store(file("results.db"));
+  const int64_t run = store.begin_run(make_run_info());
+  CaseResult c = make_case("s", 1, "none");
+  c.spec.timing.processes = 2;
+  c.spec.timing.alternation = "block";
+  c.engine.sample_process.assign(c.engine.samples_ms.size(), 0);
+  c.engine.sample_process.back() = 1;
+  c.reference.sample_process.assign(c.reference.samples_ms.size(), 1);
+  c.reference.sample_process.front() = 0;
+  c.process_noise = {2, 0.03, 0.025, 0.004};
+  store.write_case(run, c);
+  const CaseResult r = store.load_cases(run).at(0).result;
+  EXPECT_EQ(r.engine.sample_process, c.engine.sample_process);
+  EXPECT_EQ(r.reference.sample_process, c.reference.sample_process);
+  EXPECT_EQ(r.process_noise, c.process_noise);
+  EXPECT_EQ(r.spec.timing.alternation, "block");
 }
 
 TEST_F(StoreTest, SummaryLoadSkipsSamplesLogsAndLayers) {

@@ -1,7 +1,9 @@
-// fusebench compare: a run against a baseline, case by case — the change in the median
-// with its 95% interval and a verdict (faster, slower, unchanged, noisy) from a
-// Mann–Whitney U test plus a minimum effect size. Exit 0; with --fail-on-regression, 1
-// when a case is slower, else 3 when one is noisy.
+// fusebench compare: a run against a baseline, case by case, judged against how far the
+// case moves between processes and between runs on that machine (harness/compare.h): per
+// case the speedup's, engine's and reference's change with the noise beside each, and a
+// verdict (faster, slower, unchanged, noisy, environment). Exit 0; with
+// --fail-on-regression, 1 when a case is slower, else 3 when one is noisy or environment.
+#include <cmath>
 #include <cstdio>
 
 #include "harness/cli/commands.h"
@@ -14,20 +16,25 @@ namespace fb::cli {
 
 namespace {
 
-std::string pct(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.2f%%", 100 * v);
-  return buf;
-}
-
-std::string num(const char* f, double v) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 std::string pad(std::string s, size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+// "-4.8% ±1.9%": a figure's change and the noise it was judged against.
+std::string change_text(const FigureChange& f) {
+  return num("%+.1f%%", 100 * f.change) + (std::isfinite(f.detectable) ? num(" ±%.1f%%", 100 * f.detectable) : " ±?");
+}
+
+// What the machine was doing while the candidate was timed.
+std::string machine_noise(const CaseResult& r) {
+  const Interference& in = r.interference;
+  std::string s = "load " + num("%.1f", in.load_before) + "→" + num("%.1f", in.load_after);
+  if (in.timed_wall_ms > 0 && std::isfinite(in.other_cpu_ms))
+    s += ", other processes " + num("%.2f", in.other_cpu_ms / in.timed_wall_ms) + " CPUs";
+  if (std::isfinite(r.process_noise.speedup))
+    s += ", spread between " + std::to_string(r.process_noise.processes) + " processes: speedup " +
+         num("%.1f%%", 100 * r.process_noise.speedup) + ", engine " + num("%.1f%%", 100 * r.process_noise.engine);
   return s;
 }
 
@@ -35,29 +42,28 @@ std::string pad(std::string s, size_t width) {
 
 int cmd_compare(int argc, char** argv) {
   cxxopts::Options opts("fusebench compare",
-                        "Compare a run against a baseline: per case, the change in the median with its 95% interval\n"
-                        "and a verdict (faster, slower, unchanged, noisy). Cases are matched by case key.");
+                        "Compare a run against a baseline: per case, the speedup's and the engine's change judged\n"
+                        "against that case's noise between processes and runs on this machine, and a verdict\n"
+                        "(faster, slower, unchanged, noisy, environment). Cases are matched by case key.");
   opts.add_options()("db", "results database", cxxopts::value<std::string>())(
       "run", "the run to judge (default: the latest)", cxxopts::value<int64_t>())(
       "baseline", "baseline run id (default: the run before --run, or the latest of --baseline-db)",
       cxxopts::value<int64_t>())("baseline-db", "take the baseline from this database instead",
                                  cxxopts::value<std::string>())(
-      "executor", "whose samples to compare: engine or reference",
-      cxxopts::value<std::string>()->default_value("engine"))(
-      "alpha", "significance level of the Mann–Whitney test", cxxopts::value<double>()->default_value("0.01"))(
-      "min-effect", "smallest relative change of the median that counts (0.02 = 2%)",
-      cxxopts::value<double>()->default_value("0.02"))(
-      "fail-on-regression", "exit 1 when a case is slower, 3 when none is but one is noisy");
+      "alpha", "two-sided level of the change's interval", cxxopts::value<double>()->default_value("0.01"))(
+      "min-effect", "the smallest change that must be detected (0.03 = 3%); noise above it is 'noisy'",
+      cxxopts::value<double>()->default_value("0.03"))(
+      "cross-host", "judge engine and reference times even when the runs' machines differ")(
+      "no-history", "judge against the noise between processes only, not between earlier runs")(
+      "fail-on-regression", "exit 1 when a case is slower, 3 when none is but one is noisy or environment");
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
   CompareOptions o;
   o.alpha = args["alpha"].as<double>();
   o.min_effect = args["min-effect"].as<double>();
-  o.executor = args["executor"].as<std::string>();
+  o.cross_host = args.count("cross-host") > 0;
   if (!(o.alpha > 0 && o.alpha < 1)) throw Error("--alpha must lie between 0 and 1");
   if (!(o.min_effect >= 0)) throw Error("--min-effect must be >= 0");
-  if (o.executor != "engine" && o.executor != "reference")
-    throw Error("--executor must be engine or reference, got '" + o.executor + "'");
 
   ResultStore store = open_existing_store(args.count("db") ? args["db"].as<std::string>() : "");
   const int64_t run = pick_run(store, args.count("run") ? std::optional(args["run"].as<int64_t>()) : std::nullopt);
@@ -72,40 +78,49 @@ int cmd_compare(int argc, char** argv) {
     throw Error(store.path() + ": run " + std::to_string(run) + " has no run before it to compare with; "
                 "give --baseline RUN or --baseline-db FILE");
 
-  const std::vector<CaseComparison> rows = compare_runs(base_store.load_cases(*base_run), store.load_cases(run), o);
+  const std::string machine = machine_fingerprint(store.load_run(run).info);
+  const std::string base_machine = machine_fingerprint(base_store.load_run(*base_run).info);
+  const bool same_machine = machine == base_machine;
+  HistoryByKey history;
+  if (!args.count("no-history")) history = load_history(base_store, *base_run);
+  const std::vector<CaseComparison> rows =
+      compare_runs(base_store.load_cases(*base_run), store.load_cases(run), o, &history, same_machine);
   const std::string base_name = (other ? other->path() + " " : std::string()) + "run " + std::to_string(*base_run);
-  std::cout << "compare: run " << run << " against " << base_name << " (" << o.executor
-            << " median; Mann–Whitney alpha " << o.alpha << ", min effect " << num("%.1f%%", 100 * o.min_effect)
-            << ")\n";
-  std::cout << "verdict    change    95% interval            baseline ms  this ms      p        case\n";
-  int slower = 0, faster = 0, unchanged = 0, noisy = 0, unmatched = 0;
+  std::cout << "compare: run " << run << " against " << base_name << " (alpha " << o.alpha << ", min effect "
+            << num("%.1f%%", 100 * o.min_effect) << "; ± is the smallest change this case's noise lets through)\n";
+  if (same_machine)
+    std::cout << "machine: " << machine << "\n";
+  else
+    std::cout << "machines differ: " << base_machine << " → " << machine
+              << (o.cross_host ? " (--cross-host: times judged too)\n" : " (judged on speedup only; --cross-host to judge times)\n");
+  std::cout << "verdict      speedup                      engine ms                       reference  case\n";
+  int counts[5] = {0, 0, 0, 0, 0}, unmatched = 0;
   for (const CaseComparison& c : rows) {
     const std::string name = c.label + "  [" + c.case_key + "]";
-    if (!c.comparison) {
+    if (!c.judgement) {
       ++unmatched;
-      std::cout << pad("-", 11) << pad("", 77) << name << "  (" << c.note << ")\n";
+      std::cout << pad("-", 13) << pad("", 72) << name << "  (" << c.note << ")\n";
       continue;
     }
-    const SampleComparison& s = *c.comparison;
-    switch (s.verdict) {
-      case Verdict::kSlower: ++slower; break;
-      case Verdict::kFaster: ++faster; break;
-      case Verdict::kUnchanged: ++unchanged; break;
-      case Verdict::kNoisy: ++noisy; break;
-    }
-    std::cout << pad(verdict_name(s.verdict), 11) << pad(pct(s.change), 10)
-              << pad("[" + pct(s.change_ci.low) + ", " + pct(s.change_ci.high) + "]", 24)
-              << pad(num("%.4f", s.baseline_median), 13) << pad(num("%.4f", s.candidate_median), 13)
-              << pad(s.p_value < 1e-6 ? std::string("<1e-6") : num("%.2g", s.p_value), 9) << name
-              << ((c.baseline->noisy || c.candidate->noisy) ? "  (flagged noisy)" : "") << "\n";
+    const CaseJudgement& j = *c.judgement;
+    ++counts[static_cast<int>(j.verdict)];
+    std::cout << pad(verdict_name(j.verdict), 13)
+              << pad(num("%.2f", j.speedup.baseline) + "→" + num("%.2fx ", j.speedup.candidate) + change_text(j.speedup), 28) << " "
+              << pad(num("%.3f", j.engine.baseline) + "→" + num("%.3f ", j.engine.candidate) + change_text(j.engine), 30) << " "
+              << pad(num("%+.1f%%", 100 * j.reference.change), 10) << " " << name << "\n"
+              << "             " << j.reason << "; noise from " << j.speedup.noise_source << "; " << machine_noise(*c.candidate)
+              << "\n";
   }
+  const int slower = counts[static_cast<int>(Verdict::kSlower)], faster = counts[static_cast<int>(Verdict::kFaster)];
+  const int unchanged = counts[static_cast<int>(Verdict::kUnchanged)], noisy = counts[static_cast<int>(Verdict::kNoisy)];
+  const int environment = counts[static_cast<int>(Verdict::kEnvironment)];
   std::cout << "compare: " << slower << " slower, " << faster << " faster, " << unchanged << " unchanged, " << noisy
-            << " noisy";
+            << " noisy, " << environment << " environment";
   if (unmatched) std::cout << ", " << unmatched << " not compared";
   std::cout << "\n";
   if (!args.count("fail-on-regression")) return kExitOk;
   if (slower) return kExitVerdictFailed;
-  return noisy ? kExitInconclusive : kExitOk;
+  return noisy || environment ? kExitInconclusive : kExitOk;
 }
 
 }  // namespace fb::cli

@@ -34,8 +34,9 @@ int cmd_gate(int argc, char** argv) {
   opts.add_options()("db", "results database", cxxopts::value<std::string>())(
       "run", "run id (default: the latest run)", cxxopts::value<int64_t>())(
       "min-speedup", "every case's engine at least this many times faster than the reference", cxxopts::value<double>())(
-      "max-regression", "engine median at most this much slower than the baseline's (0.05 = 5%)",
-      cxxopts::value<double>())("max-abs-err", "largest |engine - reference| output difference allowed",
+      "max-regression", "at most this much slower than the baseline (0.05 = 5%), judged as compare judges: "
+      "the speedup beyond its noise between processes and runs",
+      cxxopts::value<double>())("cross-host", "judge engine times even when the baseline ran on another machine")("max-abs-err", "largest |engine - reference| output difference allowed",
                                 cxxopts::value<double>())(
       "baseline", "baseline run id for max-regression (default: the run before, or the latest of --baseline-db)",
       cxxopts::value<int64_t>())("baseline-db", "take the baseline from this database", cxxopts::value<std::string>())(
@@ -62,6 +63,8 @@ int cmd_gate(int argc, char** argv) {
   if (args.count("baseline-db")) other.emplace(open_existing_store(args["baseline-db"].as<std::string>(), "--baseline-db"));
   std::vector<StoredCase> baseline;
   std::string baseline_name;
+  HistoryByKey history;
+  bool same_machine = true;
   if (wants_baseline) {
     const ResultStore& bs = other ? *other : store;
     std::optional<int64_t> base_run;
@@ -71,12 +74,26 @@ int cmd_gate(int argc, char** argv) {
     if (base_run) {
       baseline = bs.load_cases(*base_run);
       baseline_name = (other ? other->path() + " " : std::string()) + "run " + std::to_string(*base_run);
+      history = load_history(bs, *base_run);
+      same_machine = machine_fingerprint(bs.load_run(*base_run).info) == machine_fingerprint(store.load_run(run).info);
+      if (!same_machine)
+        std::printf("gate: the baseline ran on another machine (%s); max_regression %s\n",
+                    machine_fingerprint(bs.load_run(*base_run).info).c_str(),
+                    args.count("cross-host") ? "judges times too (--cross-host)" : "judges the speedup only");
     }
   }
-
-  GateReport report = evaluate_gate(cases, rules, baseline_name.empty() ? nullptr : &baseline);
+  CompareOptions compare;
+  compare.cross_host = args.count("cross-host") > 0;
+  GateReport report =
+      evaluate_gate(cases, rules, baseline_name.empty() ? nullptr : &baseline, compare, &history, same_machine);
   report.baseline = baseline_name;
 
+  // Every regression verdict, with the noise it was judged against, passed ones included.
+  for (const CaseVerdict& v : report.cases)
+    for (const RuleResult& rr : v.rules)
+      if (rr.rule == "max_regression" && rr.outcome == Outcome::kPass)
+        std::printf("%-13s %s  [%s]  %s: %s\n", outcome_name(rr.outcome), v.result.spec.label().c_str(),
+                    v.case_key.c_str(), rr.rule.c_str(), rr.detail.c_str());
   size_t listed = 0;
   for (const CaseVerdict& v : report.cases) {
     if (v.outcome == Outcome::kPass) continue;

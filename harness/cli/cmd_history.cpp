@@ -1,6 +1,9 @@
 // fusebench history: change points in each case's nightly series (one value per run, in
 // the order the runs started), by E-divisive means with a seeded permutation test; for
-// each change, the run where it began and the size of the step.
+// each change, the run where it began, the size of the step, and the verdict compare's rules
+// give it (harness/compare.h: the run where it began against the run before, with the runs
+// before as history), so a step that engine and reference took together reads
+// `environment`, not a regression.
 #include <cstdio>
 #include <cmath>
 #include <map>
@@ -8,7 +11,9 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
 #include "harness/cli/run_selection.h"
+#include "harness/compare.h"
 #include "harness/history.h"
+#include "harness/statistics.h"
 
 namespace fb::cli {
 
@@ -18,18 +23,22 @@ struct Series {
   std::string label;
   std::vector<double> values;
   std::vector<const StoredRun*> runs;
+  CaseHistory figures;  // engine, reference and speedup of the same runs
 };
+
+// The case `key` of run `run_id`, with its samples; nullopt when absent or errored.
+std::optional<CaseResult> load_case(const ResultStore& store, int64_t run_id, const std::string& key) {
+  std::optional<CaseResult> found;
+  for (StoredCase& sc : store.load_cases(run_id))
+    if (sc.result.spec.case_key() == key && sc.result.status != "error") found = std::move(sc.result);
+  return found;
+}
+
 
 double metric_of(const CaseResult& r, const std::string& metric) {
   if (metric == "engine") return r.engine.stats.median;
   if (metric == "reference") return r.reference.stats.median;
   return r.speedup;
-}
-
-std::string num(const char* f, double v) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
 }
 
 }  // namespace
@@ -70,20 +79,24 @@ int cmd_history(int argc, char** argv) {
   std::vector<std::string> order;
   std::map<std::string, Series> by_key;
   for (const StoredRun& run : runs) {
-    std::map<std::string, double> in_run;
+    std::map<std::string, CaseResult> in_run;
     for (const StoredCase& sc : store.load_cases(run.id, CaseDetail::kSummary)) {
       const CaseResult& r = sc.result;
       const std::string key = r.spec.case_key();
       if (key.rfind(prefix, 0) != 0 || r.status == "error") continue;
       const double v = metric_of(r, metric);
       if (!std::isfinite(v) || v <= 0) continue;
-      in_run[key] = v;
+      in_run[key] = r;
       Series& s = by_key[key];
       if (s.label.empty()) order.push_back(key), s.label = r.spec.label();
     }
-    for (const auto& [key, v] : in_run) {
-      by_key[key].values.push_back(v);
-      by_key[key].runs.push_back(&run);
+    for (const auto& [key, r] : in_run) {
+      Series& s = by_key[key];
+      s.values.push_back(metric_of(r, metric));
+      s.runs.push_back(&run);
+      s.figures.engine.push_back(r.engine.stats.median);
+      s.figures.reference.push_back(r.reference.stats.median);
+      s.figures.speedup.push_back(r.speedup);
     }
   }
   if (order.empty())
@@ -94,11 +107,14 @@ int cmd_history(int argc, char** argv) {
             << (metric == "speedup" ? "" : " median") << "; E-divisive, alpha " << o.alpha << ", " << o.permutations
             << " permutations, seed " << o.seed << "\n";
   int changes = 0;
+  std::map<std::string, int> by_verdict;
   for (const std::string& key : order) {
     const Series& s = by_key[key];
     const std::vector<ChangePoint> found = e_divisive(s.values, o);
     changes += static_cast<int>(found.size());
-    std::cout << s.label << "  [" << key << "]  " << s.values.size() << " runs: ";
+    std::cout << s.label << "  [" << key << "]  " << s.values.size() << " runs (spread between runs: speedup "
+              << num("%.1f%%", 100 * log_spread(s.figures.speedup)) << ", engine " << num("%.1f%%", 100 * log_spread(s.figures.engine))
+              << "): ";
     if (s.values.size() < static_cast<size_t>(2 * o.min_segment)) {
       std::cout << "too few to judge\n";
       continue;
@@ -109,11 +125,28 @@ int cmd_history(int argc, char** argv) {
       const StoredRun& at = *s.runs[cp.index];
       std::cout << "  from run " << at.id << " (" << at.info.started_at << ", #" << cp.index + 1 << " in the series): "
                 << num("%+.1f%%", 100 * cp.step) << "  (" << num("%.4f", cp.before) << " → " << num("%.4f", cp.after)
-                << unit << ", p=" << num("%.3f", cp.p_value) << ")\n";
+                << unit << ", p=" << num("%.3f", cp.p_value) << ")";
+      // The step judged as compare judges it: its first run against the run before, with
+      // the runs before that as history, on the same machine only.
+      const StoredRun& before = *s.runs[cp.index - 1];
+      const std::optional<CaseResult> a = load_case(store, before.id, key), b = load_case(store, at.id, key);
+      if (a && b) {
+        CaseHistory h;
+        const auto upto = [&](const std::vector<double>& v) { return std::vector<double>(v.begin(), v.begin() + cp.index); };
+        h = {upto(s.figures.engine), upto(s.figures.reference), upto(s.figures.speedup)};
+        const bool same = machine_fingerprint(before.info) == machine_fingerprint(at.info);
+        const CaseJudgement j = judge_case(*a, *b, &h, same, CompareOptions{});
+        ++by_verdict[verdict_name(j.verdict)];
+        std::cout << "  " << verdict_name(j.verdict) << ": " << j.reason;
+      }
+      std::cout << "\n";
     }
   }
   std::cout << "history: " << changes << (changes == 1 ? " change" : " changes") << " in " << order.size()
-            << (order.size() == 1 ? " case\n" : " cases\n");
+            << (order.size() == 1 ? " case" : " cases");
+  std::string sep = " (";
+  for (const auto& [verdict, n] : by_verdict) std::cout << sep << n << " " << verdict, sep = ", ";
+  std::cout << (by_verdict.empty() ? "\n" : ")\n");
   return kExitOk;
 }
 

@@ -23,6 +23,7 @@ commands:
   gate --db FILE [rules]       the CI verdict: exit 0 pass, 1 fail, 2 error, 3 inconclusive
   compare --db FILE            a run against a baseline: faster, slower, unchanged, noisy
   history --db FILE            change points over the runs (nightly series)
+  selfcheck SCENARIO --db FILE A/A runs: false-alarm rate and smallest detectable change
   export --db FILE             results as CSV or JSON, one row per case and executor
   merge SHARD.db... -o ALL.db  join the databases of `run --shard K/N` into one run
   build MODEL -o FILE.plan     build the engine once and save it as a plan (a MODEL too)
@@ -81,6 +82,8 @@ int main(int argc, char** argv) {
     if (cmd == "history") return fb::cli::cmd_history(argc - 1, argv + 1);
     if (cmd == "export") return fb::cli::cmd_export(argc - 1, argv + 1);
     if (cmd == "merge") return fb::cli::cmd_merge(argc - 1, argv + 1);
+    if (cmd == "selfcheck") return fb::cli::cmd_selfcheck(argc - 1, argv + 1);
+    if (cmd == "worker") return fb::cli::cmd_worker(argc - 1, argv + 1);
   } catch (const std::exception& e) {
     std::cerr << "fusebench " << cmd << ": error: " << e.what() << "\n";
     return fb::cli::kExitError;

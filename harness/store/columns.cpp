@@ -73,6 +73,13 @@ const std::vector<Column<CaseResult>>& case_columns() {
       COLUMN(cores, timed_on.cores),
       COLUMN(isolation, isolation),
       COLUMN(pinned_cpus, pinned_cpus),
+      // How it was timed (the columns hold it for cases stored before the config did) and
+      // how far its figures moved between the worker processes.
+      COLUMN(processes, spec.timing.processes),
+      COLUMN(alternation, spec.timing.alternation),
+      COLUMN(engine_process_spread, process_noise.engine),
+      COLUMN(reference_process_spread, process_noise.reference),
+      COLUMN(speedup_process_spread, process_noise.speedup),
       COLUMN(load_before, interference.load_before),
       COLUMN(load_after, interference.load_after),
       COLUMN(other_cpu_ms, interference.other_cpu_ms),

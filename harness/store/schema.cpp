@@ -251,6 +251,20 @@ constexpr const char* kSchemaV5 = R"sql(
 ALTER TABLE layers ADD COLUMN precision_reason TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 6: timing in several worker processes (issue 11). Every sample keeps the process
+// that took it; each case keeps how it was timed (processes, alternation) and how far its
+// figures moved between the processes. Older rows read as one process, no spread known.
+constexpr const char* kSchemaV6 = R"sql(
+ALTER TABLE samples ADD COLUMN process INTEGER NOT NULL DEFAULT 0;  -- 0-based worker process
+ALTER TABLE cases ADD COLUMN processes INTEGER NOT NULL DEFAULT 1;  -- timing.processes
+ALTER TABLE cases ADD COLUMN alternation TEXT NOT NULL DEFAULT 'iteration';  -- timing.alternation
+-- Relative standard deviation of the per-process medians (engine, reference) and speedups;
+-- NULL with one process.
+ALTER TABLE cases ADD COLUMN engine_process_spread REAL;
+ALTER TABLE cases ADD COLUMN reference_process_spread REAL;
+ALTER TABLE cases ADD COLUMN speedup_process_spread REAL;
+)sql";
+
 struct Migration {
   int to_version;
   const char* what;
@@ -263,6 +277,7 @@ constexpr Migration kMigrations[] = {
     {3, "engine profiles and cached machine peaks", kSchemaV3},
     {4, "host and isolation per case, shards, the whole layer map", kSchemaV4},
     {5, "why each layer runs in its precision", kSchemaV5},
+    {6, "worker processes: sample process, process spread per case", kSchemaV6},
 };
 static_assert(kMigrations[std::size(kMigrations) - 1].to_version == kSchemaVersion,
               "the last migration must bring the schema to kSchemaVersion");

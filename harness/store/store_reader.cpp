@@ -1,6 +1,9 @@
 // ResultStore's reads: runs and cases, each column read by the name the column tables in
 // columns.h give it, inside one read snapshot so a concurrent writer never shows half a case.
 #include "harness/result_store.h"
+
+#include <algorithm>
+
 #include "harness/store/columns.h"
 #include "harness/store/sqlite_statement.h"
 
@@ -71,7 +74,7 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id, CaseDetail detai
   Statement m(db_, path_,
               "SELECT id, executor, " + store::select_list(store::measurement_columns()) +
                   " FROM measurements WHERE case_id = :case_id ORDER BY id");
-  Statement smp(db_, path_, "SELECT ms FROM samples WHERE measurement_id = :measurement_id ORDER BY iteration");
+  Statement smp(db_, path_, "SELECT ms, process FROM samples WHERE measurement_id = :measurement_id ORDER BY iteration");
   Statement b(db_, path_, "SELECT text FROM build_logs WHERE case_id = :case_id");
   Statement l(db_, path_,
               "SELECT " + store::select_list(store::layer_columns()) + " FROM layers WHERE case_id = :case_id ORDER BY layer_index");
@@ -99,6 +102,7 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id, CaseDetail detai
         throw Error(path_ + ": " + e.what());
       }
       store::read_all(c, store::case_columns(), r);
+      r.process_noise.processes = r.status == "error" ? 1 : r.spec.timing.processes;
 
       m.bind(":case_id", sc.id);
       while (m.step(doing)) {
@@ -109,7 +113,13 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id, CaseDetail detai
         store::read_all(m, store::measurement_columns(), *meas);
         if (detail == CaseDetail::kSummary) continue;
         smp.bind(":measurement_id", m.integer("id"));
-        while (smp.step(doing)) meas->samples_ms.push_back(smp.real("ms"));
+        while (smp.step(doing)) {
+          meas->samples_ms.push_back(smp.real("ms"));
+          meas->sample_process.push_back(static_cast<int>(smp.integer("process")));
+        }
+        // All from one process: no indices, as CaseResult keeps them (and as before version 6).
+        if (std::all_of(meas->sample_process.begin(), meas->sample_process.end(), [](int p) { return p == 0; }))
+          meas->sample_process.clear();
         smp.reset();
       }
       m.reset();

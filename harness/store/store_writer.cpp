@@ -61,7 +61,7 @@ void ResultStore::write_case(int64_t run_id, const CaseResult& r, std::optional<
     const int64_t case_id = sqlite3_last_insert_rowid(db_);
 
     Statement m(db_, path_, store::insert_sql("measurements", store::measurement_columns(), {"case_id", "executor"}));
-    Statement smp(db_, path_, "INSERT INTO samples (measurement_id, iteration, ms) VALUES (:measurement_id, :iteration, :ms)");
+    Statement smp(db_, path_, "INSERT INTO samples (measurement_id, iteration, ms, process) VALUES (:measurement_id, :iteration, :ms, :process)");
     // The executor column names the CaseResult member, so loading puts each back in place.
     for (auto [executor, meas] : {std::pair<const char*, const Measurement*>{"engine", &r.engine}, {"reference", &r.reference}}) {
       m.bind(":case_id", case_id);
@@ -73,6 +73,7 @@ void ResultStore::write_case(int64_t run_id, const CaseResult& r, std::optional<
         smp.bind(":measurement_id", measurement_id);
         smp.bind(":iteration", i);
         smp.bind(":ms", meas->samples_ms[i]);
+        smp.bind(":process", meas->sample_process.empty() ? 0 : meas->sample_process[i]);
         smp.run(what + " (" + executor + " sample " + std::to_string(i) + ")");
       }
     }

@@ -1,0 +1,31 @@
+// One case timed in several worker processes becomes one CaseResult: every sample kept with
+// the index of the process that took it, statistics over all of them, and intervals from
+// the hierarchical bootstrap (processes, then samples within each), so a stored interval
+// says what a re-run in fresh processes would show. The spread between the processes is
+// kept as the case's process noise, which compare and gate judge changes against.
+#pragma once
+#include <vector>
+
+#include "harness/case.h"
+
+namespace fb {
+
+// Merges the results of one case's workers, in process order (parts[p] from process p,
+// each timed in one process). The first part that errored is the result (an error in
+// the case itself, or a worker that failed, whose message names the process). Figures that belong to the build or the check (build
+// log, layers, memory, accuracy) come from process 0; accuracy fails if any process failed.
+CaseResult merge_process_results(const std::vector<CaseResult>& parts);
+
+// The median of each worker process's samples, in process order; empty when the samples
+// carry no process indices (one process).
+std::vector<double> process_medians(const Measurement& m);
+
+// The process noise of a result whose samples carry process indices: each executor's
+// per-process medians and each process's own speedup, as relative standard deviations.
+ProcessNoise process_noise_of(const CaseResult& r);
+
+// Recomputes a merged measurement's statistics from its samples: the ordinary summary
+// over all samples, with the median's bootstrap interval replaced by the hierarchical one.
+void finish_merged_measurement(Measurement& m, int64_t batch);
+
+}  // namespace fb

@@ -1,0 +1,76 @@
+#include "harness/selfcheck.h"
+
+#include <cmath>
+#include <map>
+
+#include "harness/statistics.h"
+
+namespace fb {
+namespace {
+
+void add_run(HistoryByKey& h, const std::vector<StoredCase>& run) {
+  for (const StoredCase& sc : run) {
+    if (sc.result.status == "error") continue;
+    CaseHistory& c = h[sc.result.spec.case_key()];
+    c.engine.push_back(sc.result.engine.stats.median);
+    c.reference.push_back(sc.result.reference.stats.median);
+    c.speedup.push_back(sc.result.speedup);
+  }
+}
+
+}  // namespace
+
+SelfCheckReport summarize_self_check(const std::vector<std::vector<StoredCase>>& aa_runs,
+                                     const std::vector<std::vector<StoredCase>>& injected_runs,
+                                     const CompareOptions& o) {
+  SelfCheckReport report;
+  std::map<std::string, size_t> index;
+  std::map<std::string, std::vector<double>> detectables, process_spreads;
+  auto entry = [&](const std::string& key, const std::string& label) -> SelfCheckCase& {
+    auto [it, fresh] = index.emplace(key, report.cases.size());
+    if (fresh) report.cases.push_back(SelfCheckCase{key, label});
+    return report.cases[it->second];
+  };
+  HistoryByKey history;
+  for (size_t i = 0; i < aa_runs.size(); ++i) {
+    add_run(history, aa_runs[i]);  // up to and including the baseline, as compare does
+    for (const StoredCase& sc : aa_runs[i])
+      if (std::isfinite(sc.result.process_noise.speedup))
+        process_spreads[sc.result.spec.case_key()].push_back(sc.result.process_noise.speedup);
+    if (i + 1 >= aa_runs.size()) break;
+    for (const CaseComparison& c : compare_runs(aa_runs[i], aa_runs[i + 1], o, &history)) {
+      if (!c.judgement) continue;
+      SelfCheckCase& e = entry(c.case_key, c.label);
+      ++e.comparisons;
+      ++report.comparisons;
+      const Verdict v = c.judgement->verdict;
+      if (v == Verdict::kSlower || v == Verdict::kFaster) ++e.false_alarms, ++report.false_alarms;
+      e.environment += v == Verdict::kEnvironment;
+      e.noisy += v == Verdict::kNoisy;
+      e.unchanged += v == Verdict::kUnchanged;
+      if (std::isfinite(c.judgement->speedup.detectable)) detectables[c.case_key].push_back(c.judgement->speedup.detectable);
+    }
+  }
+  for (const std::vector<StoredCase>& run : injected_runs) {
+    for (const CaseComparison& c : compare_runs(aa_runs.back(), run, o, &history)) {
+      if (!c.judgement) continue;
+      SelfCheckCase& e = entry(c.case_key, c.label);
+      ++e.injected;
+      ++report.injected;
+      if (c.judgement->verdict == Verdict::kSlower) ++e.detected, ++report.detected;
+      if (c.judgement->engine.verdict == Verdict::kSlower) ++e.engine_detected, ++report.engine_detected;
+    }
+  }
+  for (SelfCheckCase& e : report.cases) {
+    const auto it = history.find(e.case_key);
+    if (it != history.end()) {
+      e.run_spread_speedup = log_spread(it->second.speedup);
+      e.run_spread_engine = log_spread(it->second.engine);
+    }
+    e.detectable = detectables.count(e.case_key) ? percentile(detectables[e.case_key], 0.5) : NAN;
+    e.process_spread = process_spreads.count(e.case_key) ? percentile(process_spreads[e.case_key], 0.5) : NAN;
+  }
+  return report;
+}
+
+}  // namespace fb

@@ -1,0 +1,42 @@
+// The A/A self-check: the same scenario run several times on one machine, every consecutive
+// pair compared as `fusebench compare` would (with the runs before as history). Any
+// `slower` or `faster` there is a false alarm, since nothing changed. Optionally, runs with
+// a known slowdown injected (timing.inject_delay_us) are compared against the last A/A run:
+// the share called `slower` is the detection rate. Together they say what a nightly on this
+// machine can and cannot see before anyone trusts it.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "harness/compare.h"
+
+namespace fb {
+
+struct SelfCheckCase {
+  std::string case_key, label;
+  int comparisons = 0;          // A/A pairs judged
+  int false_alarms = 0;         // of them, slower or faster
+  int environment = 0, noisy = 0, unchanged = 0;
+  double process_spread = 0;    // median over the runs of the speedup's spread between processes
+  double run_spread_speedup = 0, run_spread_engine = 0;  // spread of the run-level values over the A/A runs
+  double detectable = 0;        // median over the A/A pairs: the smallest speedup change that would count
+  int injected = 0;             // comparisons of a slowed-down run against the last A/A run
+  int detected = 0;             // of them, slower
+  int engine_detected = 0;      // of them, engine time judged slower on its own
+};
+
+struct SelfCheckReport {
+  std::vector<SelfCheckCase> cases;
+  int comparisons = 0, false_alarms = 0;
+  int injected = 0, detected = 0, engine_detected = 0;
+  double false_alarm_rate() const { return comparisons ? double(false_alarms) / comparisons : 0; }
+  double detection_rate() const { return injected ? double(detected) / injected : 0; }
+};
+
+// `aa_runs`: the cases of each A/A run, oldest first (at least two). `injected_runs`: runs
+// with a slowdown injected, each compared against the last A/A run (may be empty).
+SelfCheckReport summarize_self_check(const std::vector<std::vector<StoredCase>>& aa_runs,
+                                     const std::vector<std::vector<StoredCase>>& injected_runs,
+                                     const CompareOptions& options);
+
+}  // namespace fb

@@ -1,0 +1,150 @@
+#include "harness/worker_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include "engine/ir/error.h"
+#include "harness/case_json.h"
+#include "harness/runner.h"
+
+extern char** environ;
+
+namespace fb {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The last few lines of the worker's stderr, for the error message.
+std::string tail_lines(const std::string& text, size_t lines) {
+  size_t pos = text.size();
+  while (pos > 0 && (text[pos - 1] == '\n' || text[pos - 1] == ' ')) --pos;
+  const size_t end = pos;
+  for (size_t n = 0; pos > 0; --pos)
+    if (text[pos - 1] == '\n' && ++n == lines) break;
+  return text.substr(pos, end - pos);
+}
+
+// A scratch folder for one worker's files, removed on the way out.
+struct ScratchDir {
+  fs::path path;
+  ScratchDir() {
+    std::string tmpl = (fs::temp_directory_path() / "fusebench-worker-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw Error("cannot create a scratch folder for a worker process: " + std::string(std::strerror(errno)));
+    path = tmpl;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+CaseResult worker_error(const CaseSpec& spec, int index, const std::string& why) {
+  CaseResult r;
+  r.spec = spec;
+  r.status = "error";
+  r.error = "case '" + spec.label() + "': worker process " + std::to_string(index + 1) + " " + why;
+  return r;
+}
+
+}  // namespace
+
+TimingConfig per_process_timing(const TimingConfig& t) {
+  TimingConfig p = t;
+  const int k = std::max(t.processes, 1);
+  p.processes = 1;
+  p.max_seconds = t.max_seconds / k;
+  p.min_iterations = std::max(10, (t.min_iterations + k - 1) / k);
+  p.max_iterations = std::max(p.min_iterations, t.max_iterations / k);
+  p.target_rel_ci = std::min(0.5, t.target_rel_ci * std::sqrt(static_cast<double>(k)));
+  return p;
+}
+
+CaseResult run_in_worker_process(const CaseSpec& spec, int index, const std::string& executable) {
+  std::optional<ScratchDir> dir;
+  try {
+    dir.emplace();
+  } catch (const Error& e) {
+    return worker_error(spec, index, std::string("could not start: ") + e.what());
+  }
+  const fs::path spec_path = dir->path / "spec.json", out_path = dir->path / "result.json",
+                 err_path = dir->path / "stderr.txt";
+  {
+    std::ofstream out(spec_path);
+    out << spec.to_json().dump();
+    if (!out) return worker_error(spec, index, "could not start: cannot write " + spec_path.string());
+  }
+  const std::string process = std::to_string(index);
+  std::vector<std::string> args{executable, "worker", "--spec", spec_path.string(), "--out", out_path.string(),
+                                "--process", process};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return worker_error(spec, index, "could not start (" + executable + "): " + std::strerror(rc));
+
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return worker_error(spec, index, std::string("could not be waited for: ") + std::strerror(errno));
+  }
+  const std::string err_tail = tail_lines(read_file(err_path), 3);
+  const std::string said = err_tail.empty() ? "" : ": " + err_tail;
+  if (WIFSIGNALED(status))
+    return worker_error(spec, index, "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+                                         strsignal(WTERMSIG(status)) + ")" + said);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return worker_error(spec, index, "exited with status " + std::to_string(WEXITSTATUS(status)) + said);
+  try {
+    CaseResult r = case_result_from_json(nlohmann::json::parse(read_file(out_path)));
+    return r;
+  } catch (const std::exception& e) {
+    return worker_error(spec, index, std::string("returned no readable result: ") + e.what());
+  }
+}
+
+int worker_main(const std::string& spec_path, const std::string& out_path, int process_index) {
+  const CaseSpec spec = CaseSpec::from_json(nlohmann::json::parse(read_file(spec_path)));
+  // Test hook: lets the tests see what a crashing worker does to a run.
+  if (const char* crash = std::getenv("FUSEBENCH_TEST_WORKER_ABORT"); crash && std::atoi(crash) == process_index) {
+    std::cerr << "worker: aborting as FUSEBENCH_TEST_WORKER_ABORT asks\n";
+    std::abort();
+  }
+  CaseRunner runner;
+  const CaseResult r = runner.run(spec);
+  const std::string tmp = out_path + ".part";
+  {
+    std::ofstream out(tmp);
+    out << case_result_to_json(r).dump();
+    if (!out) throw Error("cannot write " + tmp);
+  }
+  fs::rename(tmp, out_path);  // a result file is complete or absent
+  return 0;
+}
+
+}  // namespace fb
