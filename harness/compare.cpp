@@ -79,6 +79,7 @@ FigureChange judge_figure(const FigureValue& base, const FigureValue& cand, cons
     se = std::sqrt(pooled * (1.0 / kb + 1.0 / kc));
     crit = student_t_quantile(q, df);
     c.noise_source = "processes (" + std::to_string(kb) + "+" + std::to_string(kc) + ")";
+    c.rank_p = rank_sum_p(cand.per_process, base.per_process);
   } else {
     // One process: only the samples' interval is known, which says nothing of the next process.
     auto side = [](const Interval& i) {
@@ -109,9 +110,10 @@ FigureChange judge_figure(const FigureValue& base, const FigureValue& cand, cons
   c.noise = se;
   c.detectable = std::exp(reach) - 1;
   c.change_ci = {std::exp(d - reach) - 1, std::exp(d + reach) - 1};
-  if (std::fabs(d) > reach && std::fabs(c.change) >= o.min_effect)
+  const bool beyond = std::fabs(d) > reach && std::fabs(c.change) >= o.min_effect;
+  if (beyond && c.rank_p < o.alpha)
     c.verdict = (higher_is_better ? d < 0 : d > 0) ? Verdict::kSlower : Verdict::kFaster;
-  else if (c.detectable > o.min_effect)
+  else if (beyond || c.detectable > o.min_effect)  // beyond the interval, not the rank test: noisy
     c.verdict = Verdict::kNoisy;
   else
     c.verdict = Verdict::kUnchanged;

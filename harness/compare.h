@@ -3,6 +3,10 @@
 // processes (timing.processes) and, where earlier runs exist, between runs — never against
 // the thousands of samples of one process, which say nothing about the next process.
 //
+// With worker processes on both sides a change must also clear an exact rank test of the
+// per-process values (distribution-free: at 5 processes a side, only a complete separation
+// is significant at alpha 0.01), so one disturbed process cannot make a verdict.
+//
 // Three figures are judged per case: the engine median, the reference median (which the
 // engine's timing is interleaved with) and the speedup (their ratio, per process). The
 // case's verdict rests on the speedup, which cancels what the machine does to both
@@ -68,6 +72,10 @@ struct FigureChange {
   double detectable = std::numeric_limits<double>::quiet_NaN();
   // "processes (k+k)", "runs (n)" or "samples (1 process)": where the noise came from.
   std::string noise_source;
+  // With processes on both sides: the exact rank-sum p-value of the per-process values. A
+  // change counts only when this too is below alpha, so one process hit by a burst of other
+  // work (heavy tails the t interval does not expect) cannot make a verdict. 1 otherwise.
+  double rank_p = 1;
   // This figure's own verdict: for times, slower = larger; for the speedup, slower = smaller.
   Verdict verdict = Verdict::kNoisy;
 };

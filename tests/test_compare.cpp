@@ -31,6 +31,7 @@ const std::vector<double> kFive{1.00, 1.01, 0.99, 1.005, 0.995};
 TEST(JudgeFigure, NoiseFromProcessesIsThePooledSpreadWithStudentsT) {
   fb::CompareOptions o;
   const fb::FigureChange c = fb::judge_figure(figure(1.0, kFive), figure(1.05, scaled(kFive, 1.05)), {}, false, o);
+  EXPECT_NEAR(c.rank_p, 2.0 / 252, 1e-12);  // every candidate process slower than every baseline one
   double mean = 0, var = 0;
   for (double x : kFive) mean += std::log(x) / 5;
   for (double x : kFive) var += std::pow(std::log(x) - mean, 2) / 4;  // the same spread on both sides
@@ -249,6 +250,30 @@ TEST(Statistics, StudentTQuantiles) {
   EXPECT_NEAR(fb::student_t_quantile(0.975, 30), 2.0423, 1e-3);
   EXPECT_NEAR(fb::student_t_quantile(0.025, 30), -2.0423, 1e-3);
   EXPECT_NEAR(fb::normal_quantile(0.975), 1.95996, 1e-4);
+}
+
+TEST(Statistics, ExactRankSumP) {
+  // 5 against 5, completely separated: 2 of the C(10, 5) = 252 splits are as extreme.
+  EXPECT_NEAR(fb::rank_sum_p({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}), 2.0 / 252, 1e-12);
+  EXPECT_NEAR(fb::rank_sum_p({6, 7, 8, 9, 10}, {1, 2, 3, 4, 5}), 2.0 / 252, 1e-12);
+  // One value out of place: rank sum 16 (or 39); splits at least as far from 27.5: 4 each side.
+  EXPECT_NEAR(fb::rank_sum_p({1, 2, 3, 4, 6}, {5, 7, 8, 9, 10}), 4.0 / 252, 1e-12);
+  // 4 against 4 can never reach 0.01: 2 / C(8, 4) = 0.029.
+  EXPECT_NEAR(fb::rank_sum_p({1, 2, 3, 4}, {5, 6, 7, 8}), 2.0 / 70, 1e-12);
+  // Ties take mid-ranks; all tied is no evidence.
+  EXPECT_DOUBLE_EQ(fb::rank_sum_p({3, 3}, {3, 3}), 1.0);
+  EXPECT_DOUBLE_EQ(fb::rank_sum_p({}, {1}), 1.0);
+}
+
+TEST(JudgeFigure, OneWildProcessIsNotAVerdict) {
+  // Four processes agree; one ran into a burst of other work. The t interval, fooled by the
+  // outlier's pull on the mean, might call it; the rank test does not.
+  fb::CompareOptions o;
+  const std::vector<double> base{1.0, 1.002, 0.998, 1.001, 0.999};
+  const std::vector<double> cand{1.0, 1.002, 0.998, 1.001, 1.6};
+  const fb::FigureChange c = fb::judge_figure(figure(1.0, base), figure(1.12, cand), {}, false, o);
+  EXPECT_GT(c.rank_p, o.alpha);
+  EXPECT_NE(c.verdict, Verdict::kSlower);
 }
 
 }  // namespace

@@ -113,16 +113,19 @@ int cmd_selfcheck(int argc, char** argv) {
   const SelfCheckReport report = summarize_self_check(aa, slowed, o);
   std::cout << "\nselfcheck: " << repeats << " A/A runs, consecutive pairs compared (alpha " << o.alpha << ", min effect "
             << pct(o.min_effect) << ")\n";
-  std::cout << "case                                       pairs  false  env  noisy  unch  process  run-to-run        detectable"
-            << (inject ? "  slowed: slower / engine slower" : "") << "\n";
-  std::cout << "                                                                         spread   speedup  engine   change\n";
+  // Spreads are relative standard deviations: of the speedup between a run's processes
+  // (median over the runs), and of the run-level speedup and engine median between runs.
+  char head[512];
+  std::snprintf(head, sizeof head, "%-42s %5s %6s %4s %6s %5s %12s %12s %12s %11s", "case", "pairs", "false", "env",
+                "noisy", "unch", "proc:speedup", "runs:speedup", "runs:engine", "detectable");
+  std::cout << head << (inject ? "  slowed: slower, engine slower" : "") << "\n";
   for (const SelfCheckCase& c : report.cases) {
     char line[512];
-    std::snprintf(line, sizeof line, "%-42s %5d  %5d  %3d  %5d  %4d  %7s  %7s  %7s  %9s", c.label.c_str(), c.comparisons,
+    std::snprintf(line, sizeof line, "%-42s %5d %6d %4d %6d %5d %12s %12s %12s %11s", c.label.c_str(), c.comparisons,
                   c.false_alarms, c.environment, c.noisy, c.unchanged, pct(c.process_spread).c_str(),
                   pct(c.run_spread_speedup).c_str(), pct(c.run_spread_engine).c_str(), pct(c.detectable).c_str());
     std::cout << line;
-    if (inject) std::cout << "   " << c.detected << "/" << c.injected << " / " << c.engine_detected << "/" << c.injected;
+    if (inject) std::cout << "  " << c.detected << "/" << c.injected << ", " << c.engine_detected << "/" << c.injected;
     std::cout << "\n";
   }
   std::cout << "false alarms: " << report.false_alarms << " of " << report.comparisons << " A/A comparisons ("
