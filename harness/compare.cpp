@@ -170,7 +170,7 @@ std::vector<CaseComparison> compare_runs(const std::vector<StoredCase>& baseline
   auto entry = [&](const CaseResult& r) -> CaseComparison& {
     const std::string key = r.spec.case_key();
     auto [it, fresh] = index_of.emplace(key, out.size());
-    if (fresh) out.push_back(CaseComparison{key, r.spec.label(), {}, {}, {}, {}});
+    if (fresh) out.push_back(CaseComparison{key, r.spec.label(), {}, {}, {}, {}, {}});
     return out[it->second];
   };
   for (const StoredCase& sc : candidate) entry(sc.result).candidate = sc.result;
@@ -191,6 +191,8 @@ std::vector<CaseComparison> compare_runs(const std::vector<StoredCase>& baseline
       if (history)
         if (auto it = history->find(c.case_key); it != history->end()) h = &it->second;
       c.judgement = judge_case(*c.baseline, *c.candidate, h, same_machine, o);
+      const FigureChange& f = o.executor == "reference" ? c.judgement->reference : c.judgement->engine;
+      c.comparison = SampleComparison{f.baseline, f.candidate, f.change, f.change_ci, f.rank_p, c.judgement->verdict};
     }
   }
   return out;

@@ -38,6 +38,8 @@ struct CompareOptions {
   // Judge engine and reference times across different machines too (by default only the
   // speedup is compared when host, CPU or core count differ).
   bool cross_host = false;
+  // Whose median SampleComparison (the one-figure view) reports: "engine" or "reference".
+  std::string executor = "engine";
 };
 
 enum class Verdict {
@@ -95,6 +97,17 @@ struct CaseJudgement {
   bool speedup_only = false;          // different machines: times were not judged
 };
 
+// One figure per case, for views that show a single change (the HTML report): the case's
+// verdict beside the change of CompareOptions::executor's median, its interval at the noise
+// it was judged against, and the rank test's p-value of the per-process medians.
+struct SampleComparison {
+  double baseline_median = 0, candidate_median = 0;
+  double change = 0;
+  Interval change_ci;
+  double p_value = 1;
+  Verdict verdict = Verdict::kNoisy;  // the case's verdict, not the figure's own
+};
+
 // One case key's comparison. `judgement` is empty when the case is missing on a side or
 // errored there; `note` then says which.
 struct CaseComparison {
@@ -103,6 +116,7 @@ struct CaseComparison {
   std::optional<CaseResult> baseline, candidate;
   std::optional<CaseJudgement> judgement;
   std::string note;
+  std::optional<SampleComparison> comparison;  // the one-figure view of `judgement`
 };
 
 // Judges one figure (higher_is_better: the speedup) of two runs, given its earlier values.

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -129,6 +130,10 @@ CaseResult run_in_worker_process(const CaseSpec& spec, int index, const std::str
 }
 
 int worker_main(const std::string& spec_path, const std::string& out_path, int process_index) {
+  // A worker never outlives its runner: killed with it, not left timing into a removed folder.
+  const pid_t parent = getppid();
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) return 1;  // the runner died before the line above
   const CaseSpec spec = CaseSpec::from_json(nlohmann::json::parse(read_file(spec_path)));
   // Test hook: lets the tests see what a crashing worker does to a run.
   if (const char* crash = std::getenv("FUSEBENCH_TEST_WORKER_ABORT"); crash && std::atoi(crash) == process_index) {

@@ -4,16 +4,14 @@
 // with --inject-delay, also runs with the engine slowed by that fraction of its median and
 // reports how many of those comparisons say `slower`. Exit 0 when the false-alarm rate is
 // at most --max-false-alarms (and detection at least --min-detection), 1 otherwise, 2 on error.
-#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
 #include "harness/environment.h"
-#include "harness/result_store.h"
-#include "harness/runner.h"
-#include "harness/scenario.h"
+#include "harness/run_loop.h"
 #include "harness/selfcheck.h"
 #include "harness/statistics.h"
 
@@ -21,26 +19,22 @@ namespace fb::cli {
 
 namespace {
 
-// One run of `cases` into the store, as `fusebench run` stores it; returns its cases.
-std::vector<StoredCase> run_once(ResultStore& store, CaseRunner& runner, const std::vector<CaseSpec>& cases,
-                                 const std::vector<Scenario>& scenarios, const std::string& what) {
-  RunInfo info = capture_environment();
-  info.command = "fusebench selfcheck (" + what + ")";
-  for (const Scenario& s : scenarios) info.scenarios.push_back({{"name", s.name}, {"file", s.file}});
-  const int64_t run_id = store.begin_run(info);
-  const auto t0 = std::chrono::steady_clock::now();
-  int errors = 0;
-  for (const CaseSpec& c : cases) {
-    const CaseResult r = runner.run(c);
-    store.write_case(run_id, r);
-    if (r.status == "error") ++errors, std::cout << "  " << r.spec.label() << "  ERROR: " << r.error << "\n";
-  }
-  store.finish_run(run_id);
-  std::cout << what << ": run " << run_id << ", " << cases.size() << " cases, "
-            << num("%.0f s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count())
-            << ", load " << num("%.2f", load_average()[0]) << (errors ? ", " + std::to_string(errors) + " errors" : "")
-            << std::endl;
-  return store.load_cases(run_id);
+// One run of the scenarios into the database, as `fusebench run` makes it (each case's
+// line printed as it is stored), with the engine slowed by `delay_us` where given (by the
+// case's place in the matrix); returns the stored cases.
+std::vector<StoredCase> run_once(const std::vector<std::string>& files, const std::string& db, const std::string& what,
+                                 const std::map<std::string, double>& delay_us = {}) {
+  std::cout << what << " (load " << num("%.2f", load_average()[0]) << ")" << std::endl;
+  RunRequest request;
+  request.scenario_files = files;
+  request.db_path = db;
+  request.command = "fusebench selfcheck (" + what + ")";
+  RunSession session(request, std::cout);
+  for (PendingCase& p : session.pending())
+    if (auto it = delay_us.find(matrix_identity(p.spec)); it != delay_us.end()) p.spec.timing.inject_delay_us = it->second;
+  run_in_process(session);
+  session.finish();
+  return session.store().load_cases(session.run_id());
 }
 
 std::string pct(double v) { return std::isfinite(v) ? num("%.1f%%", 100 * v) : "-"; }
@@ -83,31 +77,25 @@ int cmd_selfcheck(int argc, char** argv) {
     if (!(*inject > 0 && *inject < 10)) throw Error("--inject-delay must be a fraction above 0 (0.05 = 5%)");
   }
 
-  std::vector<Scenario> scenarios;
-  std::vector<CaseSpec> cases;
-  for (const std::string& path : args["scenarios"].as<std::vector<std::string>>()) {
-    scenarios.push_back(load_scenario(path));
-    for (CaseSpec c : expand_cases(scenarios.back())) cases.push_back(std::move(c));
-  }
-  ResultStore store(args["db"].as<std::string>());
-  CaseRunner runner;
+  const std::vector<std::string> files = args["scenarios"].as<std::vector<std::string>>();
+  const std::string db = args["db"].as<std::string>();
   std::vector<std::vector<StoredCase>> aa, slowed;
   for (int i = 0; i < repeats; ++i)
-    aa.push_back(run_once(store, runner, cases, scenarios, "A/A run " + std::to_string(i + 1) + "/" + std::to_string(repeats)));
+    aa.push_back(run_once(files, db, "A/A run " + std::to_string(i + 1) + "/" + std::to_string(repeats)));
 
   if (inject) {
     // Each case slowed by the fraction of its own engine median (the median over the A/A runs).
-    std::vector<CaseSpec> slow = cases;
-    for (size_t c = 0; c < slow.size(); ++c) {
-      std::vector<double> medians;
-      for (const auto& run : aa)
-        if (c < run.size() && run[c].result.status != "error") medians.push_back(run[c].result.engine.stats.median);
-      slow[c].timing.inject_delay_us = *inject * percentile(medians, 0.5) * 1000;
-    }
+    std::map<std::string, std::vector<double>> medians;
+    for (const auto& run : aa)
+      for (const StoredCase& sc : run)
+        if (sc.result.status != "error") medians[matrix_identity(sc.result.spec)].push_back(sc.result.engine.stats.median);
+    std::map<std::string, double> delay_us;
+    for (const auto& [place, m] : medians) delay_us[place] = *inject * percentile(m, 0.5) * 1000;
     for (int i = 0; i < inject_repeats; ++i)
-      slowed.push_back(run_once(store, runner, slow, scenarios,
+      slowed.push_back(run_once(files, db,
                                 "slowed run " + std::to_string(i + 1) + "/" + std::to_string(inject_repeats) + " (engine +" +
-                                    pct(*inject) + ")"));
+                                    pct(*inject) + ")",
+                                delay_us));
   }
 
   const SelfCheckReport report = summarize_self_check(aa, slowed, o);
