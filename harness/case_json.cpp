@@ -173,6 +173,7 @@ CaseResult from_json_fields(const json& j) {
       read_strings(l, "sources", p, rec.sources);
       read(l, "kernel", p, rec.kernel);
       read(l, "precision", p, rec.precision);
+      read(l, "precision_reason", p, rec.precision_reason);
       read_shapes(l, "input_shapes", p, rec.input_shapes);
       read_shapes(l, "output_shapes", p, rec.output_shapes);
       read(l, "flops", p, rec.flops);
@@ -194,6 +195,7 @@ nlohmann::json case_result_to_json(const CaseResult& r) {
                       {"sources", l.sources},
                       {"kernel", l.kernel},
                       {"precision", l.precision},
+                      {"precision_reason", l.precision_reason},
                       {"input_shapes", l.input_shapes},
                       {"output_shapes", l.output_shapes},
                       {"flops", number_or_null(l.flops)},
