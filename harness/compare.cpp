@@ -111,7 +111,10 @@ FigureChange judge_figure(const FigureValue& base, const FigureValue& cand, cons
   c.detectable = std::exp(reach) - 1;
   c.change_ci = {std::exp(d - reach) - 1, std::exp(d + reach) - 1};
   const bool beyond = std::fabs(d) > reach && std::fabs(c.change) >= o.min_effect;
-  if (beyond && c.rank_p < o.alpha)
+  // The rank test exists only where both runs have processes; one process a side has no
+  // per-process values to rank (old single-process results).
+  const bool ranks_agree = c.noise_source.rfind("samples", 0) == 0 || kb < 2 || kc < 2 || c.rank_p < o.alpha;
+  if (beyond && ranks_agree)
     c.verdict = (higher_is_better ? d < 0 : d > 0) ? Verdict::kSlower : Verdict::kFaster;
   else if (beyond || c.detectable > o.min_effect)  // beyond the interval, not the rank test: noisy
     c.verdict = Verdict::kNoisy;

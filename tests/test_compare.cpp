@@ -167,7 +167,7 @@ TEST(JudgeCase, SyntheticAAandABBars) {
 fb::StoredCase stored(const std::string& scenario, int64_t batch, double engine_ms, uint64_t seed) {
   fb::Rng rng(seed);
   fb::StoredCase sc;
-  sc.result = timed(rng, process_scales(rng, 4, 0.002), engine_ms, 2.0);
+  sc.result = timed(rng, process_scales(rng, 5, 0.002), engine_ms, 2.0);  // 5: the rank test can decide
   sc.result.spec.scenario = scenario;
   sc.result.spec.batch = batch;
   return sc;
