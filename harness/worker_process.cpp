@@ -74,8 +74,10 @@ TimingConfig per_process_timing(const TimingConfig& t) {
   const int k = std::max(t.processes, 1);
   p.processes = 1;
   p.max_seconds = t.max_seconds / k;
-  p.min_iterations = std::max(10, (t.min_iterations + k - 1) / k);
-  p.max_iterations = std::max(p.min_iterations, t.max_iterations / k);
+  // The user's max_iterations is a cap on the case, never raised by the per-process floor
+  // of 10 iterations (a scenario asking for 3 iterations must not get 50).
+  p.max_iterations = std::max(1, t.max_iterations / k);
+  p.min_iterations = std::min(p.max_iterations, std::max(10, (t.min_iterations + k - 1) / k));
   p.target_rel_ci = std::min(0.5, t.target_rel_ci * std::sqrt(static_cast<double>(k)));
   return p;
 }

@@ -148,7 +148,17 @@ TEST(PerProcessTiming, SharesTheCapAndIterationsOut) {
   EXPECT_EQ(p.max_iterations, 250);
   EXPECT_DOUBLE_EQ(p.target_rel_ci, 0.02);
   t.min_iterations = 20;
-  EXPECT_EQ(per_process_timing(t).min_iterations, 10);  // never fewer than 10 per process
+  EXPECT_EQ(per_process_timing(t).min_iterations, 10);  // never fewer than 10 per process...
+  t.min_iterations = 3;
+  t.max_iterations = 3;
+  t.processes = 1;
+  EXPECT_EQ(per_process_timing(t).max_iterations, 3);  // ...unless the case's cap is lower
+  EXPECT_EQ(per_process_timing(t).min_iterations, 3);
+  t.min_iterations = 40;
+  t.max_iterations = 40;
+  t.processes = 5;
+  EXPECT_EQ(per_process_timing(t).max_iterations, 8);  // 5 x 8 = the 40 asked for
+  EXPECT_EQ(per_process_timing(t).min_iterations, 8);
 }
 
 // Through the binary: two worker processes per case; a worker that aborts makes its case

@@ -127,7 +127,8 @@ TEST(Readme, LinksAndPathsExist) {
     EXPECT_TRUE(fs::exists(root / target)) << "README links to " << target << ", which is not in the repository";
     EXPECT_EQ(target.rfind("../", 0), std::string::npos) << "README links outside the repository: " << target;
   }
-  const std::regex path(R"(\b((?:scripts|scenarios|docs|tests)/[A-Za-z0-9_.\-/]*[A-Za-z0-9_]))");
+  // A path of the repository, not one under build/ ("build/tests/x" is a built program).
+  const std::regex path(R"((?:^|[^/\w.])((?:scripts|scenarios|docs|tests)/[A-Za-z0-9_.\-/]*[A-Za-z0-9_]))");
   for (auto it = std::sregex_iterator(text.begin(), text.end(), path); it != std::sregex_iterator(); ++it) {
     const std::string p = (*it)[1];
     // "scenarios/x.json: field ..." quotes an error message about a user's file.

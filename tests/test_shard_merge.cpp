@@ -26,7 +26,7 @@ class ShardMergeTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     const char* timing =
-        R"("timing": {"warmup_ms": 1, "warmup_iterations": 1, "min_iterations": 3, "max_iterations": 3, "max_seconds": 0.05})";
+        R"("timing": {"processes": 1, "warmup_ms": 1, "warmup_iterations": 1, "min_iterations": 3, "max_iterations": 3, "max_seconds": 0.05})";
     std::ofstream(path("a.json")) << R"({"name": "a", "model": "zoo:mlp?in=16&hidden=16&layers=1",
       "matrix": {"batch": [1, 2], "fusion": ["none", "standard"]}, )" << timing << "}";
     std::ofstream(path("b.json")) << R"({"name": "b", "model": "zoo:mlp?in=8&hidden=8&layers=1",

@@ -211,10 +211,14 @@ bool reads_16bit_natively(const Node& n) {
 
 std::unique_ptr<Layer> make_layer(const Node& node, std::vector<const Tensor*> ins, std::vector<Tensor*> outs,
                                   bool weights_constant) {
+  // Only layers the precision pass lowered to 16-bit storage are wrapped: a model's own
+  // bf16/fp16 tensors (a Cast to bfloat16 in an fp32 build) are the op's business, and
+  // widening around it would change its answer (ONNX's test_cast_FLOAT_to_BFLOAT16).
+  const bool lowered = node.precision == "bf16" || node.precision == "fp16";
   bool any_16bit = false;
   for (const Tensor* t : ins) any_16bit = any_16bit || (t && is_half_type(t->dtype()));
   for (const Tensor* t : outs) any_16bit = any_16bit || (t && is_half_type(t->dtype()));
-  if (any_16bit && !reads_16bit_natively(node))
+  if (lowered && any_16bit && !reads_16bit_natively(node))
     return std::make_unique<HalfStorageLayer>(node, std::move(ins), std::move(outs), weights_constant, make_float_layer);
   return make_float_layer(node, std::move(ins), std::move(outs), weights_constant);
 }
