@@ -1,6 +1,7 @@
 // A case is the unit of work: a self-contained specification in (CaseSpec) and a
 // self-contained result out (CaseResult). Nothing between reaches for global state, so a
-// case can run in-process, in a worker process or on an MPI rank.
+// case can run in-process or in a worker process (harness/worker_process.h), and its
+// JSON form (harness/case_json.h) can carry it to any other process.
 #pragma once
 #include <cstdint>
 #include <limits>
@@ -237,9 +238,9 @@ struct CaseResult {
   ProcessNoise process_noise;    // spread between the worker processes (timing.processes)
   std::string pinned_cpus;       // "0,1" when timing ran pinned, else ""
   HostFingerprint timed_on;
-  // How timing was kept apart from other work on its host, which changes the numbers:
-  // "single-process" (one fusebench run), "host-exclusive" (MPI: one timing worker per
-  // host at a time) or "cores-per-worker=K" (MPI: workers pinned to disjoint cores).
+  // How timing was kept apart from other work on its host, which changes the numbers.
+  // Always "single-process" (one fusebench run) today; the MPI runner, not landed yet,
+  // is to store "host-exclusive" or "cores-per-worker=K" here.
   std::string isolation = "single-process";
   // No result: the worker running the case died or hung (status "error", the reason in
   // `error`). `fusebench run --resume` runs such a case again.
