@@ -18,6 +18,7 @@ PACKAGES=(
   ccache                    # rebuilds (scripts/build.sh uses it when present)
   sqlite3                   # the sqlite3 command: scripts/nightly.sh and store tests read databases with it
   chromium                  # test_report_browser opens HTML reports headless (about 290 MB; ~1 min to install)
+  nodejs                    # ... driven by tests/browser/check_report.mjs over the DevTools pipe (Debian's node 18)
   # PyTorch agreement test and baseline (scripts/export_models.py, bench_pytorch.py): run
   # with /usr/bin/python3. OpenBLAS so that torch's libblas.so.3 is not netlib's.
   python3 python3-numpy python3-torch python3-torchvision libopenblas0-openmp

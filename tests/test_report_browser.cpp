@@ -4,7 +4,7 @@
 // (tests/browser/check_report.mjs) and this test asserts what it saw: no console error,
 // exception, dialog or network request; every chart drawn; the layer table expands; a
 // hover shows the run. Screenshots land in BUILD/report_browser/. Skipped, saying so, where
-// chromium or node is not installed (scripts/setup.sh installs chromium).
+// chromium or node is not installed (scripts/setup.sh installs both).
 #include <gtest/gtest.h>
 
 #include <filesystem>
