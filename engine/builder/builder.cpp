@@ -14,13 +14,13 @@ std::string join_sources(const std::vector<std::string>& s) {
 }
 }  // namespace
 
-Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vector<std::string>* log) {
+Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vector<std::string>* log, const OpRegistry& ops) {
   if (config.precision != "fp32")
     throw Error("precision '" + config.precision + "' is not supported yet (supported: fp32)");
   if (config.batch < 1) throw Error("batch must be at least 1");
   Graph g = imported;
   bind_constant_inputs(g, config.constant_inputs);
-  std::map<std::string, Tensor> known = infer_static_shapes(g, config.batch, config.input_shapes);
+  std::map<std::string, Tensor> known = infer_static_shapes(g, config.batch, config.input_shapes, ops);
   log->push_back("imported: " + std::to_string(g.nodes.size()) + " nodes, " + std::to_string(g.initializers.size()) +
                  " initializers, opset " + std::to_string(g.opset) + ", batch " + std::to_string(config.batch));
   for (const std::string& line : g.import_log) log->push_back(line);
@@ -28,7 +28,7 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
   log->push_back(std::string("fusion level: ") + fusion_level_name(config.fusion) + ", precision: " + config.precision +
                  ", threads: " + std::to_string(config.threads));
   for (const Pass& p : passes_for(config.fusion)) {
-    PassContext ctx{g, config, known, *log};
+    PassContext ctx{g, config, known, *log, ops};
     const int n = p.run(ctx);
     log->push_back(std::string("after ") + p.name + ": " + std::to_string(g.nodes.size()) + " layers (" +
                    std::to_string(n) + " rewrites)");
@@ -36,12 +36,12 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
   return g;
 }
 
-std::unique_ptr<Engine> build_engine(const Graph& imported, const BuildConfig& config) {
+std::unique_ptr<Engine> build_engine(const Graph& imported, const BuildConfig& config, EngineKernels kernels) {
   std::vector<std::string> log;
-  Graph g = optimize_graph(imported, config, &log);
+  Graph g = optimize_graph(imported, config, &log, *kernels.ops);
   log.push_back("after fusion: " + std::to_string(g.nodes.size()) + " layers from " + std::to_string(imported.nodes.size()) +
                 " ONNX nodes");
-  auto engine = std::make_unique<Engine>(std::move(g), config, std::move(log));
+  auto engine = std::make_unique<Engine>(std::move(g), config, std::move(log), std::move(kernels));
   // The layer map goes into the log too, so a stored build log stands on its own.
   for (size_t i = 0; i < engine->layers().size(); ++i) {
     const LayerInfo& l = engine->layers()[i];

@@ -9,9 +9,11 @@
 
 namespace fb {
 
-std::unique_ptr<Engine> build_engine(const Graph& imported, const BuildConfig& config);
+// `kernels`: the engine's op registry (sealed) and backend; by default the shipped ops on the CPU.
+std::unique_ptr<Engine> build_engine(const Graph& imported, const BuildConfig& config, EngineKernels kernels = {});
 
 // The optimized graph without planning memory (for tests of passes).
-Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vector<std::string>* log);
+Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vector<std::string>* log,
+                     const OpRegistry& ops = *OpRegistry::builtin());
 
 }  // namespace fb

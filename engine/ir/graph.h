@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "engine/ir/precision.h"
 #include "engine/ir/tensor.h"
 
 namespace fb {
@@ -32,6 +33,10 @@ struct Node {
   std::map<std::string, Attribute> attrs;
   std::vector<std::string> sources;  // ONNX node names this node stands for
   int64_t opset = 0;  // the model's opset for the node's domain (ops changed meaning across opsets)
+  // The precision its kernel computes in, and why (engine/passes/precision_assignment.cpp
+  // sets both; a fused node takes its sources'). The reason is "" until assigned.
+  Precision precision = Precision::FP32;
+  std::string precision_reason;
 
   // Attribute accessors with ONNX defaults; a present attribute of the wrong kind is an Error.
   int64_t attr_int(const std::string& key, int64_t def) const;

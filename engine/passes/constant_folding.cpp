@@ -42,7 +42,7 @@ int constant_folding(PassContext& ctx) {
     if (have_all) {
       for (const std::string& o : n.outputs) vals.push_back(o.empty() ? Tensor() : ctx.known.at(o));
     } else {
-      vals = evaluate_node(n, ins);
+      vals = evaluate_node(n, ins, ctx.ops);
     }
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       if (n.outputs[i].empty()) continue;

@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <set>
 
-#include "engine/ops/conv.h"
+#include "engine/backend/cpu/conv.h"
 #include "engine/passes/passes.h"
 
 namespace fb {

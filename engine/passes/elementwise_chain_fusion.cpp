@@ -14,8 +14,10 @@ namespace fb {
 
 namespace {
 
-bool chainable(const Graph& g, const Node& n, const BuildConfig& cfg) {
-  const OpDef* def = OpRegistry::instance().find(n.domain, n.op_type);
+bool chainable(const PassContext& ctx, const Node& n) {
+  const Graph& g = ctx.graph;
+  const BuildConfig& cfg = ctx.config;
+  const OpDef* def = ctx.ops.find(n.domain, n.op_type);
   if (!def || !def->elementwise || n.outputs.size() != 1 || !node_fusible(n, cfg)) return false;
   if (n.domain == "fusebench" && n.op_type == "ElementwiseChain") return false;
   UnaryFn u;
@@ -35,12 +37,12 @@ int elementwise_chain_fusion(PassContext& ctx) {
   const BuildConfig& cfg = ctx.config;
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (!chainable(g, g.nodes[i], cfg)) continue;
+    if (!chainable(ctx, g.nodes[i])) continue;
     std::vector<size_t> idx{i};
     std::string out = g.nodes[i].outputs[0];
     while (value_fusible(g, out, cfg)) {
       const int c = single_consumer(g, out);
-      if (!chainable(g, g.nodes[size_t(c)], cfg)) break;
+      if (!chainable(ctx, g.nodes[size_t(c)])) break;
       idx.push_back(size_t(c));
       out = g.nodes[size_t(c)].outputs[0];
     }

@@ -103,6 +103,8 @@ void replace_nodes(Graph& g, std::vector<size_t> indices, Node fused) {
   for (size_t i : indices)
     for (const std::string& s : g.nodes[i].sources) fused.sources.push_back(s);
   if (fused.opset == 0) fused.opset = g.nodes[indices.back()].opset;
+  fused.precision = g.nodes[indices.back()].precision;  // sources agree: can_fuse checked
+  fused.precision_reason = g.nodes[indices.back()].precision_reason;
   g.nodes[indices.back()] = std::move(fused);
   for (size_t k = indices.size() - 1; k-- > 0;) g.nodes.erase(g.nodes.begin() + long(indices[k]));
 }

@@ -9,6 +9,7 @@
 
 #include "engine/builder/build_config.h"
 #include "engine/ir/graph.h"
+#include "engine/ops/op_registry.h"
 
 namespace fb {
 
@@ -17,6 +18,7 @@ struct PassContext {
   const BuildConfig& config;
   std::map<std::string, Tensor>& known;  // build-time values of small tensors (from shape binding)
   std::vector<std::string>& log;         // the build log: passes append "pattern fired where" lines
+  const OpRegistry& ops;                 // the engine's op table (plugins' ops included)
 };
 
 struct Pass {

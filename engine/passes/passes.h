@@ -7,6 +7,7 @@
 
 namespace fb {
 
+int precision_assignment(PassContext& ctx);
 int identity_elimination(PassContext& ctx);
 int constant_folding(PassContext& ctx);
 int dead_node_elimination(PassContext& ctx);

@@ -10,6 +10,7 @@ namespace {
 
 const std::string kSourcesAttr = "fusebench.plan.sources";
 const std::string kOpsetAttr = "fusebench.plan.opset";
+const std::string kPrecisionAttr = "fusebench.plan.precision";  // "fp32: the build's precision (fp32)"
 const std::string kOpsetDoc = "fusebench.opset=";
 const std::string kShapeKnownDoc = "shape_known";
 
@@ -129,6 +130,15 @@ Node node_from_proto(const onnx::NodeProto& np, const std::string& where_graph) 
     } else if (ap.name() == kOpsetAttr && ap.type() == onnx::AttributeProto::INT) {
       n.opset = ap.i();
       have_opset = true;
+    } else if (ap.name() == kPrecisionAttr && ap.type() == onnx::AttributeProto::STRING) {
+      const std::string& s = ap.s();
+      const size_t colon = s.find(": ");
+      try {
+        n.precision = parse_precision(s.substr(0, colon));
+      } catch (const Error& e) {
+        throw Error(what + ": " + e.what());
+      }
+      n.precision_reason = colon == std::string::npos ? "" : s.substr(colon + 2);
     } else if (!n.attrs.emplace(ap.name(), attribute_from_proto(ap, what)).second) {
       throw Error(what + " appears twice");
     }
@@ -172,7 +182,7 @@ onnx::GraphProto graph_to_proto(const Graph& g) {
     for (const std::string& i : n.inputs) np->add_input(i);
     for (const std::string& o : n.outputs) np->add_output(o);
     for (const auto& [key, a] : n.attrs) {
-      if (key == kSourcesAttr || key == kOpsetAttr) throw Error(n.describe() + " uses the reserved attribute name '" + key + "'");
+      if (key == kSourcesAttr || key == kOpsetAttr || key == kPrecisionAttr) throw Error(n.describe() + " uses the reserved attribute name '" + key + "'");
       *np->add_attribute() = attribute_to_proto(key, a);
     }
     auto* sources = np->add_attribute();
@@ -183,6 +193,10 @@ onnx::GraphProto graph_to_proto(const Graph& g) {
     opset->set_name(kOpsetAttr);
     opset->set_type(onnx::AttributeProto::INT);
     opset->set_i(n.opset);
+    auto* precision = np->add_attribute();
+    precision->set_name(kPrecisionAttr);
+    precision->set_type(onnx::AttributeProto::STRING);
+    precision->set_s(std::string(precision_name(n.precision)) + (n.precision_reason.empty() ? "" : ": " + n.precision_reason));
   }
   return gp;
 }
