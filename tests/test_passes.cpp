@@ -69,6 +69,32 @@ TEST(Passes, PartitionPointStopsFusionAtThatTensor) {
   expect_agrees(m, cfg);
 }
 
+// The LayerNorm pattern's Sub output has two readers inside the pattern (Pow and Div):
+// a partition point there must still stop the fusion (it once built one LayerNorm across it).
+TEST(Passes, PartitionPointOnAValueReadTwiceInsideLayerNormStopsIt) {
+  LoadedModel m = load_model("zoo:bert?layers=1");
+  BuildConfig cfg;
+  auto fused = build_engine(m.graph, cfg);
+  cfg.partition_points = {"/embeddings/LayerNorm/Sub_output_0"};
+  auto limited = build_engine(m.graph, cfg);
+  EXPECT_EQ(count_kind(*fused, "fusebench.LayerNorm"), 1);  // the embedding's (the others took their residual Adds)
+  EXPECT_EQ(count_kind(*limited, "fusebench.LayerNorm"), 0);
+  for (const LayerInfo& l : limited->layers()) {
+    bool has_sub = false, has_div = false;
+    for (const std::string& s : l.sources) {
+      has_sub = has_sub || s == "/embeddings/LayerNorm/Sub";
+      has_div = has_div || s == "/embeddings/LayerNorm/Div";
+    }
+    EXPECT_FALSE(has_sub && has_div) << l.name << " crosses the partition point";
+  }
+  bool refused = false;
+  for (const FusionEvent& e : limited->fusion_events())
+    refused = refused || (e.pass == "layernorm-fusion" && e.root == "/embeddings/LayerNorm/ReduceMean" &&
+                          e.refused == "value '/embeddings/LayerNorm/Sub_output_0' is a partition point" && e.fused.empty());
+  EXPECT_TRUE(refused);
+  expect_agrees(m, cfg);
+}
+
 TEST(Passes, GlobMatches) {
   EXPECT_TRUE(glob_match("/encoder/*/attention/*", "/encoder/layer.0/attention/self/MatMul"));
   EXPECT_TRUE(glob_match("*MatMul?", "/a/MatMul1"));

@@ -14,7 +14,8 @@ std::string join_sources(const std::vector<std::string>& s) {
 }
 }  // namespace
 
-Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vector<std::string>* log, const OpRegistry& ops) {
+Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vector<std::string>* log, const OpRegistry& ops,
+                     std::vector<FusionEvent>* events) {
   if (config.precision != "fp32")
     throw Error("precision '" + config.precision + "' is not supported yet (supported: fp32)");
   if (config.batch < 1) throw Error("batch must be at least 1");
@@ -28,7 +29,7 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
   log->push_back(std::string("fusion level: ") + fusion_level_name(config.fusion) + ", precision: " + config.precision +
                  ", threads: " + std::to_string(config.threads));
   for (const Pass& p : passes_for(config.fusion)) {
-    PassContext ctx{g, config, known, *log, ops};
+    PassContext ctx{g, config, known, *log, ops, events, p.name};
     const int n = p.run(ctx);
     log->push_back(std::string("after ") + p.name + ": " + std::to_string(g.nodes.size()) + " layers (" +
                    std::to_string(n) + " rewrites)");
@@ -38,10 +39,12 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
 
 std::unique_ptr<Engine> build_engine(const Graph& imported, const BuildConfig& config, EngineKernels kernels) {
   std::vector<std::string> log;
-  Graph g = optimize_graph(imported, config, &log, *kernels.ops);
+  std::vector<FusionEvent> events;
+  Graph g = optimize_graph(imported, config, &log, *kernels.ops, &events);
   log.push_back("after fusion: " + std::to_string(g.nodes.size()) + " layers from " + std::to_string(imported.nodes.size()) +
                 " ONNX nodes");
   auto engine = std::make_unique<Engine>(std::move(g), config, std::move(log), std::move(kernels));
+  engine->set_fusion_events(std::move(events));
   // The layer map goes into the log too, so a stored build log stands on its own.
   for (size_t i = 0; i < engine->layers().size(); ++i) {
     const LayerInfo& l = engine->layers()[i];

@@ -52,6 +52,7 @@ int constant_folding(PassContext& ctx) {
     ++folded;
   }
   g.nodes = std::move(kept);
+  g.nodes_changed();
   if (folded) ctx.log.push_back("  constant-folding: folded " + std::to_string(folded) + " nodes into initializers");
   return folded;  // what fed only folded nodes is dead-node-elimination's
 }

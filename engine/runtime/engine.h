@@ -10,6 +10,7 @@
 #include "engine/backend/backend.h"
 #include "engine/builder/build_config.h"
 #include "engine/ir/graph.h"
+#include "engine/passes/fusion_event.h"
 
 namespace fb {
 
@@ -60,12 +61,17 @@ class Engine {
   const BuildConfig& config() const { return config_; }
   const Graph& graph() const { return graph_; }
   const EngineKernels& kernels() const { return kernels_; }
+  // What the fusion passes did, fused and refused (empty for an engine loaded from a
+  // plan: its build log has the text).
+  const std::vector<FusionEvent>& fusion_events() const { return events_; }
+  void set_fusion_events(std::vector<FusionEvent> events) { events_ = std::move(events); }
   size_t arena_bytes() const { return arena_bytes_; }
 
  private:
   Graph graph_;
   BuildConfig config_;
   std::vector<std::string> log_;
+  std::vector<FusionEvent> events_;
   EngineKernels kernels_;                  // before the layers: they point into the registry
   std::map<std::string, Tensor> constants_;  // the initializers as the backend holds them
   std::vector<Tensor> slots_;              // one per value; addresses stable after build
