@@ -87,6 +87,11 @@ TEST(Passes, PartitionPointOnAValueReadTwiceInsideLayerNormStopsIt) {
     }
     EXPECT_FALSE(has_sub && has_div) << l.name << " crosses the partition point";
   }
+  bool refused = false;
+  for (const FusionEvent& e : limited->fusion_events())
+    refused = refused || (e.pass == "layernorm-fusion" && e.root == "/embeddings/LayerNorm/ReduceMean" &&
+                          e.refused == "value '/embeddings/LayerNorm/Sub_output_0' is a partition point" && e.fused.empty());
+  EXPECT_TRUE(refused);
   expect_agrees(m, cfg);
 }
 

@@ -2,7 +2,7 @@
 
 #include "engine/builder/fusion_limits.h"
 #include "engine/builder/static_shapes.h"
-#include "engine/ops/dnnl_context.h"
+#include "engine/backend/cpu/dnnl_context.h"
 #include "engine/passes/passes.h"
 
 namespace fb {
@@ -15,7 +15,8 @@ std::string join_sources(const std::vector<std::string>& s) {
 }
 }  // namespace
 
-Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vector<std::string>* log) {
+Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vector<std::string>* log, const OpRegistry& ops,
+                     std::vector<FusionEvent>* events) {
   check_precision(config.precision, "precision");
   for (const LayerPrecision& c : config.layer_precisions) check_precision(c.precision, "precision constraint '" + c.pattern + "'");
   // Every layer falling back to fp32 would be an fp32 engine labelled int8.
@@ -25,7 +26,7 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
   if (config.batch < 1) throw Error("batch must be at least 1");
   Graph g = imported;
   bind_constant_inputs(g, config.constant_inputs);
-  std::map<std::string, Tensor> known = infer_static_shapes(g, config.batch, config.input_shapes);
+  std::map<std::string, Tensor> known = infer_static_shapes(g, config.batch, config.input_shapes, ops);
   log->push_back("imported: " + std::to_string(g.nodes.size()) + " nodes, " + std::to_string(g.initializers.size()) +
                  " initializers, opset " + std::to_string(g.opset) + ", batch " + std::to_string(config.batch));
   for (const std::string& line : g.import_log) log->push_back(line);
@@ -41,7 +42,7 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
                    ": bf16 and fp16 layers keep their tensors in 16 bits and compute in float32, "
                    "weights rounded to 16-bit values");
   for (const Pass& p : passes_for(config.fusion)) {
-    PassContext ctx{g, config, known, *log};
+    PassContext ctx{g, config, known, *log, ops, events, p.name};
     const int n = p.run(ctx);
     log->push_back(std::string("after ") + p.name + ": " + std::to_string(g.nodes.size()) + " layers (" +
                    std::to_string(n) + " rewrites)");
@@ -49,12 +50,14 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
   return g;
 }
 
-std::unique_ptr<Engine> build_engine(const Graph& imported, const BuildConfig& config) {
+std::unique_ptr<Engine> build_engine(const Graph& imported, const BuildConfig& config, EngineKernels kernels) {
   std::vector<std::string> log;
-  Graph g = optimize_graph(imported, config, &log);
+  std::vector<FusionEvent> events;
+  Graph g = optimize_graph(imported, config, &log, *kernels.ops, &events);
   log.push_back("after fusion: " + std::to_string(g.nodes.size()) + " layers from " + std::to_string(imported.nodes.size()) +
                 " ONNX nodes");
-  auto engine = std::make_unique<Engine>(std::move(g), config, std::move(log));
+  auto engine = std::make_unique<Engine>(std::move(g), config, std::move(log), std::move(kernels));
+  engine->set_fusion_events(std::move(events));
   // The layer map goes into the log too, so a stored build log stands on its own.
   for (size_t i = 0; i < engine->layers().size(); ++i) {
     const LayerInfo& l = engine->layers()[i];

@@ -9,9 +9,12 @@
 
 namespace fb {
 
-std::unique_ptr<Engine> build_engine(const Graph& imported, const BuildConfig& config);
+// `kernels`: the engine's op registry (sealed) and backend; by default the shipped ops on the CPU.
+std::unique_ptr<Engine> build_engine(const Graph& imported, const BuildConfig& config, EngineKernels kernels = {});
 
 // The optimized graph without planning memory (for tests of passes).
-Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vector<std::string>* log);
+// `events`, when given, receives what the fusion passes did.
+Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vector<std::string>* log,
+                     const OpRegistry& ops = *OpRegistry::builtin(), std::vector<FusionEvent>* events = nullptr);
 
 }  // namespace fb

@@ -48,7 +48,8 @@ void bind_constant_inputs(Graph& g, const std::map<std::string, Tensor>& values)
   }
 }
 
-std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch, const std::map<std::string, Shape>& overrides) {
+std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch, const std::map<std::string, Shape>& overrides,
+                                                  const OpRegistry& ops) {
   constexpr int64_t kMaxFoldElements = 1 << 16;  // only small tensors are evaluated here
   for (const auto& [name, shape] : bind_input_shapes(g, batch, overrides)) {
     ValueInfo& v = g.values[name];
@@ -75,7 +76,7 @@ std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch, const
       sc.constants.push_back(it == known.end() ? nullptr : &it->second);
       all_known = all_known && it != known.end();
     }
-    std::vector<ValueInfo> outs = infer_node(n, sc);
+    std::vector<ValueInfo> outs = infer_node(n, sc, ops);
     if (outs.size() < n.outputs.size())
       throw Error(n.describe() + ": produces " + std::to_string(outs.size()) + " outputs, the model uses " +
                   std::to_string(n.outputs.size()));
@@ -89,11 +90,11 @@ std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch, const
     std::vector<Tensor> vals;
     if (n.op_type == "Shape" && n.domain.empty()) {
       Tensor dummy = Tensor::view(sc.inputs[0]->dtype, sc.inputs[0]->shape, nullptr);
-      vals = evaluate_node(n, {&dummy});
+      vals = evaluate_node(n, {&dummy}, ops);
     } else if (all_known && (small || data_dependent)) {
       std::vector<const Tensor*> ins;
       for (const std::string& in : n.inputs) ins.push_back(in.empty() ? nullptr : &known.at(in));
-      vals = evaluate_node(n, ins);
+      vals = evaluate_node(n, ins, ops);
       for (size_t i = 0; i < n.outputs.size() && i < vals.size(); ++i)
         if (!outs[i].shape_known) outs[i] = ValueInfo{vals[i].dtype(), vals[i].shape(), true};
     }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/ir/graph.h"
+#include "engine/ops/op_registry.h"
 
 namespace fb {
 
@@ -19,7 +20,8 @@ std::map<std::string, Shape> bind_input_shapes(const Graph& g, int64_t batch,
 // returns the build-time values of small computable tensors (for constant folding).
 // Errors name the node and op type, including unsupported ops.
 std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch,
-                                                  const std::map<std::string, Shape>& overrides = {});
+                                                  const std::map<std::string, Shape>& overrides = {},
+                                                  const OpRegistry& ops = *OpRegistry::builtin());
 
 // Turns the named graph inputs into initializers holding the given values (dtype and
 // shape must fit the model's declaration); errors name the input.

@@ -55,22 +55,123 @@ const ValueInfo& Graph::value(const std::string& v) const {
   return it->second;
 }
 
-const Node* Graph::producer(const std::string& v) const {
-  for (const Node& n : nodes)
-    for (const std::string& o : n.outputs)
-      if (o == v) return &n;
-  return nullptr;
+Graph::UseDefIndex& Graph::uses() const {
+  if (!uses_.index) {
+    uses_.index = std::make_unique<UseDefIndex>();
+    uses_.index->producer.reserve(nodes.size() * 2);
+    uses_.index->readers.reserve(nodes.size() * 2);
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (!removed(i)) index_node(*uses_.index, i);
+  }
+  return *uses_.index;
 }
 
-std::vector<size_t> Graph::consumers(const std::string& v) const {
-  std::vector<size_t> r;
+void Graph::index_node(UseDefIndex& u, size_t i) const {
+  const Node& n = nodes[i];
+  for (const std::string& o : n.outputs)
+    if (!o.empty()) u.producer[o] = i;
+  for (const std::string& in : n.inputs) {
+    if (in.empty()) continue;
+    std::vector<size_t>& r = u.readers[in];
+    auto at = std::lower_bound(r.begin(), r.end(), i);
+    if (at == r.end() || *at != i) r.insert(at, i);
+  }
+}
+
+void Graph::unindex_node(UseDefIndex& u, size_t i) const {
+  const Node& n = nodes[i];
+  for (const std::string& o : n.outputs) {
+    auto it = o.empty() ? u.producer.end() : u.producer.find(o);
+    if (it != u.producer.end() && it->second == i) u.producer.erase(it);
+  }
+  for (const std::string& in : n.inputs) {
+    auto it = in.empty() ? u.readers.end() : u.readers.find(in);
+    if (it == u.readers.end()) continue;
+    auto at = std::lower_bound(it->second.begin(), it->second.end(), i);
+    if (at != it->second.end() && *at == i) it->second.erase(at);
+  }
+}
+
+const Node* Graph::producer(const std::string& v) const {
+  const int i = producer_index(v);
+  return i < 0 ? nullptr : &nodes[size_t(i)];
+}
+
+int Graph::producer_index(const std::string& v) const {
+  const UseDefIndex& u = uses();
+  auto it = u.producer.find(v);
+  return it == u.producer.end() ? -1 : int(it->second);
+}
+
+const std::vector<size_t>& Graph::consumers(const std::string& v) const {
+  static const std::vector<size_t> kNone;
+  const UseDefIndex& u = uses();
+  auto it = u.readers.find(v);
+  return it == u.readers.end() ? kNone : it->second;
+}
+
+void Graph::nodes_changed() {
+  uses_.index.reset();
+  if (removed_.size() != nodes.size()) removed_.clear();
+}
+
+void Graph::replace_nodes(std::vector<size_t> indices, Node fused) {
+  std::sort(indices.begin(), indices.end());
+  indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+  FB_CHECK(!indices.empty(), "nothing to replace");
+  fused.sources.clear();
+  for (size_t i : indices) {
+    FB_CHECK(i < nodes.size() && !removed(i), "replacing a node that is not there");
+    for (const std::string& s : nodes[i].sources) fused.sources.push_back(s);
+  }
+  const size_t last = indices.back();
+  if (fused.opset == 0) fused.opset = nodes[last].opset;
+  fused.precision = nodes[last].precision;  // the sources agree: can_fuse checked
+  fused.precision_reason = nodes[last].precision_reason;
+  UseDefIndex& u = uses();
+  for (size_t i : indices) unindex_node(u, i);
+  nodes[last] = std::move(fused);
+  index_node(u, last);
+  for (size_t k = 0; k + 1 < indices.size(); ++k) {
+    if (removed_.empty()) removed_.assign(nodes.size(), false);
+    removed_[indices[k]] = true;
+  }
+}
+
+void Graph::remove_node(size_t i) {
+  FB_CHECK(i < nodes.size() && !removed(i), "removing a node that is not there");
+  unindex_node(uses(), i);
+  if (removed_.empty()) removed_.assign(nodes.size(), false);
+  removed_[i] = true;
+}
+
+void Graph::rewire_input(size_t i, const std::string& from, const std::string& to) {
+  UseDefIndex& u = uses();
+  unindex_node(u, i);
+  for (std::string& in : nodes[i].inputs)
+    if (in == from) in = to;
+  index_node(u, i);
+}
+
+void Graph::compact() {
+  if (removed_.empty()) return;
+  size_t w = 0;
   for (size_t i = 0; i < nodes.size(); ++i)
-    for (const std::string& in : nodes[i].inputs)
-      if (in == v) {
-        r.push_back(i);
-        break;
-      }
-  return r;
+    if (!removed_[i]) {
+      if (w != i) nodes[w] = std::move(nodes[i]);
+      ++w;
+    }
+  nodes.resize(w);
+  removed_.clear();
+  uses_.index.reset();
+}
+
+void Graph::rename_output(size_t i, const std::string& from, const std::string& to) {
+  UseDefIndex& u = uses();
+  unindex_node(u, i);
+  for (std::string& out : nodes[i].outputs)
+    if (out == from) out = to;
+  index_node(u, i);
 }
 
 void Graph::topological_sort() {
@@ -104,6 +205,7 @@ void Graph::topological_sort() {
     }
   }
   nodes = std::move(sorted);
+  nodes_changed();
 }
 
 std::string Graph::unique_value_name(const std::string& stem) const {

@@ -25,22 +25,17 @@ Tensor::Tensor(DType dtype, Shape shape, bool zero_fill) : dtype_(dtype), shape_
   data_ = p;
 }
 
-Tensor Tensor::view(DType dtype, Shape shape, void* data) {
+Tensor Tensor::view(DType dtype, Shape shape, void* data, Device device) {
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
   t.data_ = data;
-  return t;
-}
-
-Tensor Tensor::reshaped(Shape shape) const {
-  FB_CHECK(shape_numel(shape) == numel(), "reshape " + shape_str(shape_) + " to " + shape_str(shape));
-  Tensor t = *this;
-  t.shape_ = std::move(shape);
+  t.device_ = device;
   return t;
 }
 
 Tensor Tensor::clone() const {
+  FB_CHECK(device_ == Device::Host, "clone of a device tensor (its backend copies it to the host)");
   Tensor t(dtype_, shape_);
   if (nbytes()) std::memcpy(t.data_, data_, nbytes());
   return t;

@@ -12,6 +12,10 @@
 
 namespace fb {
 
+// Where a tensor's bytes live. Host memory is the only kind today; a device backend's
+// tensors (engine/backend/backend.h) are addresses host code must not dereference.
+enum class Device : uint8_t { Host };
+
 class Tensor {
  public:
   Tensor() = default;
@@ -20,8 +24,8 @@ class Tensor {
   Tensor(DType dtype, Shape shape, bool zero_fill);
   // Allocates storage without clearing it (for outputs a kernel overwrites in full).
   static Tensor empty(DType dtype, Shape shape);
-  // A non-owning view of `data`.
-  static Tensor view(DType dtype, Shape shape, void* data);
+  // A non-owning view of `data`, which lives on `device`.
+  static Tensor view(DType dtype, Shape shape, void* data, Device device = Device::Host);
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
@@ -29,15 +33,17 @@ class Tensor {
   int64_t numel() const { return shape_numel(shape_); }
   size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
   bool defined() const { return dtype_ != DType::Undefined; }
+  Device device() const { return device_; }
 
   void* raw() { return data_; }
   const void* raw() const { return data_; }
+  // Typed host access; raw() is the address on any device.
   template <typename T> T* data() {
-    FB_CHECK(dtype_of<T>() == dtype_, "tensor is " + dtype_name(dtype_));
+    FB_CHECK(dtype_of<T>() == dtype_ && device_ == Device::Host, "tensor is " + dtype_name(dtype_));
     return static_cast<T*>(data_);
   }
   template <typename T> const T* data() const {
-    FB_CHECK(dtype_of<T>() == dtype_, "tensor is " + dtype_name(dtype_));
+    FB_CHECK(dtype_of<T>() == dtype_ && device_ == Device::Host, "tensor is " + dtype_name(dtype_));
     return static_cast<const T*>(data_);
   }
   template <typename T> std::span<const T> values() const { return {data<T>(), size_t(numel())}; }
@@ -47,8 +53,6 @@ class Tensor {
     FB_CHECK(!storage_, "rebind on an owning tensor");
     data_ = data;
   }
-  // Same storage, other shape (element count must match).
-  Tensor reshaped(Shape shape) const;
   // A deep copy with its own storage.
   Tensor clone() const;
   // Integer tensor contents as int64 (for shape-like inputs: Reshape's shape, axes, ...).
@@ -61,6 +65,7 @@ class Tensor {
   Shape shape_;
   std::shared_ptr<std::byte> storage_;
   void* data_ = nullptr;
+  Device device_ = Device::Host;
 };
 
 }  // namespace fb

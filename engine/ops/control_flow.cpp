@@ -37,8 +37,10 @@ std::map<std::string, Tensor> captured_values(const OpContext& c) {
   return env;
 }
 
-// Runs `g` with `env` holding its inputs and outer values; returns its outputs in order.
-std::vector<Tensor> run_subgraph(const Graph& g, std::map<std::string, Tensor> env) {
+// Runs `g` with `env` holding its inputs and outer values, its nodes from the registry
+// the enclosing node came from; returns its outputs in order.
+std::vector<Tensor> run_subgraph(const OpContext& c, const Graph& g, std::map<std::string, Tensor> env) {
+  const OpRegistry& ops = c.ops ? *c.ops : *OpRegistry::builtin();
   for (const auto& [k, t] : g.initializers) env[k] = t;
   for (const Node& n : g.nodes) {
     std::vector<const Tensor*> ins;
@@ -51,7 +53,7 @@ std::vector<Tensor> run_subgraph(const Graph& g, std::map<std::string, Tensor> e
       if (it == env.end()) throw Error(n.describe() + ": input '" + in + "' is not defined in the subgraph or any enclosing scope");
       ins.push_back(&it->second);
     }
-    std::vector<Tensor> outs = evaluate_node(n, ins);
+    std::vector<Tensor> outs = evaluate_node(n, ins, ops);
     for (size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
       if (!n.outputs[k].empty()) env[n.outputs[k]] = std::move(outs[k]);
   }
@@ -95,7 +97,7 @@ std::vector<ValueInfo> infer_if(const ShapeContext& c) {
 void compute_if(OpContext& c) {
   const bool cond = c.in(0).scalar_as_double() != 0.0;
   const Graph& g = subgraph(c.node, cond ? "then_branch" : "else_branch");
-  std::vector<Tensor> outs = run_subgraph(g, captured_values(c));
+  std::vector<Tensor> outs = run_subgraph(c, g, captured_values(c));
   for (size_t i = 0; i < outs.size(); ++i) set_output(c, i, outs[i]);
 }
 
@@ -133,7 +135,7 @@ void compute_loop(OpContext& c) {
     env[body.inputs[0].name] = it_t;
     env[body.inputs[1].name] = cond_t;
     for (size_t i = 0; i < carried; ++i) env[body.inputs[2 + i].name] = state[i];
-    std::vector<Tensor> outs = run_subgraph(body, std::move(env));
+    std::vector<Tensor> outs = run_subgraph(c, body, std::move(env));
     cond = outs[0].scalar_as_double() != 0.0;
     for (size_t i = 0; i < carried; ++i) state[i] = outs[1 + i];
     for (size_t k = 0; k < n_scans; ++k) {

@@ -159,11 +159,6 @@ float unary_scalar(UnaryFn f, float x) {
   apply_unary(f, &x, &y, 1);
   return y;
 }
-float binary_scalar(BinaryFn f, float a, float b) {
-  float y;
-  apply_binary(f, &a, 1, &b, 1, &y, 1);
-  return y;
-}
 
 void apply_unary(UnaryFn f, const float* in, float* out, int64_t n) { apply_unary_t<float>(f, in, out, n); }
 

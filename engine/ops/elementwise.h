@@ -25,9 +25,8 @@ bool binary_from_op_type(const std::string& op, BinaryFn* f);
 void apply_unary(UnaryFn f, const float* in, float* out, int64_t n);
 // out[i] = f(a[i * sa], b[i * sb]) for i < n, with strides sa, sb in {0, 1}.
 void apply_binary(BinaryFn f, const float* a, int64_t sa, const float* b, int64_t sb, float* out, int64_t n);
-// Scalar forms, for the odd element and for tests.
+// The scalar form, for the odd element.
 float unary_scalar(UnaryFn f, float x);
-float binary_scalar(BinaryFn f, float a, float b);
 
 class Tensor;
 // out = f(a, b) with numpy broadcasting, for every numeric element type (not 16-bit floats:

@@ -1,7 +1,5 @@
 #include "engine/ops/op_registry.h"
 
-#include <algorithm>
-
 namespace fb {
 
 const ValueInfo& ShapeContext::in(size_t i) const {
@@ -22,9 +20,8 @@ const Tensor& OpContext::in(size_t i) const {
   return *inputs[i];
 }
 
-const OpRegistry& OpRegistry::instance() {
-  static const OpRegistry registry = [] {
-    OpRegistry r;
+OpRegistry OpRegistry::with_builtin_ops() {
+  OpRegistry r;
     register_elementwise_ops(r);
     register_matmul_ops(r);
     register_reduce_ops(r);
@@ -44,41 +41,46 @@ const OpRegistry& OpRegistry::instance() {
     register_gather_scatter_ops(r);
     register_selection_ops(r);
     register_arg_reduce_ops(r);
-    register_control_flow_ops(r);
+  register_control_flow_ops(r);
+  return r;
+}
+
+const std::shared_ptr<const OpRegistry>& OpRegistry::builtin() {
+  static const std::shared_ptr<const OpRegistry> registry = [] {
+    auto r = std::make_shared<OpRegistry>(with_builtin_ops());
+    r->seal();
     return r;
   }();
   return registry;
 }
 
+std::string OpRegistry::key(const std::string& domain, const std::string& op_type) {
+  return (domain == "ai.onnx" ? std::string() : domain) + '\n' + op_type;
+}
+
 const OpDef* OpRegistry::find(const std::string& domain, const std::string& op_type) const {
-  std::string d = domain == "ai.onnx" ? "" : domain;
-  for (const OpDef& def : defs_)
-    if (def.domain == d && def.op_type == op_type) return &def;
-  return nullptr;
+  auto it = defs_.find(key(domain, op_type));
+  return it == defs_.end() ? nullptr : &it->second;
 }
 
 void OpRegistry::add(OpDef def) {
-  FB_CHECK(find(def.domain, def.op_type) == nullptr, "op registered twice: " + def.op_type);
-  defs_.push_back(std::move(def));
+  const std::string name = def.domain.empty() ? def.op_type : def.domain + "." + def.op_type;
+  if (sealed_) throw Error("op '" + name + "' cannot be registered: the op registry is sealed (register before building)");
+  if (find(def.domain, def.op_type)) throw Error("op '" + name + "' is registered already");
+  std::string k = key(def.domain, def.op_type);
+  defs_.emplace(std::move(k), std::move(def));
 }
 
-std::vector<std::string> OpRegistry::op_names() const {
-  std::vector<std::string> names;
-  for (const OpDef& d : defs_) names.push_back(d.domain.empty() ? d.op_type : d.domain + "." + d.op_type);
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-const OpDef& op_for(const Node& node) {
-  const OpDef* def = OpRegistry::instance().find(node.domain, node.op_type);
+const OpDef& op_for(const Node& node, const OpRegistry& ops) {
+  const OpDef* def = ops.find(node.domain, node.op_type);
   if (!def)
     throw Error(node.describe() + ": unsupported op type '" +
                 (node.domain.empty() ? "" : node.domain + ".") + node.op_type + "'");
   return *def;
 }
 
-std::vector<ValueInfo> infer_node(const Node& node, const ShapeContext& ctx) {
-  const OpDef& def = op_for(node);
+std::vector<ValueInfo> infer_node(const Node& node, const ShapeContext& ctx, const OpRegistry& ops) {
+  const OpDef& def = op_for(node, ops);
   try {
     return def.infer(ctx);
   } catch (const Error& e) {
@@ -88,8 +90,8 @@ std::vector<ValueInfo> infer_node(const Node& node, const ShapeContext& ctx) {
   }
 }
 
-std::vector<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*>& inputs) {
-  const OpDef& def = op_for(node);
+std::vector<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*>& inputs, const OpRegistry& ops) {
+  const OpDef& def = op_for(node, ops);
   std::vector<ValueInfo> infos(inputs.size());
   ShapeContext sc{node, {}, inputs};
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -100,9 +102,9 @@ std::vector<Tensor> evaluate_node(const Node& node, const std::vector<const Tens
     infos[i] = ValueInfo{inputs[i]->dtype(), inputs[i]->shape(), true};
     sc.inputs.push_back(&infos[i]);
   }
-  std::vector<ValueInfo> out_infos = infer_node(node, sc);
+  std::vector<ValueInfo> out_infos = infer_node(node, sc, ops);
   std::vector<Tensor> outs(out_infos.size());
-  OpContext oc{node, inputs, {}};
+  OpContext oc{node, inputs, {}, &ops};
   for (size_t i = 0; i < outs.size(); ++i) {
     if (out_infos[i].shape_known) outs[i] = Tensor::empty(out_infos[i].dtype, out_infos[i].shape);
     oc.outputs.push_back(&outs[i]);

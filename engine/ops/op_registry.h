@@ -1,12 +1,17 @@
-// The op table: for every op the engine runs, its shape inference and its kernel.
-// Both executors use it: the reference executor runs the kernels eagerly, op by op;
-// the engine runs them (or a fused kernel) from a planned arena. Adding an op is adding
-// a row in one of the register_* functions listed in op_registry.cpp.
+// The op table: for every op the engine runs, its shape inference, the precisions its
+// kernel computes in, and its portable kernel. Both executors use it: the reference
+// executor runs the kernels eagerly, op by op; the engine's backend runs them (or a
+// dedicated layer, engine/backend/) from a planned arena. Adding an op is adding a row in
+// one of the register_* functions listed in op_registry.cpp; a plugin adds its row to an
+// engine's own registry (OpRegistry::add) before the registry is sealed.
 #pragma once
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/ir/graph.h"
+#include "engine/ir/precision.h"
 
 namespace fb {
 
@@ -29,10 +34,14 @@ struct ShapeContext {
 // a kernel writes every element) with the
 // inferred dtype and shape. A kernel whose output shape depends on input values
 // (shape_known == false at inference) assigns the output Tensor itself.
+class OpRegistry;
 struct OpContext {
   const Node& node;
   std::vector<const Tensor*> inputs;
   std::vector<Tensor*> outputs;
+  // The registry the node was found in (If/Loop bodies run their nodes from it);
+  // nullptr means OpRegistry::builtin().
+  const OpRegistry* ops = nullptr;
 
   const Tensor& in(size_t i) const;
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
@@ -58,28 +67,43 @@ struct OpDef {
   // element with the same index. The engine's arena planner then reuses a dying input's
   // buffer for the output (engine/runtime/arena_planner.h).
   bool in_place = false;
+  // The precisions the kernel computes in (what a backend may assign this op).
+  PrecisionSet precisions{Precision::FP32};
 };
 
+// Built per engine: OpRegistry::with_builtin_ops() gives a fresh, open registry holding
+// every shipped op; a caller adds its own ops (plugins) and seals it; an engine is built
+// on a sealed registry, which it keeps alive (its layers point at the definitions).
 class OpRegistry {
  public:
-  static const OpRegistry& instance();
+  // Every op the engine ships; open, so more can be added.
+  static OpRegistry with_builtin_ops();
+  // The shipped ops, sealed and shared: for whatever needs no others.
+  static const std::shared_ptr<const OpRegistry>& builtin();
+
   const OpDef* find(const std::string& domain, const std::string& op_type) const;
+  // Adds a row; Error naming the op when the registry is sealed or has the op already.
   void add(OpDef def);
-  std::vector<std::string> op_names() const;
+  // No more rows after this; the definitions' addresses stay put from here on.
+  void seal() { sealed_ = true; }
+  bool sealed() const { return sealed_; }
 
  private:
-  std::vector<OpDef> defs_;
+  static std::string key(const std::string& domain, const std::string& op_type);
+  std::unordered_map<std::string, OpDef> defs_;  // by key(): rehashing never moves the OpDefs
+  bool sealed_ = false;
 };
 
 // The op's definition, or an Error naming the node and op type when unsupported.
-const OpDef& op_for(const Node& node);
+const OpDef& op_for(const Node& node, const OpRegistry& ops = *OpRegistry::builtin());
 
 // Runs shape inference for one node; errors are rethrown naming the node.
-std::vector<ValueInfo> infer_node(const Node& node, const ShapeContext& ctx);
+std::vector<ValueInfo> infer_node(const Node& node, const ShapeContext& ctx, const OpRegistry& ops = *OpRegistry::builtin());
 
 // Eagerly evaluates one node on concrete inputs with fresh outputs (used by the
 // reference executor and by constant folding).
-std::vector<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*>& inputs);
+std::vector<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*>& inputs,
+                                  const OpRegistry& ops = *OpRegistry::builtin());
 
 // Registration, one function per kernel family (each in its own file).
 void register_elementwise_ops(OpRegistry& r);

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/ops/matmul.h"
+#include "engine/backend/cpu/matmul.h"
 #include "engine/ops/nn_common.h"
 
 namespace fb {

@@ -17,7 +17,7 @@ bool run_widened(OpContext& c, void (*kernel)(OpContext&)) {
   // 16-bit outputs get float32 stand-ins; the others are passed through, so a kernel that
   // assigns a data-dependent output assigns the caller's tensor.
   std::vector<Tensor> wide_out(c.outputs.size());
-  OpContext wc{c.node, {}, {}};
+  OpContext wc{c.node, {}, {}, c.ops};
   for (size_t i = 0; i < c.inputs.size(); ++i) wc.inputs.push_back(c.inputs[i] ? &wide_in[i] : nullptr);
   for (size_t i = 0; i < c.outputs.size(); ++i) {
     Tensor* t = c.outputs[i];

@@ -63,26 +63,6 @@ void map_binary(const Tensor& a, const Tensor& b, Tensor& out, F f) {
                     });
 }
 
-template <typename A, typename B, typename C, typename O, typename F>
-void map_ternary(const Tensor& a, const Tensor& b, const Tensor& c, Tensor& out, F f) {
-  BroadcastPlan plan(out.shape(), {a.shape(), b.shape(), c.shape()});
-  const A* pa = a.data<A>();
-  const B* pb = b.data<B>();
-  const C* pc = c.data<C>();
-  O* po = out.data<O>();
-  const int64_t inner = plan.inner(), sa = plan.inner_stride(0), sb = plan.inner_stride(1), sc = plan.inner_stride(2);
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, plan.rows(), parallel_grain(inner)),
-                    [&](const tbb::blocked_range<int64_t>& r) {
-                      for (int64_t row = r.begin(); row < r.end(); ++row) {
-                        const A* ra = pa + plan.row_offset(0, row);
-                        const B* rb = pb + plan.row_offset(1, row);
-                        const C* rc = pc + plan.row_offset(2, row);
-                        O* ro = po + row * inner;
-                        for (int64_t i = 0; i < inner; ++i) ro[i] = f(ra[i * sa], rb[i * sb], rc[i * sc]);
-                      }
-                    });
-}
-
 // Runs `kernel` with float16/bfloat16 inputs widened to float32 and those outputs computed
 // in float32, then narrowed back. Returns false (doing nothing) when no tensor is 16-bit.
 bool run_widened(OpContext& c, void (*kernel)(OpContext&));

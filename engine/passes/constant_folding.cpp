@@ -42,7 +42,7 @@ int constant_folding(PassContext& ctx) {
     if (have_all) {
       for (const std::string& o : n.outputs) vals.push_back(o.empty() ? Tensor() : ctx.known.at(o));
     } else {
-      vals = evaluate_node(n, ins);
+      vals = evaluate_node(n, ins, ctx.ops);
     }
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       if (n.outputs[i].empty()) continue;
@@ -52,6 +52,7 @@ int constant_folding(PassContext& ctx) {
     ++folded;
   }
   g.nodes = std::move(kept);
+  g.nodes_changed();
   if (folded) ctx.log.push_back("  constant-folding: folded " + std::to_string(folded) + " nodes into initializers");
   return folded;  // what fed only folded nodes is dead-node-elimination's
 }

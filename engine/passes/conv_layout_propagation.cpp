@@ -9,10 +9,9 @@
 //
 // Left alone: graph outputs, partition points (both may be looked at), values a subgraph
 // body reads, values any other op reads, and convolutions excluded from fusion.
-#include <algorithm>
 #include <set>
 
-#include "engine/ops/conv.h"
+#include "engine/backend/cpu/conv.h"
 #include "engine/passes/passes.h"
 
 namespace fb {
@@ -37,8 +36,7 @@ int conv_layout_propagation(PassContext& ctx) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (!conv_node(g.nodes[i]) || !node_fusible(g.nodes[i], ctx.config)) continue;
     const std::string v = g.nodes[i].outputs[0];
-    const auto& pp = ctx.config.partition_points;
-    if (g.is_graph_output(v) || body_reads.count(v) || std::find(pp.begin(), pp.end(), v) != pp.end()) continue;
+    if (g.is_graph_output(v) || body_reads.count(v) || is_partition_point(ctx.config, v)) continue;
     const std::vector<size_t> readers = g.consumers(v);
     bool only_convs = !readers.empty();
     for (size_t r : readers) {

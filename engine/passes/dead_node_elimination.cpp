@@ -37,6 +37,7 @@ int dead_node_elimination(PassContext& ctx) {
   if (removed > 5) names += " and " + std::to_string(removed - 5) + " more";
   if (removed) ctx.log.push_back("  dead-node-elimination: removed " + std::to_string(removed) + " nodes: " + names);
   g.nodes = std::move(kept);
+  g.nodes_changed();
   remove_unread_initializers(g);
   return removed;
 }

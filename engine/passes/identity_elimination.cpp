@@ -9,7 +9,6 @@
 // excluded by name or op type stays, and so does one whose x or y is a partition point,
 // since that tensor's name is what the user asked to keep. Graphs with If/Loop/Scan bodies
 // are left alone (below).
-#include <algorithm>
 #include <set>
 
 #include "engine/passes/passes.h"
@@ -17,10 +16,6 @@
 namespace fb {
 
 namespace {
-
-bool is_partition_point(const BuildConfig& c, const std::string& v) {
-  return std::find(c.partition_points.begin(), c.partition_points.end(), v) != c.partition_points.end();
-}
 
 // Dropout is the identity at inference: no training_mode input, or a constant false one,
 // or a constant ratio of 0; and nothing reads its mask.
@@ -51,13 +46,15 @@ bool has_subgraphs(const Graph& g) {
   return !reads.empty();
 }
 
+// Every reader of `from` reads `to` instead (through the use-def index: no rescan).
+void reroute_readers(Graph& g, const std::string& from, const std::string& to) {
+  const std::vector<size_t> readers = g.consumers(from);  // a copy: rewiring edits the index
+  for (size_t r : readers) g.rewire_input(r, from, to);
+}
+
 void rename_value(Graph& g, const std::string& from, const std::string& to) {
-  for (Node& n : g.nodes) {
-    for (std::string& in : n.inputs)
-      if (in == from) in = to;
-    for (std::string& out : n.outputs)
-      if (out == from) out = to;
-  }
+  g.rename_output(size_t(g.producer_index(from)), from, to);
+  reroute_readers(g, from, to);
   g.values[to] = g.values.at(from);
   g.values.erase(from);
 }
@@ -70,6 +67,7 @@ int identity_elimination(PassContext& ctx) {
   int removed = 0;
   if (has_subgraphs(g)) return 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.removed(i)) continue;
     const Node& n = g.nodes[i];
     const bool identity = n.domain.empty() && n.op_type == "Identity";
     const bool dropout = n.domain.empty() && n.op_type == "Dropout";
@@ -81,20 +79,18 @@ int identity_elimination(PassContext& ctx) {
       // y keeps its name: x must be a node's output that nothing else needs by name.
       if (!g.producer(x) || g.is_graph_output(x)) continue;
       const std::string name = n.name, op = n.op_type;
-      g.nodes.erase(g.nodes.begin() + long(i));
+      g.remove_node(i);
       rename_value(g, x, y);
       ctx.log.push_back("  identity-elimination: removed '" + name + "' (" + op + "), '" + x + "' renamed to output '" + y + "'");
     } else {
       const std::string name = n.name, op = n.op_type;
-      g.nodes.erase(g.nodes.begin() + long(i));
-      for (Node& reader : g.nodes)
-        for (std::string& in : reader.inputs)
-          if (in == y) in = x;
+      g.remove_node(i);
+      reroute_readers(g, y, x);
       ctx.log.push_back("  identity-elimination: removed '" + name + "' (" + op + "), readers of '" + y + "' read '" + x + "'");
     }
     ++removed;
-    --i;  // slot i now holds the next node (unsigned wrap at 0 is fine: ++i follows)
   }
+  g.compact();
   return removed;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_set>
 
 namespace fb {
 
@@ -33,10 +34,98 @@ bool node_fusible(const Node& n, const BuildConfig& c) {
   return true;
 }
 
-bool value_fusible(const Graph& g, const std::string& v, const BuildConfig& c) {
-  if (g.is_graph_output(v)) return false;
-  if (std::find(c.partition_points.begin(), c.partition_points.end(), v) != c.partition_points.end()) return false;
-  return g.consumers(v).size() == 1;
+bool is_partition_point(const BuildConfig& c, const std::string& v) {
+  return std::find(c.partition_points.begin(), c.partition_points.end(), v) != c.partition_points.end();
+}
+
+std::string fusion_refusal(const PassContext& ctx, const FusionMatch& m, size_t max_nodes) {
+  const Graph& g = ctx.graph;
+  const BuildConfig& c = ctx.config;
+  if (max_nodes && m.nodes.size() > max_nodes)
+    return std::to_string(m.nodes.size()) + " nodes, more than the cap of " + std::to_string(max_nodes);
+  std::vector<size_t> inside = m.nodes;
+  std::sort(inside.begin(), inside.end());
+  auto is_inside = [&](size_t i) { return std::binary_search(inside.begin(), inside.end(), i); };
+  const Node& first = g.nodes[inside.front()];
+  for (size_t i : inside) {
+    const Node& n = g.nodes[i];
+    if (!node_fusible(n, c)) return n.describe() + " is excluded from fusion";
+    // The precision slot: nodes the assignment gave different precisions never share a layer.
+    if (n.precision != first.precision)
+      return first.describe() + " runs in " + precision_name(first.precision) + ", " + n.describe() + " in " +
+             precision_name(n.precision);
+  }
+  for (size_t i : inside)
+    for (const std::string& v : g.nodes[i].outputs) {
+      if (v.empty()) continue;
+      const std::vector<size_t>& readers = g.consumers(v);
+      const bool read_inside = std::any_of(readers.begin(), readers.end(), is_inside);
+      if (read_inside && is_partition_point(c, v)) return "value '" + v + "' is a partition point";
+      if (std::find(m.fused.outputs.begin(), m.fused.outputs.end(), v) != m.fused.outputs.end()) continue;
+      if (g.is_graph_output(v)) return "value '" + v + "' is a graph output";
+      for (size_t r : readers)
+        if (!is_inside(r)) return "value '" + v + "' is also read by " + g.nodes[r].describe();
+    }
+  return "";
+}
+
+namespace {
+
+std::vector<std::string> node_names(const Graph& g, std::vector<size_t> idx) {
+  std::sort(idx.begin(), idx.end());
+  std::vector<std::string> names;
+  for (size_t i : idx) names.push_back(g.nodes[i].name);
+  return names;
+}
+
+void record(PassContext& ctx, FusionEvent e) {
+  ctx.log.push_back(e.text);
+  if (ctx.events) ctx.events->push_back(std::move(e));
+}
+
+}  // namespace
+
+int run_fusion_rule(PassContext& ctx, Rule rule) {
+  Graph& g = ctx.graph;
+  g.compact();
+  int fused = 0;
+  std::unordered_set<std::string> refused_roots;  // a refusal is recorded once, not once per sweep
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (g.removed(i)) continue;
+      std::vector<FusionMatch> candidates = rule(ctx, i);
+      if (candidates.empty()) continue;
+      std::string why;
+      FusionMatch* chosen = nullptr;
+      for (FusionMatch& m : candidates) {
+        std::string r = fusion_refusal(ctx, m);
+        if (r.empty()) {
+          chosen = &m;
+          break;
+        }
+        if (why.empty()) why = std::move(r);
+      }
+      const std::string root = g.nodes[i].name;
+      if (!chosen) {
+        if (refused_roots.insert(root).second)
+          record(ctx, {ctx.pass, root, node_names(g, candidates.front().nodes), "", why,
+                       "  " + ctx.pass + ": refused at '" + root + "': " + why});
+        continue;
+      }
+      FusionEvent e{ctx.pass, root, node_names(g, chosen->nodes), chosen->fused.name, "", std::move(chosen->log)};
+      for (auto& [name, t] : chosen->initializers) {
+        g.values[name] = ValueInfo{t.dtype(), t.shape(), true};
+        g.initializers[name] = std::move(t);
+      }
+      g.replace_nodes(std::move(chosen->nodes), std::move(chosen->fused));
+      record(ctx, std::move(e));
+      ++fused;
+      changed = true;
+    }
+  }
+  g.compact();
+  return fused;
 }
 
 void add_subgraph_reads(const Node& n, std::set<std::string>& reads) {
@@ -62,7 +151,7 @@ void remove_unread_initializers(Graph& g) {
 }
 
 int single_consumer(const Graph& g, const std::string& v) {
-  auto cs = g.consumers(v);
+  const std::vector<size_t>& cs = g.consumers(v);
   return cs.size() == 1 ? int(cs[0]) : -1;
 }
 
@@ -93,35 +182,6 @@ Node fusebench_node(std::string name, std::string op_type, std::vector<std::stri
   n.inputs = std::move(inputs);
   n.outputs = std::move(outputs);
   return n;
-}
-
-void replace_nodes(Graph& g, std::vector<size_t> indices, Node fused) {
-  std::sort(indices.begin(), indices.end());
-  indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
-  FB_CHECK(!indices.empty(), "nothing to replace");
-  fused.sources.clear();
-  for (size_t i : indices)
-    for (const std::string& s : g.nodes[i].sources) fused.sources.push_back(s);
-  if (fused.opset == 0) fused.opset = g.nodes[indices.back()].opset;
-  fused.precision = g.nodes[indices.back()].precision;
-  fused.precision_reason = g.nodes[indices.back()].precision_reason;
-  // Until the passes ask one legality check whether precisions agree, a match that joins
-  // nodes of different precisions runs in the widest of them and says so; precision
-  // lowering fails such a layer under mode obey.
-  auto rank = [](const std::string& p) { return p == "fp32" ? 3 : p == "fp16" ? 2 : p == "bf16" ? 1 : 0; };
-  std::string others;
-  for (size_t i : indices) {
-    const Node& n = g.nodes[i];
-    if (n.precision == fused.precision) continue;
-    others += (others.empty() ? "" : ", ") + n.name + " (" + n.precision + ", " + n.precision_reason + ")";
-    if (rank(n.precision) > rank(fused.precision)) {
-      fused.precision = n.precision;
-      fused.precision_reason = n.precision_reason;
-    }
-  }
-  if (!others.empty()) fused.precision_reason = "fused with nodes of another precision: " + others;
-  g.nodes[indices.back()] = std::move(fused);
-  for (size_t k = indices.size() - 1; k-- > 0;) g.nodes.erase(g.nodes.begin() + long(indices[k]));
 }
 
 }  // namespace fb

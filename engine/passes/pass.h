@@ -1,6 +1,13 @@
 // What every graph pass shares: the context it runs in, the one legality check for
-// fusion (ggml's can_fuse, in one place), and the rewrite that replaces matched nodes
-// with one fused node while keeping their source lists.
+// fusion (can_fuse: ggml's ggml_can_fuse, TVM's fuse-ops limits, in one place), the
+// driver that owns iteration (ONNX Runtime's GraphTransformer: a rule only says what it
+// matches and what replaces it), and the fusion events the build log and inspect read.
+//
+// A fusion pass is a Rule: given a root node, the candidate matches there, preferred
+// first. run_fusion_rule visits every node in graph order, asks the rule, applies the
+// first candidate can_fuse allows (Graph::replace_nodes, which keeps the use-def index
+// current), and repeats until a sweep changes nothing. Removed nodes stay marked in place
+// until the pass ends, so indices a rule holds stay valid and no pass rescans the graph.
 #pragma once
 #include <map>
 #include <set>
@@ -9,6 +16,8 @@
 
 #include "engine/builder/build_config.h"
 #include "engine/ir/graph.h"
+#include "engine/ops/op_registry.h"
+#include "engine/passes/fusion_event.h"
 
 namespace fb {
 
@@ -17,6 +26,9 @@ struct PassContext {
   const BuildConfig& config;
   std::map<std::string, Tensor>& known;  // build-time values of small tensors (from shape binding)
   std::vector<std::string>& log;         // the build log: passes append "pattern fired where" lines
+  const OpRegistry& ops;                 // the engine's op table (plugins' ops included)
+  std::vector<FusionEvent>* events = nullptr;  // where fusion events go (also logged), when kept
+  std::string pass;                      // the running pass's name (the builder sets it)
 };
 
 struct Pass {
@@ -24,11 +36,41 @@ struct Pass {
   int (*run)(PassContext&);  // returns how many rewrites it made
 };
 
+// One candidate: these nodes become `fused` (its sources, opset and precision are filled
+// in from theirs). `log` is the build-log line when it is applied.
+struct FusionMatch {
+  std::vector<size_t> nodes;
+  Node fused;
+  std::string log;
+  std::map<std::string, Tensor> initializers;  // new constants `fused` reads, added when applied
+};
+
+// "" when the match may become one layer, else why not:
+//  - no matched node is excluded (by name glob or op type);
+//  - every value a matched node writes and the fused node does not is read only inside
+//    the match and is not a graph output (it disappears);
+//  - no value written and read inside the match is a partition point (fusion may not
+//    cross it, even where the fused node still writes it);
+//  - every matched node has the same precision (a precision constraint is never
+//    overridden by fusion: precision_assignment decided each node's);
+//  - the match has at most `max_nodes` nodes (0: no cap).
+std::string fusion_refusal(const PassContext& ctx, const FusionMatch& m, size_t max_nodes = 0);
+inline bool can_fuse(const PassContext& ctx, const FusionMatch& m, size_t max_nodes = 0) {
+  return fusion_refusal(ctx, m, max_nodes).empty();
+}
+
+// A fusion rule: the candidate matches rooted at node `root`, preferred first (a longer
+// form before a shorter one); empty when the pattern is not there. It reads the graph
+// through producer()/consumers() and never edits it.
+using Rule = std::vector<FusionMatch> (*)(const PassContext& ctx, size_t root);
+// Runs `rule` to a fixed point (above); records an event for every fusion and for every
+// root whose candidates were all refused. Returns the number of fusions.
+int run_fusion_rule(PassContext& ctx, Rule rule);
+
 // The node may take part in a fusion: not excluded by name glob or op type.
 bool node_fusible(const Node& n, const BuildConfig& c);
-// The value may disappear inside a fused layer: exactly one consumer, not a graph
-// output, not a partition point.
-bool value_fusible(const Graph& g, const std::string& v, const BuildConfig& c);
+// v is one of the configuration's partition points.
+bool is_partition_point(const BuildConfig& c, const std::string& v);
 // Shell-style glob: '*' any run, '?' one character.
 bool glob_match(const std::string& pattern, const std::string& s);
 
@@ -36,17 +78,13 @@ bool glob_match(const std::string& pattern, const std::string& s);
 Node fusebench_node(std::string name, std::string op_type, std::vector<std::string> inputs,
                     std::vector<std::string> outputs);
 
-// Replaces the nodes at `indices` with `fused`, placed where the last of them was;
-// fused.sources becomes the union of their sources, in graph order.
-void replace_nodes(Graph& g, std::vector<size_t> indices, Node fused);
-
 // Every value name n reads inside its If/Loop/Scan bodies (outer values are read by name
 // there, out of sight of consumers()); an over-approximation that only keeps more alive.
 void add_subgraph_reads(const Node& n, std::set<std::string>& reads);
 // Removes the initializers no node (nor body) reads and that are not graph outputs.
 void remove_unread_initializers(Graph& g);
 
-// The index of the single consumer of v, or -1.
+// The index of the single reader of v, or -1 (structure only: legality is can_fuse's).
 int single_consumer(const Graph& g, const std::string& v);
 // A scalar float constant's value (an initializer or known value with one element).
 bool constant_scalar(const PassContext& ctx, const std::string& v, float* out);

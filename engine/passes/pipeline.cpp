@@ -1,4 +1,6 @@
 // The one table of passes per fusion level. Order matters:
+//  0. precision assignment heads every level, none included: each node's precision is
+//     decided before anything fuses, so fusion only joins nodes that agree;
 //  1. Identity/Dropout elimination, constant folding and dead-node elimination first, so
 //     later patterns see direct edges, and initializers where the model had Constant
 //     nodes or shape arithmetic; then BatchNorm folding, so that the Conv it leaves
@@ -13,25 +15,26 @@
 //  Conv: residual Add(+Relu) right after Conv+activation fusion (a Conv that took an
 //  activation cannot take a sum after it) and before elementwise chains would take the Add;
 //  channels-last layouts last, once the graph's structure is final.
-//  mark-all runs no fusion pass: every tensor is an output, so nothing could fuse anyway.
-//  Every level starts with precision assignment (each node's precision is known before
-//  anything fuses, so fusion joins only nodes that agree) and ends with precision
-//  lowering (16-bit tensor types, Convert layers at the boundaries, fallbacks), once the
-//  layers are final.
+//  none and mark-all run no fusion pass (mark-all: every tensor is an output, so nothing
+//  could fuse anyway). Every level starts with precision assignment (each node's precision
+//  is known before anything fuses, and can_fuse joins only nodes that agree) and ends with
+//  precision lowering (16-bit tensor types, Convert layers at the boundaries, fallbacks),
+//  once the layers are final.
 #include "engine/passes/passes.h"
 
 namespace fb {
 
 std::vector<Pass> passes_for(FusionLevel level) {
+  std::vector<Pass> passes{{"precision-assignment", precision_assignment}};
   switch (level) {
     case FusionLevel::None:
     case FusionLevel::MarkAll:  // one engine layer per ONNX node
-      return {{"precision-assignment", precision_assignment}, {"precision-lowering", precision_lowering}};
+      passes.push_back({"precision-lowering", precision_lowering});
+      return passes;
     case FusionLevel::Standard:
     case FusionLevel::Aggressive: {
       const bool aggressive = level == FusionLevel::Aggressive;
-      std::vector<Pass> passes{
-          {"precision-assignment", precision_assignment},
+      passes.insert(passes.end(), {
           {"identity-elimination", identity_elimination},
           {"constant-folding", constant_folding},
           {"dead-node-elimination", dead_node_elimination},
@@ -42,7 +45,7 @@ std::vector<Pass> passes_for(FusionLevel level) {
           {"gelu-fusion", gelu_fusion},
           {"gelu-tanh-fusion", gelu_tanh_fusion},
           {"matmul-bias-activation-fusion", matmul_bias_activation_fusion},
-      };
+      });
       if (aggressive) passes.push_back({"attention-fusion", attention_fusion});
       passes.push_back({"residual-layernorm-fusion", residual_layernorm_fusion});
       passes.push_back({"elementwise-chain-fusion", elementwise_chain_fusion});
@@ -51,7 +54,7 @@ std::vector<Pass> passes_for(FusionLevel level) {
       return passes;
     }
   }
-  return {};
+  return passes;
 }
 
 }  // namespace fb

@@ -16,16 +16,18 @@ bool precision_constraint_matches(const LayerPrecision& c, const Node& n) {
 int precision_assignment(PassContext& ctx) {
   const BuildConfig& cfg = ctx.config;
   std::vector<int> matched(cfg.layer_precisions.size(), 0);
+  const Precision build_precision = parse_precision(cfg.precision);
   int changed = 0;
   for (Node& n : ctx.graph.nodes) {
-    n.precision = cfg.precision;
+    n.precision = build_precision;
     n.precision_reason = "default";
     for (size_t i = 0; i < cfg.layer_precisions.size(); ++i) {
       const LayerPrecision& c = cfg.layer_precisions[i];
       if (!precision_constraint_matches(c, n)) continue;
       ++matched[i];
-      if (c.precision != n.precision) ++changed;
-      n.precision = c.precision;
+      const Precision p = parse_precision(c.precision);
+      if (p != n.precision) ++changed;
+      n.precision = p;
       n.precision_reason = "constraint '" + c.pattern + "'";
       break;
     }

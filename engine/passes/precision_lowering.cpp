@@ -2,8 +2,7 @@
 //
 //   x(f32) ─▶ Convert(→bf16) ─▶ [bf16 layer] ─▶ [bf16 layer] ─▶ Convert(→f32) ─▶ [fp32 layer]
 //
-// 0. A fused node whose sources asked for different precisions (replace_nodes keeps the
-//    widest) fails the build under mode obey and is logged under prefer.
+// (Fused nodes always agree: can_fuse never joins nodes of different precisions.)
 // 1. A bf16/fp16 node that cannot run in 16 bits (no float outputs, control flow, float64
 //    tensors) falls back to fp32: with mode `prefer` the build log says why; with `obey`
 //    a node put there by a constraint fails the build, naming the node. int8 has no
@@ -25,17 +24,17 @@ namespace fb {
 
 namespace {
 
-DType storage_type(const std::string& precision) {
-  if (precision == "bf16") return DType::BFloat16;
-  if (precision == "fp16") return DType::Float16;
+DType storage_type(Precision p) {
+  if (p == Precision::BF16) return DType::BFloat16;
+  if (p == Precision::FP16) return DType::Float16;
   return DType::Float32;
 }
 
-bool is_16bit(const std::string& precision) { return precision == "bf16" || precision == "fp16"; }
-const char* precision_of(DType half) { return half == DType::BFloat16 ? "bf16" : "fp16"; }
+bool is_16bit(Precision p) { return p == Precision::BF16 || p == Precision::FP16; }
+Precision precision_of(DType half) { return half == DType::BFloat16 ? Precision::BF16 : Precision::FP16; }
 
-bool is_view(const Node& n) {
-  const OpDef* d = OpRegistry::instance().find(n.domain, n.op_type);
+bool is_view(const Node& n, const OpRegistry& ops) {
+  const OpDef* d = ops.find(n.domain, n.op_type);
   return d && d->alias_input0 && !n.inputs.empty() && !n.inputs[0].empty();
 }
 
@@ -71,26 +70,23 @@ int precision_lowering(PassContext& ctx) {
   bool any_reduced = false;
   std::map<std::string, int> fallbacks;  // reason -> nodes
   for (Node& n : g.nodes) {
-    if (obey && n.precision_reason.rfind("fused with", 0) == 0)
-      throw Error(n.describe() + ": fusion joined nodes of different precisions (mode obey): " + n.precision_reason);
-    if (n.precision_reason.rfind("fused with", 0) == 0)
-      ctx.log.push_back("precision: " + n.describe() + " runs in " + n.precision + ", " + n.precision_reason);
-    if (n.precision == "fp32") continue;
-    std::string why = n.precision == "int8" ? "no int8 kernels yet" : why_not_16bit(g, n);
-    if (is_view(n)) why.clear();
+    if (n.precision == Precision::FP32) continue;
+    const std::string asked = precision_name(n.precision);
+    std::string why = n.precision == Precision::INT8 ? "no int8 kernels yet" : why_not_16bit(g, n);
+    if (is_view(n, ctx.ops)) why.clear();
     if (why.empty()) {
       any_reduced = true;
       continue;
     }
     const bool constrained = n.precision_reason.rfind("constraint", 0) == 0;
     if (obey && constrained)
-      throw Error(n.describe() + ": " + n.precision_reason + " asks for " + n.precision + ", which it cannot run in: " + why +
+      throw Error(n.describe() + ": " + n.precision_reason + " asks for " + asked + ", which it cannot run in: " + why +
                   " (mode obey)");
     if (constrained) ctx.log.push_back("precision: " + n.describe() + " falls back to fp32 (" + n.precision_reason +
-                                       " asked for " + n.precision + "): " + why);
-    ++fallbacks[n.precision + " → fp32: " + why];
-    n.precision_reason = "fallback from " + n.precision + ": " + why;
-    n.precision = "fp32";
+                                       " asked for " + asked + "): " + why);
+    ++fallbacks[asked + " → fp32: " + why];
+    n.precision_reason = "fallback from " + asked + ": " + why;
+    n.precision = Precision::FP32;
   }
   for (const auto& [reason, count] : fallbacks)
     ctx.log.push_back("precision fallback " + reason + " (" + std::to_string(count) + " layer(s))");
@@ -98,13 +94,13 @@ int precision_lowering(PassContext& ctx) {
 
   // 2. Output types, in topological order so a view sees its input's final type.
   for (Node& n : g.nodes) {
-    if (is_view(n)) {
+    if (is_view(n, ctx.ops)) {
       const DType in = g.value(n.inputs[0]).dtype;
       for (const std::string& o : n.outputs)
         if (!o.empty() && g.value(o).dtype == DType::Float32 && is_half_type(in)) g.values[o].dtype = in;
       if (is_half_type(in)) n.precision = precision_of(in);
-      if (is_half_type(in) || n.precision != "fp32") n.precision_reason = "view of its input";
-      if (!is_half_type(in)) n.precision = "fp32";
+      if (is_half_type(in) || n.precision != Precision::FP32) n.precision_reason = "view of its input";
+      if (!is_half_type(in)) n.precision = Precision::FP32;
       continue;
     }
     if (!is_16bit(n.precision)) continue;
@@ -116,7 +112,7 @@ int precision_lowering(PassContext& ctx) {
   int inserted = 0, rounded = 0;
   std::map<std::pair<std::string, DType>, std::string> converted;  // (value, type) -> converted value
   std::vector<Node> out;
-  auto convert = [&](const std::string& v, DType to, const std::string& precision) -> std::string {
+  auto convert = [&](const std::string& v, DType to, Precision precision) -> std::string {
     auto key = std::make_pair(v, to);
     if (auto it = converted.find(key); it != converted.end()) return it->second;
     const std::string name = g.unique_value_name(v + (to == DType::Float32 ? "/to_fp32" : to == DType::BFloat16 ? "/to_bf16" : "/to_fp16"));
@@ -131,14 +127,14 @@ int precision_lowering(PassContext& ctx) {
     return converted[key] = name;
   };
   for (Node& n : g.nodes) {
-    const bool view = is_view(n);
+    const bool view = is_view(n, ctx.ops);
     const DType want = storage_type(n.precision);
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const std::string v = n.inputs[i];
       if (v.empty() || view) continue;
       if (g.is_initializer(v)) {
         if (!is_16bit(n.precision) || !weight_input(n, i) || g.initializers.at(v).dtype() != DType::Float32) continue;
-        const std::string r = v + "/" + n.precision + "_rounded";
+        const std::string r = v + "/" + precision_name(n.precision) + "_rounded";
         if (!g.initializers.count(r)) {
           Tensor w = g.initializers.at(v).clone();
           round_to_16(want, w.data<float>(), w.numel());
@@ -160,6 +156,7 @@ int precision_lowering(PassContext& ctx) {
     out.push_back(std::move(n));
   }
   g.nodes = std::move(out);
+  g.nodes_changed();
   // Graph outputs: the producer writes a 16-bit value, a Convert gives the model's float32.
   for (std::string& o : g.outputs) {
     const DType t = g.value(o).dtype;
@@ -179,6 +176,7 @@ int precision_lowering(PassContext& ctx) {
     g.nodes.push_back(std::move(c));
     ++inserted;
   }
+  g.nodes_changed();
   remove_unread_initializers(g);
   ctx.log.push_back("precision: " + std::to_string(inserted) + " Convert layer(s) at precision boundaries, " +
                     std::to_string(rounded) + " weight tensor(s) rounded to 16-bit values (kept float32 for the f32 gemm)");

@@ -8,9 +8,11 @@
 // LayerNormalization over the last axis with only Y read and full-length scale/bias. Both
 // Add inputs must have the output's shape (a residual, not a broadcast bias). When other
 // layers read s, the fused layer writes it as a second output; they must come after the
-// LayerNorm, where the fused layer will stand. s must not be a partition point.
+// LayerNorm, where the fused layer will stand. s must not be a partition point (can_fuse:
+// the fusion crosses it even though s is still written).
 #include <algorithm>
 
+#include "engine/passes/matcher.h"
 #include "engine/passes/passes.h"
 
 namespace fb {
@@ -38,47 +40,40 @@ bool last_axis_layernorm(const Graph& g, const Node& n, int64_t h, std::string* 
   return !gamma->empty();
 }
 
+std::vector<FusionMatch> match_residual_layernorm(const PassContext& ctx, size_t root) {
+  const Graph& g = ctx.graph;
+  const Node& add = g.nodes[root];
+  if (!is_onnx_op(&add, "Add") || add.inputs.size() != 2) return {};
+  const std::string& s = add.outputs[0];
+  const ValueInfo& sv = g.value(s);
+  if (sv.dtype != DType::Float32 || sv.shape.empty()) return {};
+  if (g.value(add.inputs[0]).shape != sv.shape || g.value(add.inputs[1]).shape != sv.shape) return {};
+  // The LayerNorm reading s: the first reader that is one; every other reader comes after it.
+  const std::vector<size_t>& readers = g.consumers(s);
+  size_t ln_i = g.nodes.size();
+  std::string gamma, beta;
+  for (size_t r : readers) {
+    const Node& n = g.nodes[r];
+    if (n.inputs[0] == s && last_axis_layernorm(g, n, sv.shape.back(), &gamma, &beta)) {
+      ln_i = r;
+      break;
+    }
+  }
+  if (ln_i == g.nodes.size()) return {};
+  if (!std::all_of(readers.begin(), readers.end(), [&](size_t r) { return r >= ln_i; })) return {};
+  const bool sum_needed = readers.size() > 1 || g.is_graph_output(s);
+  const Node& ln = g.nodes[ln_i];
+  Node f = fusebench_node(ln.name + "_AddLayerNorm", "AddLayerNorm", {add.inputs[0], add.inputs[1], gamma, beta}, {ln.outputs[0]});
+  if (sum_needed) f.outputs.push_back(s);
+  f.attrs["epsilon"] = Attribute{ln.attr_float("epsilon", 1e-5f)};
+  Matcher m(ctx, root);
+  m.take(ln_i);
+  return {m.match(std::move(f), "  residual-layernorm-fusion: '" + add.name + "' + '" + ln.name + "' → AddLayerNorm" +
+                                    (sum_needed ? " (the sum is read on: second output)" : ""))};
+}
+
 }  // namespace
 
-int residual_layernorm_fusion(PassContext& ctx) {
-  Graph& g = ctx.graph;
-  const BuildConfig& cfg = ctx.config;
-  int fused = 0;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node& add = g.nodes[i];
-    if (!is_onnx_op(&add, "Add") || add.inputs.size() != 2 || !node_fusible(add, cfg)) continue;
-    const std::string& s = add.outputs[0];
-    const ValueInfo& sv = g.value(s);
-    if (sv.dtype != DType::Float32 || sv.shape.empty()) continue;
-    if (g.value(add.inputs[0]).shape != sv.shape || g.value(add.inputs[1]).shape != sv.shape) continue;
-    if (std::find(cfg.partition_points.begin(), cfg.partition_points.end(), s) != cfg.partition_points.end()) continue;
-    // The LayerNorm reading s: the first reader that is one; every other reader comes after it.
-    const std::vector<size_t> readers = g.consumers(s);
-    size_t ln_i = g.nodes.size();
-    std::string gamma, beta;
-    for (size_t r : readers) {
-      const Node& n = g.nodes[r];
-      if (n.inputs[0] == s && node_fusible(n, cfg) && last_axis_layernorm(g, n, sv.shape.back(), &gamma, &beta)) {
-        ln_i = r;
-        break;
-      }
-    }
-    if (ln_i == g.nodes.size()) continue;
-    const bool others_later = std::all_of(readers.begin(), readers.end(), [&](size_t r) { return r >= ln_i; });
-    if (!others_later) continue;
-    const bool sum_needed = readers.size() > 1 || g.is_graph_output(s);
-    const Node& ln = g.nodes[ln_i];
-    Node f = fusebench_node(ln.name + "_AddLayerNorm", "AddLayerNorm", {add.inputs[0], add.inputs[1], gamma, beta},
-                            {ln.outputs[0]});
-    if (sum_needed) f.outputs.push_back(s);
-    f.attrs["epsilon"] = Attribute{ln.attr_float("epsilon", 1e-5f)};
-    ctx.log.push_back("  residual-layernorm-fusion: '" + add.name + "' + '" + ln.name + "' → AddLayerNorm" +
-                      (sum_needed ? " (the sum is read on: second output)" : ""));
-    replace_nodes(g, {i, ln_i}, std::move(f));
-    ++fused;
-    --i;  // slot i now holds the next node (unsigned wrap at 0 is fine: ++i follows)
-  }
-  return fused;
-}
+int residual_layernorm_fusion(PassContext& ctx) { return run_fusion_rule(ctx, match_residual_layernorm); }
 
 }  // namespace fb

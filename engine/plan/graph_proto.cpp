@@ -134,8 +134,11 @@ Node node_from_proto(const onnx::NodeProto& np, const std::string& where_graph) 
     } else if (ap.name() == kPrecisionAttr && ap.type() == onnx::AttributeProto::STRING) {
       const std::string& s = ap.s();
       const size_t colon = s.find(": ");
-      n.precision = s.substr(0, colon);
-      check_precision(n.precision, what);
+      try {
+        n.precision = parse_precision(s.substr(0, colon));
+      } catch (const Error& e) {
+        throw Error(what + ": " + e.what());
+      }
       n.precision_reason = colon == std::string::npos ? "" : s.substr(colon + 2);
     } else if (!n.attrs.emplace(ap.name(), attribute_from_proto(ap, what)).second) {
       throw Error(what + " appears twice");
@@ -194,7 +197,7 @@ onnx::GraphProto graph_to_proto(const Graph& g) {
     auto* precision = np->add_attribute();
     precision->set_name(kPrecisionAttr);
     precision->set_type(onnx::AttributeProto::STRING);
-    precision->set_s(n.precision + ": " + n.precision_reason);
+    precision->set_s(std::string(precision_name(n.precision)) + (n.precision_reason.empty() ? "" : ": " + n.precision_reason));
   }
   return gp;
 }

@@ -1,13 +1,13 @@
 #include "engine/reference/reference_executor.h"
 
 #include "engine/builder/static_shapes.h"
-#include "engine/ops/op_registry.h"
 
 namespace fb {
 
-ReferenceExecutor::ReferenceExecutor(Graph graph, int64_t batch, const std::map<std::string, Shape>& input_shapes)
-    : graph_(std::move(graph)) {
-  for (const Node& n : graph_.nodes) op_for(n);  // an unsupported op is an error naming the node, before any run
+ReferenceExecutor::ReferenceExecutor(Graph graph, int64_t batch, const std::map<std::string, Shape>& input_shapes,
+                                     std::shared_ptr<const OpRegistry> ops)
+    : graph_(std::move(graph)), ops_(std::move(ops)) {
+  for (const Node& n : graph_.nodes) op_for(n, *ops_);  // an unsupported op is an error naming the node, before any run
   auto shapes = bind_input_shapes(graph_, batch, input_shapes);
   for (const GraphInput& in : graph_.inputs) input_shapes_.push_back(shapes.at(in.name));
   std::map<std::string, size_t> last_use;
@@ -54,7 +54,7 @@ std::map<std::string, Tensor> ReferenceExecutor::execute(const std::vector<Tenso
       if (it != env.end()) ins.push_back(&it->second);
       else ins.push_back(&graph_.initializers.at(in));
     }
-    std::vector<Tensor> outs = evaluate_node(n, ins);
+    std::vector<Tensor> outs = evaluate_node(n, ins, *ops_);
     for (size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k) {
       if (n.outputs[k].empty()) continue;
       live += outs[k].nbytes();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/ir/graph.h"
+#include "engine/ops/op_registry.h"
 
 namespace fb {
 
@@ -14,8 +15,10 @@ class ReferenceExecutor {
  public:
   // Checks that every op is supported and binds the input shapes (dim 0 to `batch`,
   // `input_shapes` by name for the rest). Shapes are computed as it runs, like eager
-  // PyTorch, so a bad shape is an error at run time naming the node.
-  ReferenceExecutor(Graph graph, int64_t batch, const std::map<std::string, Shape>& input_shapes = {});
+  // PyTorch, so a bad shape is an error at run time naming the node. Kernels come from
+  // `ops` (a plugin's ops run when they are registered there).
+  ReferenceExecutor(Graph graph, int64_t batch, const std::map<std::string, Shape>& input_shapes = {},
+                    std::shared_ptr<const OpRegistry> ops = OpRegistry::builtin());
 
   // Runs the graph on inputs given in graph-input order; returns outputs in graph-output order.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
@@ -32,6 +35,7 @@ class ReferenceExecutor {
   std::map<std::string, Tensor> execute(const std::vector<Tensor>& inputs, bool keep_all) const;
 
   Graph graph_;
+  std::shared_ptr<const OpRegistry> ops_;
   std::vector<Shape> input_shapes_;
   std::vector<std::vector<std::string>> free_after_;  // values whose last use is node i
   mutable size_t peak_bytes_ = 0;

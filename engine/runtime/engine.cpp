@@ -3,7 +3,6 @@
 #include "engine/ir/memory_limit.h"
 
 #include <chrono>
-#include <cstdlib>
 #include <map>
 
 #include "engine/ops/op_registry.h"
@@ -15,8 +14,10 @@ namespace {
 std::string qualified(const Node& n) { return n.domain.empty() ? n.op_type : n.domain + "." + n.op_type; }
 }  // namespace
 
-Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::string> build_log)
-    : graph_(std::move(optimized)), config_(config), log_(std::move(build_log)), arena_(nullptr, std::free) {
+Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::string> build_log, EngineKernels kernels)
+    : graph_(std::move(optimized)), config_(config), log_(std::move(build_log)), kernels_(std::move(kernels)) {
+  if (!kernels_.ops->sealed()) throw Error("the engine's op registry must be sealed before the engine is built");
+  const Backend& backend = *kernels_.backend;
   Graph& g = graph_;
   // One slot per value.
   std::map<std::string, int> slot_of;
@@ -55,7 +56,7 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
   std::vector<PlanLayer> plan_layers(g.nodes.size());
   for (int i = 0; i < n_layers; ++i) {
     const Node& n = g.nodes[i];
-    const OpDef& def = op_for(n);
+    const OpDef& def = op_for(n, *kernels_.ops);
     PlanLayer& pl = plan_layers[i];
     for (const std::string& in : n.inputs) pl.inputs.push_back(in.empty() ? -1 : slot_of.at(in));
     for (const std::string& o : n.outputs) pl.outputs.push_back(o.empty() ? -1 : slot_of.at(o));
@@ -79,21 +80,26 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
   if (plan.in_place_layers)
     log_.push_back("in-place reuse: " + std::to_string(plan.in_place_layers) + " layers write over an input that dies there");
   check_allocation(arena_bytes_, "the activation arena");
-  arena_.reset(static_cast<std::byte*>(std::aligned_alloc(64, std::max<size_t>(64, arena_bytes_))));
-  if (!arena_) throw Error("out of memory allocating a " + std::to_string(arena_bytes_) + "-byte activation arena");
+  try {
+    arena_ = backend.allocate(arena_bytes_);
+  } catch (const Error& e) {
+    throw Error("the " + std::to_string(arena_bytes_) + "-byte activation arena: " + e.what());
+  }
+  std::byte* const arena = static_cast<std::byte*>(arena_.data());
   const std::vector<size_t>& root_offset = plan.offset;
+  for (const auto& [name, t] : g.initializers) constants_.emplace(name, backend.upload(t));
 
   slots_.resize(n_slots);
   for (const auto& [name, s] : slot_of) {
     const ValueInfo& vi = g.value(name);
     const int r = root_of[s];
     switch (root_kind[s]) {
-      case Root::Arena: slots_[s] = Tensor::view(vi.dtype, vi.shape, arena_.get() + root_offset[r]); break;
+      case Root::Arena: slots_[s] = Tensor::view(vi.dtype, vi.shape, arena + root_offset[r], backend.device()); break;
       case Root::Initializer:
-        slots_[s] = Tensor::view(vi.dtype, vi.shape, const_cast<void*>(g.initializers.at(name_of[r]).raw()));
+        slots_[s] = Tensor::view(vi.dtype, vi.shape, const_cast<void*>(constants_.at(name_of[r]).raw()), backend.device());
         break;
       case Root::Input: {
-        slots_[s] = Tensor::view(vi.dtype, vi.shape, nullptr);
+        slots_[s] = Tensor::view(vi.dtype, vi.shape, nullptr, backend.device());
         for (size_t i = 0; i < input_slots_.size(); ++i)
           if (input_slots_[i] == r) input_aliases_.emplace_back(s, int(i));
         break;
@@ -107,7 +113,7 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
     const Node& n = g.nodes[i];
     std::vector<const Tensor*> ins;
     std::vector<Tensor*> outs;
-    LayerInfo info{n.name, qualified(n), "", n.precision, n.precision_reason, n.sources, {}, {}, 0};
+    LayerInfo info{n.name, qualified(n), "", precision_name(n.precision), n.precision_reason, n.sources, {}, {}, 0};
     for (const std::string& in : n.inputs) {
       ins.push_back(in.empty() ? nullptr : &slots_[slot_of.at(in)]);
       if (!in.empty()) info.input_shapes.push_back(slots_[slot_of.at(in)].shape());
@@ -123,7 +129,7 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
       layers_.push_back(nullptr);
     } else {
       const bool weights_constant = n.inputs.size() > 1 && g.is_initializer(n.inputs[1]);
-      layers_.push_back(make_layer(n, ins, outs, weights_constant));
+      layers_.push_back(backend.make_layer(LayerRequest{n, op_for(n, *kernels_.ops), *kernels_.ops, ins, outs, weights_constant}));
       info.kernel = layers_.back()->kernel();
       info.flops = layers_.back()->flops();
       for (const Tensor* t : ins)
@@ -156,8 +162,10 @@ void Engine::run(const std::vector<Tensor>& inputs, std::vector<double>* layer_m
     }
     const auto t0 = std::chrono::steady_clock::now();
     layers_[i]->run();
+    kernels_.backend->synchronize();
     (*layer_ms)[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
+  kernels_.backend->synchronize();
 }
 
 std::map<std::string, Tensor> Engine::run_capture(const std::vector<Tensor>& inputs) {
@@ -168,6 +176,7 @@ std::map<std::string, Tensor> Engine::run_capture(const std::vector<Tensor>& inp
   run(ins);  // validates and binds the inputs
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layers_[i]) layers_[i]->run();
+    kernels_.backend->synchronize();
     for (const auto& [name, t] : layer_outputs_[i]) captured[name] = layers_[i] ? layers_[i]->plain_copy(*t) : t->clone();
   }
   return captured;

@@ -7,9 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend/backend.h"
 #include "engine/builder/build_config.h"
 #include "engine/ir/graph.h"
-#include "engine/runtime/layer.h"
+#include "engine/passes/fusion_event.h"
 
 namespace fb {
 
@@ -25,9 +26,16 @@ struct LayerInfo {
   double bytes = 0;  // bytes read and written per run: inputs + outputs (0 for views)
 };
 
+// What an engine's layers are made from: its op registry (sealed; a plugin's ops are
+// added before sealing) and its backend. By default the shipped ops on the CPU backend.
+struct EngineKernels {
+  std::shared_ptr<const OpRegistry> ops = OpRegistry::builtin();
+  std::shared_ptr<const Backend> backend = backend_named("cpu");
+};
+
 class Engine {
  public:
-  Engine(Graph optimized, const BuildConfig& config, std::vector<std::string> build_log);
+  Engine(Graph optimized, const BuildConfig& config, std::vector<std::string> build_log, EngineKernels kernels = {});
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -53,19 +61,27 @@ class Engine {
   void replace_build_log(std::vector<std::string> log) { log_ = std::move(log); }
   const BuildConfig& config() const { return config_; }
   const Graph& graph() const { return graph_; }
+  const EngineKernels& kernels() const { return kernels_; }
+  // What the fusion passes did, fused and refused (empty for an engine loaded from a
+  // plan: its build log has the text).
+  const std::vector<FusionEvent>& fusion_events() const { return events_; }
+  void set_fusion_events(std::vector<FusionEvent> events) { events_ = std::move(events); }
   size_t arena_bytes() const { return arena_bytes_; }
 
  private:
   Graph graph_;
   BuildConfig config_;
   std::vector<std::string> log_;
+  std::vector<FusionEvent> events_;
+  EngineKernels kernels_;                  // before the layers: they point into the registry
+  std::map<std::string, Tensor> constants_;  // the initializers as the backend holds them
   std::vector<Tensor> slots_;              // one per value; addresses stable after build
   std::vector<int> input_slots_, output_slots_;
   std::vector<std::pair<int, int>> input_aliases_;  // (slot, input index): views of graph inputs
   std::vector<std::unique_ptr<Layer>> layers_;      // nullptr for view layers
   std::vector<std::vector<std::pair<std::string, Tensor*>>> layer_outputs_;  // per layer: value name, slot
   std::vector<LayerInfo> infos_;
-  std::unique_ptr<std::byte, void (*)(void*)> arena_;
+  DeviceBuffer arena_;
   size_t arena_bytes_ = 0;
 };
 

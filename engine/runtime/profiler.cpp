@@ -8,7 +8,7 @@
 #include <cstring>
 #include <map>
 
-#include "engine/ops/matmul.h"
+#include "engine/backend/cpu/matmul.h"
 #include "engine/runtime/thread_scope.h"
 
 namespace fb {

@@ -44,6 +44,9 @@ int cmd_inspect(int argc, char** argv) {
                              {"precision_reason", l.precision_reason},
                              {"input_shapes", l.input_shapes}, {"output_shapes", l.output_shapes}, {"flops", l.flops}, {"bytes", l.bytes},
                              {"sources", l.sources}});
+    j["fusion_events"] = nlohmann::json::array();
+    for (const FusionEvent& e : engine->fusion_events())
+      j["fusion_events"].push_back({{"pass", e.pass}, {"root", e.root}, {"nodes", e.nodes}, {"fused", e.fused}, {"refused", e.refused}});
     j["build_log"] = engine->build_log();
     std::cout << j.dump(2) << "\n";
     return kExitOk;

@@ -1,4 +1,4 @@
-#include "engine/runtime/half_storage_layer.h"
+#include "engine/backend/cpu/half_storage_layer.h"
 
 #include <tbb/parallel_for.h>
 
@@ -27,8 +27,8 @@ void narrow(const Tensor& in, Tensor& out) {
 
 }  // namespace
 
-HalfStorageLayer::HalfStorageLayer(const Node& node, std::vector<const Tensor*> ins, std::vector<Tensor*> outs,
-                                   bool weights_constant, MakeInner inner) {
+HalfStorageLayer::HalfStorageLayer(const LayerRequest& request, MakeInner inner) {
+  const Node& node = request.node;
   std::vector<const Tensor*> wide_ins;
   std::vector<Tensor*> wide_outs;
   auto stand_in = [&](const Tensor& t) {
@@ -38,7 +38,7 @@ HalfStorageLayer::HalfStorageLayer(const Node& node, std::vector<const Tensor*> 
     scratch_.push_back(std::make_unique<Tensor>(Tensor::empty(DType::Float32, t.shape())));
     return scratch_.back().get();
   };
-  for (const Tensor* t : ins) {
+  for (const Tensor* t : request.inputs) {
     if (!t || !is_half_type(t->dtype())) {
       wide_ins.push_back(t);
       continue;
@@ -47,7 +47,7 @@ HalfStorageLayer::HalfStorageLayer(const Node& node, std::vector<const Tensor*> 
     widen_.emplace_back(t, s);
     wide_ins.push_back(s);
   }
-  for (Tensor* t : outs) {
+  for (Tensor* t : request.outputs) {
     if (!t || !is_half_type(t->dtype())) {
       wide_outs.push_back(t);
       continue;
@@ -57,7 +57,8 @@ HalfStorageLayer::HalfStorageLayer(const Node& node, std::vector<const Tensor*> 
     wide_outs.push_back(s);
   }
   FB_CHECK(!storage_.empty(), "HalfStorageLayer without a 16-bit tensor: " + node.describe());
-  inner_ = inner(node, std::move(wide_ins), std::move(wide_outs), weights_constant);
+  inner_ = inner(LayerRequest{node, request.def, request.ops, std::move(wide_ins), std::move(wide_outs),
+                              request.weights_constant});
 }
 
 void HalfStorageLayer::run() {

@@ -1,12 +1,12 @@
 // fusebench.Attention(q, k, v) with attributes heads and scale: two strided oneDNN
 // matmuls around a row softmax.
-#include "engine/ops/attention.h"
+#include "engine/backend/cpu/attention.h"
 
 #include <tbb/parallel_for.h>
 
 #include <cmath>
 
-#include "engine/ops/dnnl_context.h"
+#include "engine/backend/cpu/dnnl_context.h"
 #include "engine/ops/fast_math.h"
 #include "engine/ops/op_registry.h"
 
@@ -75,8 +75,6 @@ double AttentionKernel::flops() const {
   const Impl& im = *impl_;
   return 4.0 * double(im.b * im.h * im.sq * im.sk * im.d);
 }
-
-size_t AttentionKernel::workspace_bytes() const { return impl_->scores.size() * sizeof(float); }
 
 void AttentionKernel::run(const float* q, const float* k, const float* v, float* out, const float* mask) {
   Impl& im = *impl_;

@@ -18,7 +18,6 @@ class AttentionKernel {
   ~AttentionKernel();
   AttentionKernel(AttentionKernel&&) noexcept;
   double flops() const;
-  size_t workspace_bytes() const;  // the scores buffer, held by the kernel
   void run(const float* q, const float* k, const float* v, float* out, const float* mask = nullptr);
 
  private:

@@ -1,37 +1,36 @@
-#include "engine/runtime/layer.h"
-
+// The CPU backend's layers: oneDNN primitives prebuilt for matrix products, attention,
+// convolutions and max pooling; every other node runs its op's kernel from the engine's
+// registry (a plugin's kernel included).
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "engine/ops/attention.h"
-#include "engine/ops/conv.h"
-#include "engine/ops/dnnl_context.h"
-#include "engine/ops/matmul.h"
+#include "engine/backend/cpu/attention.h"
+#include "engine/backend/cpu/conv.h"
+#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/backend/cpu/dnnl_context.h"
+#include "engine/backend/cpu/matmul.h"
 #include "engine/ops/nn_common.h"
+#include "engine/backend/cpu/half_storage_layer.h"
 #include "engine/ops/half_float.h"
-#include "engine/ops/op_registry.h"
-#include "engine/runtime/half_storage_layer.h"
 
 namespace fb {
 
 namespace {
 
 // Arithmetic per output element, for the roofline view; a rough count by op kind.
-double flops_per_element(const Node& n) {
+double flops_per_element(const Node& n, const OpDef& def) {
   if (n.domain == "fusebench" && n.op_type == "ElementwiseChain") return double(n.attr_ints("program").size() / 4);
   if (n.domain == "fusebench" && n.op_type == "LayerNorm") return 8;
   if (n.domain == "fusebench" && n.op_type == "Gelu") return 8;
   if (n.op_type == "Softmax" || n.op_type == "LogSoftmax") return 5;
-  const OpDef* d = OpRegistry::instance().find(n.domain, n.op_type);
-  return d && d->elementwise ? 1 : 0;
+  return def.elementwise ? 1 : 0;
 }
 
 // Runs the op table's kernel on the slots.
 class KernelLayer : public Layer {
  public:
-  KernelLayer(const Node& node, std::vector<const Tensor*> ins, std::vector<Tensor*> outs)
-      : node_(node), def_(op_for(node)), ctx_{node_, std::move(ins), std::move(outs)} {
+  explicit KernelLayer(const LayerRequest& r) : node_(r.node), def_(r.def), ctx_{node_, r.inputs, r.outputs, &r.ops} {
     for (Tensor* t : ctx_.outputs)
-      if (t) flops_ += flops_per_element(node_) * double(t->numel());
+      if (t) flops_ += flops_per_element(node_, def_) * double(t->numel());
   }
   double flops() const override { return flops_; }
   void run() override {
@@ -175,16 +174,17 @@ bool all_float(const std::vector<const Tensor*>& ins) {
   return true;
 }
 
-
 // The float32 layer for a node (oneDNN primitive where one fits, else the op table's kernel).
-std::unique_ptr<Layer> make_float_layer(const Node& node, std::vector<const Tensor*> ins, std::vector<Tensor*> outs,
-                                        bool weights_constant) {
+std::unique_ptr<Layer> make_float_layer(const LayerRequest& r) {
+  const Node& node = r.node;
+  const std::vector<const Tensor*>& ins = r.inputs;
+  const std::vector<Tensor*>& outs = r.outputs;
   const bool has_third = ins.size() > 2 && ins[2] != nullptr;
   if (all_float(ins)) {
     if (node.domain.empty() && node.op_type == "MatMul")
       return std::make_unique<MatMulLayer>(MatMulSpec{ins[0]->shape(), ins[1]->shape()}, ins, outs[0]);
     if ((node.domain.empty() && node.op_type == "Conv") || (node.domain == "fusebench" && node.op_type == "FusedConv"))
-      return std::make_unique<ConvLayer>(node, ins, outs[0], weights_constant);
+      return std::make_unique<ConvLayer>(node, ins, outs[0], r.weights_constant);
     if (node.domain == "fusebench" && node.op_type == "Attention") return std::make_unique<AttentionLayer>(node, ins, outs[0]);
     if (node.domain.empty() && node.op_type == "MaxPool" && (outs.size() < 2 || !outs[1]))
       if (auto pool = MaxPoolLayer::make(node, ins[0], outs[0])) return pool;
@@ -198,7 +198,7 @@ std::unique_ptr<Layer> make_float_layer(const Node& node, std::vector<const Tens
       return std::make_unique<MatMulLayer>(s, ins, outs[0]);
     }
   }
-  return std::make_unique<KernelLayer>(node, std::move(ins), std::move(outs));
+  return std::make_unique<KernelLayer>(r);
 }
 
 // Kernels that read and write bf16/fp16 tensors themselves (computing in float32 inside).
@@ -209,18 +209,17 @@ bool reads_16bit_natively(const Node& n) {
 
 }  // namespace
 
-std::unique_ptr<Layer> make_layer(const Node& node, std::vector<const Tensor*> ins, std::vector<Tensor*> outs,
-                                  bool weights_constant) {
+std::unique_ptr<Layer> make_cpu_layer(const LayerRequest& r) {
+  const Node& node = r.node;
   // Only layers the precision pass lowered to 16-bit storage are wrapped: a model's own
   // bf16/fp16 tensors (a Cast to bfloat16 in an fp32 build) are the op's business, and
   // widening around it would change its answer (ONNX's test_cast_FLOAT_to_BFLOAT16).
-  const bool lowered = node.precision == "bf16" || node.precision == "fp16";
+  const bool lowered = node.precision == Precision::BF16 || node.precision == Precision::FP16;
   bool any_16bit = false;
-  for (const Tensor* t : ins) any_16bit = any_16bit || (t && is_half_type(t->dtype()));
-  for (const Tensor* t : outs) any_16bit = any_16bit || (t && is_half_type(t->dtype()));
-  if (lowered && any_16bit && !reads_16bit_natively(node))
-    return std::make_unique<HalfStorageLayer>(node, std::move(ins), std::move(outs), weights_constant, make_float_layer);
-  return make_float_layer(node, std::move(ins), std::move(outs), weights_constant);
+  for (const Tensor* t : r.inputs) any_16bit = any_16bit || (t && is_half_type(t->dtype()));
+  for (const Tensor* t : r.outputs) any_16bit = any_16bit || (t && is_half_type(t->dtype()));
+  if (lowered && any_16bit && !reads_16bit_natively(node)) return std::make_unique<HalfStorageLayer>(r, make_float_layer);
+  return make_float_layer(r);
 }
 
 }  // namespace fb

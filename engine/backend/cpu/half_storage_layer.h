@@ -8,16 +8,16 @@
 #include <memory>
 #include <vector>
 
-#include "engine/runtime/layer.h"
+#include "engine/backend/backend.h"
 
 namespace fb {
 
 class HalfStorageLayer : public Layer {
  public:
-  // `inner` makes the float32 layer over the given (scratch or original) tensors.
-  using MakeInner = std::unique_ptr<Layer> (*)(const Node&, std::vector<const Tensor*>, std::vector<Tensor*>, bool);
-  HalfStorageLayer(const Node& node, std::vector<const Tensor*> ins, std::vector<Tensor*> outs, bool weights_constant,
-                   MakeInner inner);
+  // `inner` makes the float32 layer for the request with its 16-bit tensors replaced by
+  // float32 scratch.
+  using MakeInner = std::unique_ptr<Layer> (*)(const LayerRequest&);
+  HalfStorageLayer(const LayerRequest& request, MakeInner inner);
   void run() override;
   std::string kernel() const override;
   double flops() const override { return inner_->flops(); }

@@ -1,4 +1,4 @@
-#include "engine/ops/dnnl_context.h"
+#include "engine/backend/cpu/dnnl_context.h"
 
 namespace fb {
 

@@ -3,8 +3,8 @@
 // primitive is made per call; oneDNN's primitive cache makes the repeat cheap.
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "engine/ops/conv.h"
-#include "engine/ops/dnnl_context.h"
+#include "engine/backend/cpu/conv.h"
+#include "engine/backend/cpu/dnnl_context.h"
 #include "engine/ops/nn_common.h"
 
 namespace fb {

@@ -1,10 +1,10 @@
 // MatMul, Gemm and the engine's FusedMatMul: all run one oneDNN matmul primitive.
-#include "engine/ops/matmul.h"
+#include "engine/backend/cpu/matmul.h"
 
 #include <tbb/parallel_for.h>
 
 #include "engine/ops/broadcast.h"
-#include "engine/ops/dnnl_context.h"
+#include "engine/backend/cpu/dnnl_context.h"
 #include "engine/ops/op_registry.h"
 
 namespace fb {

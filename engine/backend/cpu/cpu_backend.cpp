@@ -1,0 +1,29 @@
+#include "engine/backend/cpu/cpu_backend.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace fb {
+
+PrecisionSet CpuBackend::supported_precisions(const Node&, const OpDef& def) const {
+  // A float32 kernel also runs bf16 and fp16 layers: HalfStorageLayer keeps their tensors
+  // in 16 bits and widens them for it (oneDNN 2.6 without AVX-512 has no 16-bit gemms).
+  PrecisionSet s = def.precisions;
+  if (s.contains(Precision::FP32)) {
+    s.insert(Precision::BF16);
+    s.insert(Precision::FP16);
+  }
+  return s;
+}
+
+std::unique_ptr<Layer> CpuBackend::make_layer(const LayerRequest& request) const { return make_cpu_layer(request); }
+
+DeviceBuffer CpuBackend::allocate(size_t bytes) const {
+  // 64-byte aligned (a cache line, an AVX-512 vector); aligned_alloc wants a multiple.
+  const size_t size = std::max<size_t>(64, (bytes + 63) / 64 * 64);
+  void* p = std::aligned_alloc(64, size);
+  if (!p) throw Error("out of memory allocating " + std::to_string(bytes) + " bytes");
+  return DeviceBuffer(p, bytes, Device::Host, std::free);
+}
+
+}  // namespace fb

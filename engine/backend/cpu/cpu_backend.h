@@ -1,0 +1,26 @@
+// The CPU backend: oneDNN primitives for matrix products, convolutions, attention and
+// max pooling (cpu_layers.cpp), and every other op on its op-table kernel, all on host
+// memory. Runs are synchronous.
+#pragma once
+#include "engine/backend/backend.h"
+
+namespace fb {
+
+class CpuBackend final : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+  Device device() const override { return Device::Host; }
+  // What the op's kernel takes (OpDef::precisions), and bf16/fp16 storage around any
+  // float32 kernel (half_storage_layer.h).
+  PrecisionSet supported_precisions(const Node& node, const OpDef& def) const override;
+  std::unique_ptr<Layer> make_layer(const LayerRequest& request) const override;
+  DeviceBuffer allocate(size_t bytes) const override;
+  Tensor upload(const Tensor& host) const override { return host; }
+  void synchronize() const override {}
+};
+
+// The CPU layer for one node: a prebuilt oneDNN primitive where one fits, else the op's
+// kernel from the engine's registry (cpu_layers.cpp).
+std::unique_ptr<Layer> make_cpu_layer(const LayerRequest& request);
+
+}  // namespace fb

@@ -1,0 +1,39 @@
+// The arithmetic a node's kernel computes in, and why the builder chose it. Every node
+// carries one (engine/ir/graph.h); the precision-assignment pass at the head of the
+// pipeline sets it (engine/passes/precision_assignment.cpp), fusion keeps it (a fused
+// node takes its sources' precision, and can_fuse refuses sources that disagree), and
+// the engine reports it per layer. Only fp32 is built today; the other names exist so a
+// request for them is refused by name, and so op definitions can say what they take.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+namespace fb {
+
+enum class Precision : uint8_t { FP32, FP16, BF16, INT8 };
+inline constexpr int kPrecisionCount = 4;
+
+const char* precision_name(Precision p);  // "fp32", "fp16", "bf16", "int8"
+// Throws Error listing the names.
+Precision parse_precision(const std::string& s);
+
+// A set of precisions (which ones an op's kernels take, which ones a backend runs).
+class PrecisionSet {
+ public:
+  constexpr PrecisionSet() = default;
+  constexpr PrecisionSet(std::initializer_list<Precision> ps) {
+    for (Precision p : ps) bits_ |= bit(p);
+  }
+  constexpr bool contains(Precision p) const { return (bits_ & bit(p)) != 0; }
+  constexpr bool empty() const { return bits_ == 0; }
+  constexpr void insert(Precision p) { bits_ |= bit(p); }
+  // "fp32, bf16": for error messages.
+  std::string str() const;
+
+ private:
+  static constexpr uint8_t bit(Precision p) { return uint8_t(1u << uint8_t(p)); }
+  uint8_t bits_ = 0;
+};
+
+}  // namespace fb

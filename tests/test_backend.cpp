@@ -1,0 +1,138 @@
+// The kernel backend and the per-engine op registry: an engine's registry can be extended
+// before it is sealed and not after; a registered op (as a plugin registers one) is built
+// and run through the CPU backend; every node carries its precision and why, through
+// fusion and through a plan; the CPU backend's allocations and support answers.
+#include <gtest/gtest.h>
+
+#include "engine/backend/backend.h"
+#include "engine/builder/builder.h"
+#include "engine/plan/plan_format.h"
+#include "engine/reference/reference_executor.h"
+#include "harness/model_source.h"
+
+namespace fb {
+namespace {
+
+// y = x · 3, as an op no ONNX model has (a plugin's).
+void compute_triple(OpContext& c) {
+  const Tensor& x = c.in(0);
+  float* y = c.out(0).data<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) y[i] = 3.f * x.data<float>()[i];
+}
+std::vector<ValueInfo> infer_same(const ShapeContext& c) { return {c.in(0)}; }
+
+Graph triple_graph() {
+  Graph g;
+  g.name = "triple";
+  g.opset = 17;
+  g.inputs.push_back(GraphInput{"x", DType::Float32, {2, 3}, {"", ""}});
+  g.values["x"] = ValueInfo{DType::Float32, {2, 3}, true};
+  Node n;
+  n.name = "t";
+  n.op_type = "Triple";
+  n.domain = "example";
+  n.inputs = {"x"};
+  n.outputs = {"y"};
+  n.sources = {"t"};
+  g.nodes.push_back(n);
+  g.outputs = {"y"};
+  return g;
+}
+
+std::shared_ptr<const OpRegistry> registry_with_triple() {
+  auto r = std::make_shared<OpRegistry>(OpRegistry::with_builtin_ops());
+  r->add(OpDef{"example", "Triple", infer_same, compute_triple});
+  r->seal();
+  return r;
+}
+
+TEST(OpRegistry, ExtendedBeforeSealRefusedAfter) {
+  OpRegistry r = OpRegistry::with_builtin_ops();
+  EXPECT_NE(r.find("", "MatMul"), nullptr);
+  EXPECT_NE(r.find("ai.onnx", "MatMul"), nullptr);
+  EXPECT_EQ(r.find("example", "Triple"), nullptr);
+  r.add(OpDef{"example", "Triple", infer_same, compute_triple});
+  EXPECT_NE(r.find("example", "Triple"), nullptr);
+  try {
+    r.add(OpDef{"example", "Triple", infer_same, compute_triple});
+    FAIL() << "a second registration was accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "op 'example.Triple' is registered already");
+  }
+  r.seal();
+  try {
+    r.add(OpDef{"example", "Quadruple", infer_same, compute_triple});
+    FAIL() << "a sealed registry was extended";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "op 'example.Quadruple' cannot be registered: the op registry is sealed (register before building)");
+  }
+  EXPECT_TRUE(OpRegistry::builtin()->sealed());
+  EXPECT_EQ(OpRegistry::builtin()->find("example", "Triple"), nullptr);  // another engine's op is not everyone's
+}
+
+TEST(OpRegistry, EngineRunsAnOpRegisteredInItsOwnRegistry) {
+  const Graph g = triple_graph();
+  BuildConfig cfg;
+  EXPECT_THROW(build_engine(g, cfg), Error);  // the shipped registry does not know it
+  auto open = std::make_shared<OpRegistry>(OpRegistry::with_builtin_ops());
+  EXPECT_THROW(build_engine(g, cfg, EngineKernels{open, backend_named("cpu")}), Error);  // not sealed
+  auto engine = build_engine(g, cfg, EngineKernels{registry_with_triple(), backend_named("cpu")});
+  ASSERT_EQ(engine->layers().size(), 1u);
+  EXPECT_EQ(engine->layers()[0].kernel, "example.Triple");
+  Tensor x(DType::Float32, {2, 3});
+  for (int i = 0; i < 6; ++i) x.data<float>()[i] = float(i) - 2.f;
+  engine->run({x});
+  const Tensor y = engine->outputs()[0];
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(y.data<float>()[i], 3.f * (float(i) - 2.f));
+  ReferenceExecutor ref(g, 1, {}, registry_with_triple());
+  EXPECT_EQ(ref.run({x})[0].data<float>()[5], 9.f);
+}
+
+TEST(Precision, EveryLayerSaysItsPrecisionAndWhyThroughFusionAndPlans) {
+  LoadedModel m = load_model("zoo:bert?layers=1&hidden=64&heads=2&seq=16");
+  BuildConfig cfg;
+  cfg.fusion = FusionLevel::Aggressive;
+  auto engine = build_engine(m.graph, cfg);
+  ASSERT_FALSE(engine->layers().empty());
+  for (const LayerInfo& l : engine->layers()) EXPECT_EQ(l.precision, "fp32") << l.name;
+  for (const Node& n : engine->graph().nodes) {
+    EXPECT_EQ(n.precision, Precision::FP32) << n.name;
+    EXPECT_EQ(n.precision_reason, "default") << n.name;
+  }
+  const Plan plan = make_plan(*engine, m.reference, m.proto, m.base_dir);
+  const Plan back = parse_plan(serialize_plan(plan), "bert.plan");
+  ASSERT_EQ(back.optimized.nodes.size(), engine->graph().nodes.size());
+  for (const Node& n : back.optimized.nodes) EXPECT_EQ(n.precision_reason, "default") << n.name;
+}
+
+TEST(Precision, NamesRoundTripAndUnknownOnesAreRefused) {
+  for (Precision p : {Precision::FP32, Precision::FP16, Precision::BF16, Precision::INT8})
+    EXPECT_EQ(parse_precision(precision_name(p)), p);
+  EXPECT_THROW(parse_precision("fp64"), Error);
+  EXPECT_EQ((PrecisionSet{Precision::FP32, Precision::BF16}).str(), "fp32, bf16");
+  EXPECT_TRUE(OpRegistry::builtin()->find("", "MatMul")->precisions.contains(Precision::FP32));
+  EXPECT_FALSE(OpRegistry::builtin()->find("", "MatMul")->precisions.contains(Precision::BF16));
+}
+
+TEST(Backend, CpuAnswersSupportAllocatesAndRefusesUnknownNames) {
+  auto cpu = backend_named("cpu");
+  EXPECT_EQ(cpu->name(), "cpu");
+  EXPECT_EQ(cpu->device(), Device::Host);
+  Node mm;
+  mm.op_type = "MatMul";
+  const OpDef& def = op_for(mm);
+  EXPECT_TRUE(cpu->supports(mm, def, Precision::FP32));
+  EXPECT_FALSE(cpu->supports(mm, def, Precision::INT8));
+  DeviceBuffer b = cpu->allocate(1000);
+  EXPECT_EQ(b.bytes(), 1000u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % 64, 0u);
+  try {
+    backend_named("cuda");
+    FAIL() << "an unknown backend was returned";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "unknown backend 'cuda' (known: cpu)");
+  }
+}
+
+}  // namespace
+}  // namespace fb
