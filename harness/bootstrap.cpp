@@ -159,4 +159,16 @@ Interval bootstrap_ratio_ci(const std::vector<double>& numerator, const std::vec
   return percentile_interval(ratios, confidence);
 }
 
+Interval bootstrap_difference_ci(const std::vector<double>& a, const std::vector<double>& b, double confidence,
+                                 int resamples, uint64_t seed) {
+  check_args(confidence, resamples);
+  if (a.empty() || b.empty()) return {};
+  const std::vector<double> xa = sorted_copy(a), xb = sorted_copy(b);
+  Rng rng(seed);
+  MedianResampler draw_a(xa), draw_b(xb);
+  std::vector<double> diffs(static_cast<size_t>(resamples));
+  for (double& d : diffs) d = draw_a.draw(rng) - draw_b.draw(rng);
+  return percentile_interval(diffs, confidence);
+}
+
 }  // namespace fb

@@ -52,5 +52,9 @@ Interval hierarchical_median_ci(const ProcessGroups& groups, double confidence =
 Interval hierarchical_ratio_ci(const ProcessGroups& numerator, const ProcessGroups& denominator,
                                double confidence = 0.95, int resamples = kBootstrapResamples,
                                uint64_t seed = kBootstrapSeed);
+// The interval of median(a) - median(b), each side resampled on its own as above (what a
+// plugin adds to a model's latency: a = with it, b = without). {0, 0} when either is empty.
+Interval bootstrap_difference_ci(const std::vector<double>& a, const std::vector<double>& b, double confidence = 0.95,
+                                 int resamples = kBootstrapResamples, uint64_t seed = kBootstrapSeed);
 
 }  // namespace fb

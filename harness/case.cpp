@@ -82,6 +82,7 @@ nlohmann::json CaseSpec::to_json() const {
         {"exclude_ops", fusion_limits.exclude_ops},
         {"partition_points", fusion_limits.partition_points}}},
       {"precision_constraints", precision_constraints_json(precision_constraints)},
+      {"plugins", plugin_settings_to_json(plugins)},
   };
 }
 
@@ -147,6 +148,10 @@ CaseSpec CaseSpec::from_json_fields(const nlohmann::json& j) {
   read_strings(f, "exclude_nodes", "fusion_limits.", s.fusion_limits.exclude_nodes);
   read_strings(f, "exclude_ops", "fusion_limits.", s.fusion_limits.exclude_ops);
   read_strings(f, "partition_points", "fusion_limits.", s.fusion_limits.partition_points);
+  if (auto it = j.find("plugins"); it != j.end())
+    s.plugins = plugin_settings_from_json(*it, [](const std::string& field, const std::string& msg) {
+      throw Error("case config: field '" + field + "': " + msg);
+    });
   return s;
 }
 
@@ -163,6 +168,8 @@ std::string CaseSpec::case_key() const {
                                {"partition_points", fusion_limits.partition_points}};
   // Likewise the precision constraints, absent when there are none.
   if (!precision_constraints.empty()) config["precision_constraints"] = precision_constraints_json(precision_constraints);
+  // Plugins likewise: absent without them.
+  if (!plugins.empty()) config["plugins"] = plugin_settings_key(plugins);
   std::string canonical =
       model_hash + "|" + config.dump(-1, ' ', false, json::error_handler_t::replace);
   return sha256_hex(canonical).substr(0, 16);
@@ -171,7 +178,7 @@ std::string CaseSpec::case_key() const {
 std::string CaseSpec::label() const {
   const std::string& name = scenario.empty() ? model : scenario;
   return name + " b=" + std::to_string(batch) + " " + precision + " " + fusion +
-         " t=" + std::to_string(threads);
+         " t=" + std::to_string(threads) + plugin_settings_label(plugins);
 }
 
 }  // namespace fb

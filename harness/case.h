@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/builder/build_config.h"
+#include "harness/plugin_cost_result.h"
+#include "harness/plugin_settings.h"
 
 namespace fb {
 
@@ -104,6 +106,7 @@ struct CaseSpec {
   FusionLimits fusion_limits;
   PrecisionConstraints precision_constraints;
   uint64_t seed = 1234;  // for the generated inputs
+  PluginSettings plugins;  // plugin libraries and placements (harness/plugin_settings.h)
 
   // The configuration as JSON (stored with the case; every field above).
   nlohmann::json to_json() const;
@@ -251,6 +254,8 @@ struct CaseResult {
   int onnx_nodes = 0;
   std::string build_log;
   std::vector<LayerRecord> layers;
+  // With plugin placements (and plugins.cost): the same case without them, and the split.
+  std::optional<PluginCost> plugin_cost;
 
   // Exact equality (NaN fields compare unequal, as doubles do).
   bool operator==(const CaseResult&) const = default;

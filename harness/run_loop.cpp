@@ -12,7 +12,9 @@
 #include <set>
 
 #include "engine/ir/error.h"
+#include "engine/plugin/plugin_registry.h"
 #include "harness/environment.h"
+#include "harness/plugin_cost_text.h"
 #include "harness/runner.h"
 
 namespace fb {
@@ -84,7 +86,14 @@ RunSession::RunSession(const RunRequest& request, std::ostream& out)
   }
   std::vector<CaseSpec> cases;
   for (const Scenario& s : scenarios)
-    for (CaseSpec c : expand_cases(s)) cases.push_back(std::move(c));
+    for (CaseSpec c : expand_cases(s)) {
+      for (const std::string& lib : request.plugin_libraries)
+        if (std::find(c.plugins.libraries.begin(), c.plugins.libraries.end(), lib) == c.plugins.libraries.end())
+          c.plugins.libraries.push_back(lib);
+      cases.push_back(std::move(c));
+    }
+  // Every plugin library is loaded and its API version checked before anything runs.
+  for (const CaseSpec& c : cases) registry_with_plugins(c.plugins.libraries);
   const size_t all_cases = cases.size();
   if (request.shard) cases = shard_cases(std::move(cases), *request.shard);
   const std::string shard_text = request.shard ? request.shard->text() : "";
@@ -162,6 +171,7 @@ void RunSession::store_result(size_t pending_index, const CaseResult& r) {
   failed_ += r.status == "failed";
   errors_ += r.status == "error";
   out_ << "[" << stored_ << "/" << pending_.size() << "] " << case_line(r) << std::endl;
+  if (r.plugin_cost) out_ << format_plugin_cost(*r.plugin_cost, "      ") << std::flush;
 }
 
 void RunSession::finish() { store_.finish_run(run_id_); }

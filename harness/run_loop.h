@@ -37,6 +37,7 @@ struct RunRequest {
   bool resume = false;         // continue the latest unfinished run of the same scenarios and shard
   std::optional<Shard> shard;  // run only this slice of the cases
   std::string command;         // the command line, stored with the run
+  std::vector<std::string> plugin_libraries;  // --plugin: absolute paths, loaded for every case
 };
 
 struct PendingCase {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "engine/builder/builder.h"
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
 #include "harness/accuracy.h"
@@ -9,6 +10,8 @@
 #include "harness/inputs.h"
 #include "harness/process_merge.h"
 #include "harness/worker_process.h"
+#include "harness/plugin_cost.h"
+#include "harness/plugin_model.h"
 
 namespace fb {
 
@@ -59,28 +62,43 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
     cfg.layer_precisions = r.spec.precision_constraints.layers;
     cfg.precision_mode = parse_precision_mode(r.spec.precision_constraints.mode);
 
+    // Plugins: the libraries' ops join this case's registry; placements edit the model
+    // both executors run (the model without them is the cost analysis' baseline).
+    const PluginSettings& plugins = r.spec.plugins;
+    const PluginModel pm = apply_plugins(m, plugins);
+    const Graph& graph = pm.graph;
+    const std::shared_ptr<const OpRegistry>& ops = pm.ops;
+
     ThreadScope threads(r.spec.threads);
     const auto t0 = std::chrono::steady_clock::now();
-    std::unique_ptr<Engine> engine = threads.run([&] { return make_engine(m, cfg); });  // built, or loaded from a plan
+    std::unique_ptr<Engine> engine = threads.run([&] {  // built, or loaded from a plan
+      return plugins.empty() ? make_engine(m, cfg) : build_engine(graph, cfg, ops);
+    });
     r.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     r.engine_memory_bytes = static_cast<int64_t>(engine->arena_bytes());
+    for (const std::string& line : pm.log) r.build_log += line + "\n";
     for (const std::string& line : engine->build_log()) r.build_log += line + "\n";
     for (size_t i = 0; i < engine->layers().size(); ++i) {
       const LayerInfo& l = engine->layers()[i];
       r.layers.push_back(LayerRecord{int(i), l.name, l.kind, l.sources, l.kernel, l.precision, l.input_shapes,
                                      l.output_shapes, l.flops, l.bytes, l.precision_reason});
     }
-    ReferenceExecutor reference(m.graph, r.spec.batch);
-    const std::vector<Tensor> inputs = make_inputs(m.graph, reference.input_shapes(), r.spec.seed);
+    ReferenceExecutor reference(graph, r.spec.batch, {}, ops);
+    const std::vector<Tensor> inputs = make_inputs(graph, reference.input_shapes(), r.spec.seed);
 
     threads.run([&] {
       const std::vector<Tensor> expected = reference.run(inputs);
       r.reference_memory_bytes = static_cast<int64_t>(reference.peak_activation_bytes());
       engine->run(inputs);
-      r.accuracy = compare_outputs(engine->outputs(), expected, m.graph.outputs, r.spec.accuracy);
+      r.accuracy = compare_outputs(engine->outputs(), expected, graph.outputs, r.spec.accuracy);
       SideBySide timed = time_side_by_side([&] { engine->run(inputs); }, [&] { reference.run(inputs); }, r.spec.timing,
                                            r.spec.batch, progress);
       store_timing(std::move(timed), r);
+      if (!plugins.placements.empty() && plugins.cost) {
+        if (progress) progress("plugin cost: timing the model without its plugins");
+        std::unique_ptr<Engine> baseline = build_engine(m.graph, cfg, ops);
+        r.plugin_cost = measure_plugin_cost(*engine, *baseline, inputs, r.spec.timing);
+      }
     });
     r.speedup = r.engine.stats.median > 0 ? r.reference.stats.median / r.engine.stats.median : 0;
     r.status = r.accuracy.passed ? "passed" : "failed";

@@ -35,7 +35,8 @@ constexpr int64_t kMaxThreads = 1024;
 
 const std::vector<std::string> kTopLevelFields{"name",     "model", "matrix", "threads", "timing",
                                                "accuracy", "gate",  "seed",   "description", "fusion_limits",
-                                               "precision_constraints"};
+                                               "precision_constraints", "plugins", "insert_plugins",
+                                               "plugin_cost"};
 const std::vector<std::string> kFusionLimitFields{"exclude_nodes", "exclude_ops", "partition_points"};
 const std::vector<std::string> kMatrixFields{"precision", "batch", "fusion", "threads"};
 const std::vector<std::string> kTimingFields{"warmup_ms",      "warmup_iterations", "min_iterations",
@@ -111,6 +112,8 @@ class ScenarioReader {
   std::string model(const Json& j) const;
   void accuracy(const Json& j, Scenario& s) const;
   PrecisionConstraints precision_constraints(const Json& j) const;
+  std::string file_near_scenario(const std::string& given, const std::string& field, const char* what) const;
+  PluginSettings plugins(const Json& doc) const;
 
   template <class T, class ReadOne>
   std::vector<T> list(const Json& j, const std::string& field, ReadOne read_one) const;
@@ -258,6 +261,11 @@ std::string ScenarioReader::model(const Json& j) const {
     if (m.size() == 4 || m[4] == '?') fail("model", "expected 'zoo:NAME[?param=value&...]', got " + show(j));
     return m;
   }
+  return file_near_scenario(m, "model", "ONNX file");
+}
+
+// A file named relative to the scenario file's folder: absolute, normalized, existing.
+std::string ScenarioReader::file_near_scenario(const std::string& m, const std::string& field, const char* what) const {
   fs::path p(m);
   if (p.is_relative()) {
     fs::path base = path_.empty() ? fs::current_path() : fs::absolute(fs::path(path_)).parent_path();
@@ -266,8 +274,8 @@ std::string ScenarioReader::model(const Json& j) const {
   p = p.lexically_normal();
   std::error_code ec;
   fs::file_status st = fs::status(p, ec);
-  if (!fs::exists(st)) fail("model", "ONNX file not found: " + p.string());
-  if (!fs::is_regular_file(st)) fail("model", "not a regular file: " + p.string());
+  if (!fs::exists(st)) fail(field, std::string(what) + " not found: " + p.string());
+  if (!fs::is_regular_file(st)) fail(field, "not a regular file: " + p.string());
   return p.string();
 }
 
@@ -327,6 +335,24 @@ PrecisionConstraints ScenarioReader::precision_constraints(const Json& j) const 
     pc.layers.push_back(LayerPrecision{pattern, p});
   }
   return pc;
+PluginSettings ScenarioReader::plugins(const Json& doc) const {
+  PluginSettings ps;
+  if (doc.contains("plugins"))
+    ps.libraries = list<std::string>(doc["plugins"], "plugins", [&](const Json& v, const std::string& f) {
+      return file_near_scenario(string(v, f), f, "plugin library");
+    });
+  if (doc.contains("insert_plugins")) {
+    const Json& ins = doc["insert_plugins"];
+    if (!ins.is_array() || ins.empty()) fail("insert_plugins", "expected a non-empty list, got " + show(ins));
+    const FieldError field_error = [&](const std::string& f, const std::string& msg) { fail(f, msg); };
+    for (size_t i = 0; i < ins.size(); ++i)
+      ps.placements.push_back(placement_from_json(nlohmann::json::parse(ins[i].dump()), element("insert_plugins", i), field_error));
+  }
+  if (doc.contains("plugin_cost")) {
+    if (!doc["plugin_cost"].is_boolean()) fail("plugin_cost", "expected true or false, got " + show(doc["plugin_cost"]));
+    ps.cost = doc["plugin_cost"].get<bool>();
+  }
+  return ps;
 }
 
 Scenario ScenarioReader::read(const Json& doc) const {
@@ -456,6 +482,8 @@ Scenario ScenarioReader::read(const Json& doc) const {
     names("partition_points", s.fusion_limits.partition_points);
   }
 
+  s.plugins = plugins(doc);
+
   if (doc.contains("seed")) {
     const Json& v = doc["seed"];
     if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
@@ -510,6 +538,7 @@ std::vector<CaseSpec> expand_cases(const Scenario& s) {
           c.gate = GateConfig{s.gate_min_speedup, s.gate_max_regression, s.gate_max_abs_err};
           c.seed = s.seed;
           c.fusion_limits = s.fusion_limits;
+          c.plugins = s.plugins;
           cases.push_back(std::move(c));
         }
   return cases;

@@ -34,6 +34,7 @@ struct Scenario {
   FusionLimits fusion_limits;  // "fusion_limits": {exclude_nodes, exclude_ops, partition_points}
   std::optional<double> gate_max_abs_err;     // "gate": {"max_abs_err": 1e-4}
   uint64_t seed = 1234;                    // "seed"
+  PluginSettings plugins;  // "plugins" (libraries), "insert_plugins" (placements), "plugin_cost"
 };
 
 // The values a scenario may name. The one place these lists live: add a precision or a

@@ -42,5 +42,6 @@ const ModelDef& bert_model();
 const ModelDef& resnet_model();
 const ModelDef& mobilenet_model();
 const ModelDef& vit_model();
+const ModelDef& llama_model();
 
 }  // namespace fb::zoo

@@ -277,6 +277,17 @@ std::string layer_norm(OnnxBuilder& b, const std::string& sc, const std::string&
   return b.node(sc, "Add", {scaled, beta});
 }
 
+std::string rms_norm(OnnxBuilder& b, const std::string& sc, const std::string& prefix, const std::string& x, int64_t dim,
+                     float eps) {
+  auto gamma = b.weight(param_name(prefix, "weight"), {dim}, 0.1f, 1.0f);
+  auto sq = b.node(sc, "Pow", {x, b.scalar("const.two", 2.0f)});
+  auto ms = b.node(sc, "ReduceMean", {sq}, {attr_ints("axes", {-1})});
+  auto ms_eps = b.node(sc, "Add", {ms, b.scalar("const.rms_norm_eps", eps)});
+  auto rms = b.node(sc, "Sqrt", {ms_eps});
+  auto normed = b.node(sc, "Div", {x, rms});
+  return b.node(sc, "Mul", {normed, gamma});
+}
+
 std::string gelu(OnnxBuilder& b, const std::string& sc, const std::string& x) {
   auto d = b.node(sc, "Div", {x, b.scalar("const.sqrt_two", 1.4142135f)});
   auto e = b.node(sc, "Erf", {d});

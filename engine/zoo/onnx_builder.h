@@ -107,6 +107,10 @@ std::string linear_gemm(OnnxBuilder& b, const std::string& scope, const std::str
 // nn.LayerNorm over the last dim, decomposed as PyTorch exports it before opset 17.
 std::string layer_norm(OnnxBuilder& b, const std::string& scope, const std::string& prefix,
                        const std::string& x, int64_t dim, float eps = 1e-12f);
+// RMSNorm over the last dim (T5's, LLaMA's), decomposed: x / sqrt(mean(x^2) + eps) * weight
+// as Pow, ReduceMean, Add, Sqrt, Div, Mul.
+std::string rms_norm(OnnxBuilder& b, const std::string& scope, const std::string& prefix, const std::string& x, int64_t dim,
+                     float eps = 1e-6f);
 // Exact GELU, x * 0.5 * (1 + erf(x / sqrt 2)), in the exporter's Erf form.
 std::string gelu(OnnxBuilder& b, const std::string& scope, const std::string& x);
 // BERT-style self-attention (query/key/value projections, heads split, softmax(QK^T/sqrt d) V,

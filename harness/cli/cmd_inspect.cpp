@@ -2,9 +2,12 @@
 // layer with its kind, kernel, precision, shapes and source ONNX nodes, then the build log.
 #include <nlohmann/json.hpp>
 
+#include "engine/builder/builder.h"
+
 #include "harness/cli/commands.h"
 #include "harness/cli/plan_options.h"
 #include "harness/model_source.h"
+#include "harness/plugin_model.h"
 
 namespace fb::cli {
 
@@ -19,6 +22,7 @@ std::string shapes_str(const std::vector<Shape>& v) {
 int cmd_inspect(int argc, char** argv) {
   cxxopts::Options opts("fusebench inspect", "Show the engine layers built from a model, with their source nodes.");
   add_build_options(opts, "standard");
+  add_plugin_options(opts);
   opts.add_options()("format", "text or json", cxxopts::value<std::string>()->default_value("text"));
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
@@ -28,7 +32,11 @@ int cmd_inspect(int argc, char** argv) {
 
   LoadedModel m = load_model(args["model"].as<std::string>());
   const BuildConfig cfg = build_config_for(args, m);
-  std::unique_ptr<Engine> engine = make_engine(m, cfg);
+  const PluginSettings plugins = plugin_settings_from(args);
+  const PluginModel pm = apply_plugins(m, plugins);
+  std::unique_ptr<Engine> engine = plugins.empty() ? make_engine(m, cfg) : build_engine(pm.graph, cfg, pm.ops);
+  std::vector<std::string> build_log = pm.log;
+  build_log.insert(build_log.end(), engine->build_log().begin(), engine->build_log().end());
 
   if (format == "json") {
     nlohmann::json j;
@@ -47,7 +55,7 @@ int cmd_inspect(int argc, char** argv) {
     j["fusion_events"] = nlohmann::json::array();
     for (const FusionEvent& e : engine->fusion_events())
       j["fusion_events"].push_back({{"pass", e.pass}, {"root", e.root}, {"nodes", e.nodes}, {"fused", e.fused}, {"refused", e.refused}});
-    j["build_log"] = engine->build_log();
+    j["build_log"] = build_log;
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
@@ -63,7 +71,7 @@ int cmd_inspect(int argc, char** argv) {
     for (const std::string& s : l.sources) std::cout << "      ← " << s << "\n";
   }
   std::cout << "\nbuild log:\n";
-  for (const std::string& line : engine->build_log())
+  for (const std::string& line : build_log)
     if (line.rfind("layer ", 0) != 0) std::cout << "  " << line << "\n";
   return kExitOk;
 }

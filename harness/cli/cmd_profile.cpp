@@ -12,12 +12,16 @@
 #include "harness/result_store.h"
 #include "harness/inputs.h"
 #include "harness/model_source.h"
+#include "harness/plugin_cost.h"
+#include "harness/plugin_cost_text.h"
+#include "harness/plugin_model.h"
 
 namespace fb::cli {
 
 int cmd_profile(int argc, char** argv) {
   cxxopts::Options opts("fusebench profile", "Per-layer and per-module time of a built engine, seen through fusion.");
   add_build_options(opts, "aggressive");
+  add_plugin_options(opts);
   opts.add_options()("threads", "threads", cxxopts::value<int>()->default_value("1"))(
       "iterations", "profiled runs (per-layer medians)", cxxopts::value<int>()->default_value("50"))(
       "top", "layers to list", cxxopts::value<int>()->default_value("15"))(
@@ -32,6 +36,9 @@ int cmd_profile(int argc, char** argv) {
   LoadedModel m = load_model(args["model"].as<std::string>());
   BuildConfig cfg = build_config_for(args, m);
   if (args.count("threads") || !m.plan) cfg.threads = args["threads"].as<int>();
+  const PluginSettings plugins = plugin_settings_from(args);
+  const PluginModel pm = apply_plugins(m, plugins);
+  std::optional<PluginCost> cost;
   ThreadScope threads(cfg.threads);
   Profile p;
   // Peaks are measured once per host, CPU and thread count, and cached in the store.
@@ -42,17 +49,24 @@ int cmd_profile(int argc, char** argv) {
   MachinePeaks peaks = cached ? *cached : measure_machine_peaks(cfg.threads);
   if (store && !cached) store->store_peaks(env.host, env.cpu_model, cfg.threads, peaks);
   threads.run([&] {
-    auto engine = make_engine(m, cfg);
+    auto engine = plugins.empty() ? make_engine(m, cfg) : build_engine(pm.graph, cfg, pm.ops);
     std::unique_ptr<Engine> unfused;
     const bool fused = cfg.fusion == FusionLevel::Standard || cfg.fusion == FusionLevel::Aggressive;
     if (fused) {
       BuildConfig none = cfg;
       none.fusion = FusionLevel::None;
-      unfused = build_engine(m.graph, none);
+      unfused = build_engine(pm.graph, none, pm.ops);
     }
-    ReferenceExecutor ref(m.graph, cfg.batch);
-    auto inputs = make_inputs(m.graph, ref.input_shapes(), 1234);
+    ReferenceExecutor ref(pm.graph, cfg.batch, {}, pm.ops);
+    auto inputs = make_inputs(pm.graph, ref.input_shapes(), 1234);
     p = profile_engine(*engine, unfused.get(), inputs, iterations);
+    // With plugins placed: what they cost against the same model without them.
+    if (!plugins.placements.empty()) {
+      auto baseline = build_engine(m.graph, cfg, pm.ops);
+      TimingConfig timing;
+      timing.min_iterations = iterations;
+      cost = measure_plugin_cost(*engine, *baseline, inputs, timing);
+    }
   });
 
   std::printf("%s  %s, batch %lld, %d thread(s): %zu layers from %zu ONNX nodes, %.3f ms per run (sum of layer medians over %d runs)\n",
@@ -79,10 +93,12 @@ int cmd_profile(int argc, char** argv) {
     std::printf("  %9.4f ms %5.1f%%%s  %*s%s\n", mp.ms, 100 * mp.share, mp.estimated ? "*" : " ", 2 * std::max(0, level - 1), "",
                 mp.module.c_str());
   }
+  if (cost) std::printf("\n%s", format_plugin_cost(*cost, "", true).c_str());
   if (store) {
     nlohmann::json config{{"fusion", fusion_level_name(cfg.fusion)}, {"batch", cfg.batch}, {"threads", cfg.threads},
                           {"exclude_nodes", cfg.exclude_nodes}, {"exclude_ops", cfg.exclude_op_types},
                           {"partition_points", cfg.partition_points}};
+    if (!plugins.empty()) config["plugins"] = plugin_settings_to_json(plugins);
     const int64_t id = store->write_profile(StoredProfile{m.reference, m.hash, config.dump(), p, peaks});
     std::printf("\nstored as profile %lld in %s\n", (long long)id, store->path().c_str());
   }

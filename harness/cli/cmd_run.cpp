@@ -26,6 +26,7 @@ int cmd_run(int argc, char** argv) {
                      cxxopts::value<std::string>()->default_value("fusebench.db"))(
       "report", "HTML report to write (default: the database path with .html)", cxxopts::value<std::string>())(
       "resume", "continue the latest interrupted run of the same scenarios (and shard), skipping the cases it stored")(
+      "plugin", "plugin library (.so) to load for every case (repeatable)", cxxopts::value<std::vector<std::string>>())(
       "shard", "run only shard K of N (K/N, 1-based) of the cases, into its own database; join shards with `fusebench merge`",
       cxxopts::value<std::string>())("scenarios", "scenario files", cxxopts::value<std::vector<std::string>>());
   opts.parse_positional({"scenarios"});
@@ -42,6 +43,9 @@ int cmd_run(int argc, char** argv) {
   request.resume = args.count("resume") > 0;
   if (args.count("shard")) request.shard = parse_shard(args["shard"].as<std::string>());
   request.command = command_line(argc, argv);
+  if (args.count("plugin"))
+    for (const std::string& lib : args["plugin"].as<std::vector<std::string>>())
+      request.plugin_libraries.push_back(std::filesystem::absolute(lib).lexically_normal().string());
   const std::string report_path = args.count("report")
                                       ? args["report"].as<std::string>()
                                       : std::filesystem::path(request.db_path).replace_extension(".html").string();

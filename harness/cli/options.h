@@ -4,9 +4,11 @@
 #include <cxxopts.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "engine/builder/build_config.h"
+#include "harness/plugin_settings.h"
 #include "engine/ir/error.h"
 #include <iostream>
 #include <optional>
@@ -69,6 +71,37 @@ inline BuildConfig build_config_from(const cxxopts::ParseResult& args) {
   if (args.count("exclude-op")) cfg.exclude_op_types = args["exclude-op"].as<std::vector<std::string>>();
   if (args.count("partition")) cfg.partition_points = args["partition"].as<std::vector<std::string>>();
   return cfg;
+}
+
+// --plugin and --insert-plugin, for the commands that build a MODEL with plugins.
+inline void add_plugin_options(cxxopts::Options& opts) {
+  opts.add_options()("plugin", "plugin library (.so) to load (repeatable)", cxxopts::value<std::vector<std::string>>())(
+      "insert-plugin",
+      "place a plugin, as a scenario's insert_plugins entry in JSON, e.g. "
+      "'{\"op\":\"fusebench.plugin.Copy\",\"after\":\"TENSOR\"}' (repeatable)",
+      cxxopts::value<std::vector<std::string>>());
+}
+
+inline PluginSettings plugin_settings_from(const cxxopts::ParseResult& args) {
+  PluginSettings s;
+  if (args.count("plugin"))
+    for (const std::string& lib : args["plugin"].as<std::vector<std::string>>())
+      s.libraries.push_back(std::filesystem::absolute(lib).lexically_normal().string());
+  if (args.count("insert-plugin")) {
+    const auto& given = args["insert-plugin"].as<std::vector<std::string>>();
+    for (size_t i = 0; i < given.size(); ++i) {
+      const std::string field = "--insert-plugin[" + std::to_string(i) + "]";
+      nlohmann::json j;
+      try {
+        j = nlohmann::json::parse(given[i]);
+      } catch (const std::exception& e) {
+        throw Error(field + ": not JSON: " + given[i]);
+      }
+      s.placements.push_back(placement_from_json(
+          j, field, [](const std::string& f, const std::string& msg) { throw Error(f + ": " + msg); }));
+    }
+  }
+  return s;
 }
 
 }  // namespace fb::cli

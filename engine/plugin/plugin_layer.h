@@ -1,0 +1,35 @@
+// An engine layer run by a plugin: its inputs and outputs are arena slots, its
+// workspace a buffer the arena planner placed for this layer alone, its threads the
+// engine's (the case's task arena).
+#pragma once
+#include <memory>
+
+#include "engine/plugin/plugin_op.h"
+#include "engine/runtime/engine.h"
+#include "engine/runtime/layer.h"
+
+namespace fb {
+
+inline constexpr const char* kPluginKernelPrefix = "plugin ";
+
+class PluginLayer : public Layer {
+ public:
+  PluginLayer(std::shared_ptr<PluginOp> op, std::vector<const Tensor*> ins, std::vector<Tensor*> outs, void* workspace,
+              size_t workspace_bytes)
+      : op_(std::move(op)), ins_(std::move(ins)), outs_(std::move(outs)), workspace_(workspace), workspace_bytes_(workspace_bytes) {}
+  void run() override { op_->execute(ins_, outs_, workspace_, workspace_bytes_); }
+  // "plugin fusebench.plugin.Copy (built in)"
+  std::string kernel() const override { return kPluginKernelPrefix + op_->qualified_name() + " (" + op_->origin() + ")"; }
+
+ private:
+  std::shared_ptr<PluginOp> op_;
+  std::vector<const Tensor*> ins_;
+  std::vector<Tensor*> outs_;
+  void* workspace_;
+  size_t workspace_bytes_;
+};
+
+// Whether an engine layer is run by a plugin (by its kernel name).
+inline bool is_plugin_layer(const LayerInfo& l) { return l.kernel.rfind(kPluginKernelPrefix, 0) == 0; }
+
+}  // namespace fb

@@ -1,0 +1,25 @@
+// A model made ready for a case's plugins: the op registry with the plugin libraries' ops
+// (and the shipped ones), and the graph with the placements applied — what both
+// executors then run. Shared by `run` and the commands that take --plugin.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/ops/op_registry.h"
+#include "harness/model_source.h"
+#include "harness/plugin_settings.h"
+
+namespace fb {
+
+struct PluginModel {
+  std::shared_ptr<const OpRegistry> ops;
+  Graph graph;                   // the model's graph with the placements applied
+  std::vector<std::string> log;  // one line per plugin node placed
+};
+
+// Throws Error for a bad library or placement, and for plugins on a plan (its graph is
+// already optimized; place plugins into the ONNX model instead).
+PluginModel apply_plugins(const LoadedModel& m, const PluginSettings& s);
+
+}  // namespace fb
