@@ -72,7 +72,7 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
     ThreadScope threads(r.spec.threads);
     const auto t0 = std::chrono::steady_clock::now();
     std::unique_ptr<Engine> engine = threads.run([&] {  // built, or loaded from a plan
-      return plugins.empty() ? make_engine(m, cfg) : build_engine(graph, cfg, ops);
+      return plugins.empty() ? make_engine(m, cfg) : build_engine(graph, cfg, {ops});
     });
     r.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     r.engine_memory_bytes = static_cast<int64_t>(engine->arena_bytes());
@@ -96,7 +96,7 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
       store_timing(std::move(timed), r);
       if (!plugins.placements.empty() && plugins.cost) {
         if (progress) progress("plugin cost: timing the model without its plugins");
-        std::unique_ptr<Engine> baseline = build_engine(m.graph, cfg, ops);
+        std::unique_ptr<Engine> baseline = build_engine(m.graph, cfg, {ops});
         r.plugin_cost = measure_plugin_cost(*engine, *baseline, inputs, r.spec.timing);
       }
     });

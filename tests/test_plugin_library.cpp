@@ -43,7 +43,7 @@ TEST(PluginLibrary, LoadsByPathAndRunsInBothExecutors) {
   auto ops = registry_with_plugins({kLibrary});
   BuildConfig cfg;
   cfg.threads = 2;
-  auto engine = build_engine(g, cfg, ops);
+  auto engine = build_engine(g, cfg, {ops});
   const LayerInfo& last = engine->layers().back();
   EXPECT_EQ(last.kind, "example.ScaleShift");
   EXPECT_EQ(last.kernel, "plugin example.ScaleShift (" + kLibrary + ")");

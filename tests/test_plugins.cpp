@@ -49,7 +49,7 @@ struct Outputs {
 // Runs `g` in the engine and the reference with the shipped plugins.
 Outputs run_both(const Graph& g, const BuildConfig& cfg, std::unique_ptr<Engine>* keep = nullptr) {
   auto ops = registry_with_plugins({});
-  auto engine = build_engine(g, cfg, ops);
+  auto engine = build_engine(g, cfg, {ops});
   ReferenceExecutor ref(g, cfg.batch, {}, ops);
   auto inputs = make_inputs(g, ref.input_shapes(), 7);
   Outputs o;
@@ -185,7 +185,7 @@ TEST(Plugins, UnknownPluginOpIsAnErrorNamingNodeAndOp) {
   Graph g = place_plugins(m.graph, {p}, nullptr);
   BuildConfig cfg;
   try {
-    build_engine(g, cfg, registry_with_plugins({}));
+    build_engine(g, cfg, {registry_with_plugins({})});
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("node 'copy' (NoSuchOp)"), std::string::npos) << e.what();
@@ -200,7 +200,7 @@ TEST(Plugins, BadAttributesFailNamingThePlugin) {
   Graph g = place_plugins(m.graph, {p}, nullptr);
   BuildConfig cfg;
   try {
-    build_engine(g, cfg, registry_with_plugins({}));
+    build_engine(g, cfg, {registry_with_plugins({})});
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("plugin 'fusebench.plugin.RMSNorm' (built in) refused the node's attributes: "

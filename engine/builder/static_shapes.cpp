@@ -91,7 +91,7 @@ std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch, const
     if (n.op_type == "Shape" && n.domain.empty()) {
       Tensor dummy = Tensor::view(sc.inputs[0]->dtype, sc.inputs[0]->shape, nullptr);
       vals = evaluate_node(n, {&dummy}, ops);
-    } else if (all_known && (small || data_dependent)) {
+    } else if (all_known && (small || data_dependent) && !n.is_plugin()) {
       std::vector<const Tensor*> ins;
       for (const std::string& in : n.inputs) ins.push_back(in.empty() ? nullptr : &known.at(in));
       vals = evaluate_node(n, ins, ops);

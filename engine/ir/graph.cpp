@@ -45,6 +45,8 @@ const Tensor* Node::attr_tensor(const std::string& key) const { return attr_as<T
 
 std::string Node::describe() const { return "node '" + name + "' (" + op_type + ")"; }
 
+bool Node::is_plugin() const { return !domain.empty() && domain != "ai.onnx" && domain != "fusebench"; }
+
 bool Graph::is_graph_output(const std::string& v) const {
   return std::find(outputs.begin(), outputs.end(), v) != outputs.end();
 }

@@ -49,6 +49,9 @@ struct Node {
   bool has_attr(const std::string& key) const { return attrs.count(key) != 0; }
   // "node 'name' (OpType)": how errors name a node.
   std::string describe() const;
+  // A plugin's op: its domain is neither ONNX's nor the engine's own ("fusebench"). The
+  // engine never fuses, folds or rewrites such a node (engine/plugin/).
+  bool is_plugin() const;
 };
 
 struct ValueInfo {

@@ -1,5 +1,8 @@
 #include "engine/ops/op_registry.h"
 
+#include "engine/plugin/plugin_op.h"
+#include "engine/plugin/plugin_registry.h"
+
 namespace fb {
 
 const ValueInfo& ShapeContext::in(size_t i) const {
@@ -42,6 +45,7 @@ OpRegistry OpRegistry::with_builtin_ops() {
     register_selection_ops(r);
     register_arg_reduce_ops(r);
   register_control_flow_ops(r);
+  register_shipped_plugins(r);
   return r;
 }
 
@@ -81,6 +85,7 @@ const OpDef& op_for(const Node& node, const OpRegistry& ops) {
 
 std::vector<ValueInfo> infer_node(const Node& node, const ShapeContext& ctx, const OpRegistry& ops) {
   const OpDef& def = op_for(node, ops);
+  if (def.plugin) return PluginOp(node, *def.plugin).infer(ctx.inputs);
   try {
     return def.infer(ctx);
   } catch (const Error& e) {
@@ -92,6 +97,7 @@ std::vector<ValueInfo> infer_node(const Node& node, const ShapeContext& ctx, con
 
 std::vector<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*>& inputs, const OpRegistry& ops) {
   const OpDef& def = op_for(node, ops);
+  if (def.plugin) return evaluate_plugin(node, *def.plugin, inputs, nullptr);
   std::vector<ValueInfo> infos(inputs.size());
   ShapeContext sc{node, {}, inputs};
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -35,6 +35,7 @@ struct ShapeContext {
 // inferred dtype and shape. A kernel whose output shape depends on input values
 // (shape_known == false at inference) assigns the output Tensor itself.
 class OpRegistry;
+struct PluginCreatorEntry;
 struct OpContext {
   const Node& node;
   std::vector<const Tensor*> inputs;
@@ -69,6 +70,9 @@ struct OpDef {
   bool in_place = false;
   // The precisions the kernel computes in (what a backend may assign this op).
   PrecisionSet precisions{Precision::FP32};
+  // Set for a plugin's op (engine/plugin/): shapes, kernel, precisions and in-place
+  // come from the plugin made for each node, not from the fields above.
+  std::shared_ptr<const PluginCreatorEntry> plugin = nullptr;
 };
 
 // Built per engine: OpRegistry::with_builtin_ops() gives a fresh, open registry holding

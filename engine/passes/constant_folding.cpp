@@ -32,7 +32,8 @@ int constant_folding(PassContext& ctx) {
     }
     // A Shape node on a static tensor is a constant too.
     const bool static_shape = n.op_type == "Shape" && n.domain.empty() && ctx.known.count(n.outputs[0]);
-    if ((!all_const && !static_shape) || n.outputs.empty()) {
+    // A plugin runs in the engine as its author wrote it, constant inputs or not.
+    if ((!all_const && !static_shape) || n.outputs.empty() || n.is_plugin()) {
       kept.push_back(std::move(n));
       continue;
     }

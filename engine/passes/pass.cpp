@@ -26,6 +26,7 @@ bool glob_match(const std::string& p, const std::string& s) {
 }
 
 bool node_fusible(const Node& n, const BuildConfig& c) {
+  if (n.is_plugin()) return false;  // a plugin is a fusion barrier by construction: what it costs is measured
   for (const std::string& t : c.exclude_op_types)
     if (t == n.op_type) return false;
   for (const std::string& g : c.exclude_nodes)

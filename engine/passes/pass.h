@@ -67,7 +67,8 @@ using Rule = std::vector<FusionMatch> (*)(const PassContext& ctx, size_t root);
 // root whose candidates were all refused. Returns the number of fusions.
 int run_fusion_rule(PassContext& ctx, Rule rule);
 
-// The node may take part in a fusion: not excluded by name glob or op type.
+// The node may take part in a fusion: not a plugin (Node::is_plugin), not excluded by
+// name glob or op type.
 bool node_fusible(const Node& n, const BuildConfig& c);
 // v is one of the configuration's partition points.
 bool is_partition_point(const BuildConfig& c, const std::string& v);

@@ -6,7 +6,7 @@
 
 #include "engine/plugin/plugin_op.h"
 #include "engine/runtime/engine.h"
-#include "engine/runtime/layer.h"
+#include "engine/backend/layer.h"
 
 namespace fb {
 

@@ -1,6 +1,7 @@
 #include "engine/plugin/plugin_op.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -150,6 +151,31 @@ void PluginOp::execute(const std::vector<const Tensor*>& inputs, const std::vect
     st = api::Status::error("threw a non-standard exception");
   }
   if (!st.ok) fail("failed: " + st.message);
+}
+
+std::vector<Tensor> evaluate_plugin(const Node& node, const PluginCreatorEntry& entry,
+                                    const std::vector<const Tensor*>& inputs, const Tensor* reusable_input0) {
+  PluginOp op(node, entry);
+  std::vector<ValueInfo> infos(inputs.size());
+  std::vector<const ValueInfo*> in;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i]) infos[i] = ValueInfo{inputs[i]->dtype(), inputs[i]->shape(), true};
+    in.push_back(inputs[i] ? &infos[i] : nullptr);
+  }
+  const std::vector<ValueInfo> out_infos = op.infer(in);
+  std::vector<Tensor> outs;
+  for (size_t i = 0; i < out_infos.size(); ++i) {
+    const bool reuse = i == 0 && reusable_input0 && op.output_may_alias_input(0) &&
+                       reusable_input0->dtype() == out_infos[0].dtype && reusable_input0->shape() == out_infos[0].shape;
+    outs.push_back(reuse ? *reusable_input0 : Tensor::empty(out_infos[i].dtype, out_infos[i].shape));  // a copy shares storage
+  }
+  std::vector<Tensor*> out_ptrs;
+  for (Tensor& t : outs) out_ptrs.push_back(&t);
+  const size_t ws = op.workspace_size(inputs, out_ptrs);
+  std::unique_ptr<void, void (*)(void*)> workspace(ws ? std::aligned_alloc(64, (ws + 63) / 64 * 64) : nullptr, std::free);
+  if (ws && !workspace) throw Error(node.describe() + ": " + op.describe() + ": out of memory for a " + std::to_string(ws) + "-byte workspace");
+  op.execute(inputs, out_ptrs, workspace.get(), ws);
+  return outs;
 }
 
 }  // namespace fb

@@ -39,4 +39,10 @@ class PluginOp {
   std::unique_ptr<fusebench::plugin::Plugin> plugin_;
 };
 
+// Runs one plugin node eagerly on fresh outputs, as the reference executor runs every op
+// (with a plugin made for the call). `reusable_input0`, when given, is input 0 dying at
+// this node: a plugin that allows it writes output 0 over it, as the engine would.
+std::vector<Tensor> evaluate_plugin(const Node& node, const PluginCreatorEntry& entry,
+                                    const std::vector<const Tensor*>& inputs, const Tensor* reusable_input0);
+
 }  // namespace fb

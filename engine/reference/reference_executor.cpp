@@ -1,6 +1,9 @@
 #include "engine/reference/reference_executor.h"
 
+#include <algorithm>
+
 #include "engine/builder/static_shapes.h"
+#include "engine/plugin/plugin_op.h"
 
 namespace fb {
 
@@ -54,7 +57,9 @@ std::map<std::string, Tensor> ReferenceExecutor::execute(const std::vector<Tenso
       if (it != env.end()) ins.push_back(&it->second);
       else ins.push_back(&graph_.initializers.at(in));
     }
-    std::vector<Tensor> outs = evaluate_node(n, ins, *ops_);
+    const OpDef& def = op_for(n, *ops_);
+    std::vector<Tensor> outs =
+        def.plugin ? evaluate_plugin(n, *def.plugin, ins, keep_all ? nullptr : reusable_input0(i, env)) : evaluate_node(n, ins, *ops_);
     for (size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k) {
       if (n.outputs[k].empty()) continue;
       live += outs[k].nbytes();
@@ -72,6 +77,18 @@ std::map<std::string, Tensor> ReferenceExecutor::execute(const std::vector<Tenso
     }
   }
   return env;
+}
+
+const Tensor* ReferenceExecutor::reusable_input0(size_t i, const std::map<std::string, Tensor>& env) const {
+  const Node& n = graph_.nodes[i];
+  if (n.inputs.empty() || n.inputs[0].empty() || std::count(n.inputs.begin(), n.inputs.end(), n.inputs[0]) != 1) return nullptr;
+  const std::string& v = n.inputs[0];
+  const auto& dying = free_after_[i];
+  if (std::find(dying.begin(), dying.end(), v) == dying.end()) return nullptr;
+  for (const GraphInput& gi : graph_.inputs)
+    if (gi.name == v) return nullptr;  // the caller's tensor
+  auto it = env.find(v);
+  return it == env.end() ? nullptr : &it->second;
 }
 
 }  // namespace fb

@@ -33,6 +33,9 @@ class ReferenceExecutor {
 
  private:
   std::map<std::string, Tensor> execute(const std::vector<Tensor>& inputs, bool keep_all) const;
+  // Node i's input 0 when nothing reads it after node i (a plugin may write over it, as
+  // in the engine); nullptr otherwise.
+  const Tensor* reusable_input0(size_t i, const std::map<std::string, Tensor>& env) const;
 
   Graph graph_;
   std::shared_ptr<const OpRegistry> ops_;

@@ -64,7 +64,8 @@ ActivationPlan plan_activations(const std::vector<PlanValue>& values, const std:
     const int out = l.outputs[0];
     const PlanValue& ov = values[size_t(out)];
     if (root[size_t(out)] != out || ov.home != PlanValue::Home::Arena) continue;
-    for (int v : l.inputs) {
+    for (size_t k = 0; k < l.inputs.size() && !(l.in_place_input0_only && k > 0); ++k) {
+      const int v = l.inputs[k];
       if (v < 0) continue;
       const int r = root[size_t(v)];
       const PlanValue &iv = values[size_t(v)], &rv = values[size_t(r)];

@@ -38,6 +38,7 @@ struct PlanLayer {
   std::vector<int> inputs, outputs;
   bool view = false;      // output 0 is input 0's bytes (OpDef::alias_input0)
   bool in_place = false;  // output 0 may overwrite an input of its shape and dtype (OpDef::in_place)
+  bool in_place_input0_only = false;  // ... only input 0 (a plugin's promise is about that one)
 };
 
 struct ActivationPlan {

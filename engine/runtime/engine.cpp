@@ -6,6 +6,7 @@
 #include <map>
 
 #include "engine/ops/op_registry.h"
+#include "engine/plugin/plugin_layer.h"
 #include "engine/runtime/arena_planner.h"
 
 namespace fb {
@@ -54,6 +55,10 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
   const int n_layers = int(g.nodes.size());
   std::vector<bool> is_view_layer(g.nodes.size(), false);
   std::vector<PlanLayer> plan_layers(g.nodes.size());
+  // Plugin nodes: the plugin made for each (it says whether it runs in place and how much
+  // workspace it needs: a buffer of the arena live during that layer alone).
+  std::vector<std::shared_ptr<PluginOp>> plugin_ops(g.nodes.size());
+  std::vector<int> workspace_value(g.nodes.size(), -1);  // plan value index, past the slots
   for (int i = 0; i < n_layers; ++i) {
     const Node& n = g.nodes[i];
     const OpDef& def = op_for(n, *kernels_.ops);
@@ -62,8 +67,26 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
     for (const std::string& o : n.outputs) pl.outputs.push_back(o.empty() ? -1 : slot_of.at(o));
     is_view_layer[i] = pl.view = def.alias_input0 && !n.inputs.empty() && !n.inputs[0].empty();
     pl.in_place = def.in_place;
+    if (!def.plugin) continue;
+    if (backend.device() != Device::Host)
+      throw Error(n.describe() + ": plugins run on host memory; the '" + backend.name() + "' backend cannot run them");
+    plugin_ops[i] = std::make_shared<PluginOp>(n, *def.plugin);
+    pl.in_place = pl.in_place_input0_only = plugin_ops[i]->output_may_alias_input(0);
+    std::vector<Tensor> ins, outs;  // shape-only views, for the plugin to size its workspace
+    for (const std::string& in : n.inputs) ins.push_back(Tensor::view(g.value(in).dtype, g.value(in).shape, nullptr));
+    for (const std::string& o : n.outputs) outs.push_back(Tensor::view(g.value(o).dtype, g.value(o).shape, nullptr));
+    std::vector<const Tensor*> in_ptrs;
+    std::vector<Tensor*> out_ptrs;
+    for (const Tensor& t : ins) in_ptrs.push_back(&t);
+    for (Tensor& t : outs) out_ptrs.push_back(&t);
+    if (const size_t ws = plugin_ops[i]->workspace_size(in_ptrs, out_ptrs)) {
+      check_allocation(ws, n.describe() + "'s workspace");
+      workspace_value[i] = int(plan_values.size());
+      plan_values.push_back(PlanValue{PlanValue::Home::Arena, DType::UInt8, Shape{int64_t(ws)}, ws, false});
+      pl.outputs.push_back(workspace_value[i]);
+    }
   }
-  for (int s = 0; s < n_slots; ++s) {
+  for (int s = 0; s < n_slots; ++s) {  // workspaces (past n_slots) know their size already
     if (plan_values[s].home != PlanValue::Home::Arena) continue;
     const ValueInfo& vi = g.value(name_of[s]);
     plan_values[s].bytes = checked_tensor_bytes(vi.shape, dtype_size(vi.dtype));
@@ -72,7 +95,7 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
   const ActivationPlan plan = plan_activations(plan_values, plan_layers, config_.in_place);
   arena_bytes_ = plan.arena_bytes;
   const std::vector<int>& root_of = plan.root;
-  std::vector<Root> root_kind(n_slots);
+  std::vector<Root> root_kind(n_slots);  // slots only: workspaces are arena buffers
   for (int s = 0; s < n_slots; ++s) {
     const PlanValue::Home h = plan_values[root_of[s]].home;
     root_kind[s] = h == PlanValue::Home::Input ? Root::Input : h == PlanValue::Home::Initializer ? Root::Initializer : Root::Arena;
@@ -129,7 +152,13 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
       layers_.push_back(nullptr);
     } else {
       const bool weights_constant = n.inputs.size() > 1 && g.is_initializer(n.inputs[1]);
-      layers_.push_back(backend.make_layer(LayerRequest{n, op_for(n, *kernels_.ops), *kernels_.ops, ins, outs, weights_constant}));
+      if (plugin_ops[i]) {
+        const int w = workspace_value[i];
+        void* ws = w < 0 ? nullptr : arena + root_offset[size_t(w)];
+        layers_.push_back(std::make_unique<PluginLayer>(plugin_ops[i], ins, outs, ws, w < 0 ? 0 : plan_values[size_t(w)].bytes));
+      } else {
+        layers_.push_back(backend.make_layer(LayerRequest{n, op_for(n, *kernels_.ops), *kernels_.ops, ins, outs, weights_constant}));
+      }
       info.kernel = layers_.back()->kernel();
       info.flops = layers_.back()->flops();
       for (const Tensor* t : ins)
