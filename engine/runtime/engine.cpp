@@ -70,6 +70,10 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
     if (!def.plugin) continue;
     if (backend.device() != Device::Host)
       throw Error(n.describe() + ": plugins run on host memory; the '" + backend.name() + "' backend cannot run them");
+    for (const std::string& v : n.inputs)
+      if (v.empty()) throw Error(n.describe() + ": a plugin node takes no omitted inputs");
+    for (const std::string& v : n.outputs)
+      if (v.empty()) throw Error(n.describe() + ": a plugin node has no omitted outputs");
     plugin_ops[i] = std::make_shared<PluginOp>(n, *def.plugin);
     pl.in_place = pl.in_place_input0_only = plugin_ops[i]->output_may_alias_input(0);
     std::vector<Tensor> ins, outs;  // shape-only views, for the plugin to size its workspace
