@@ -4,12 +4,15 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace fb {
 
 struct CostLayer {
   std::string name, kind;
   double ms = 0;  // median over the profiled runs
 };
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CostLayer, name, kind, ms)
 
 // One group of layers that differs between the builds.
 struct PreventedFusion {

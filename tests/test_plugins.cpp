@@ -3,6 +3,9 @@
 // split's arithmetic and the plugin settings' JSON. (A library built outside the tree is
 // tests/test_plugin_library.cpp.)
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "engine/builder/builder.h"
 #include "engine/plugin/plugin_layer.h"
@@ -14,6 +17,7 @@
 #include "harness/inputs.h"
 #include "harness/model_source.h"
 #include "harness/plugin_cost.h"
+#include "harness/result_store.h"
 #include "pass_test_support.h"
 
 namespace fb {
@@ -255,6 +259,46 @@ TEST(PluginCost, ReplacedLayersCountAgainstThePlugin) {
   EXPECT_TRUE(c.prevented[0].after.empty());
   EXPECT_NEAR(c.fusion_ms, -0.9, 1e-12);
   EXPECT_DOUBLE_EQ(c.rest_ms, 0.0);
+}
+
+TEST(PluginCost, StoredAndReadBack) {
+  const std::string path = (std::filesystem::temp_directory_path() / ("fb_plugin_cost_" + std::to_string(::getpid()) + ".db")).string();
+  std::filesystem::remove(path);
+  std::vector<LayerInfo> without{layer("A", "fusebench.Attention", {"a", "b", "c"}), layer("D", "MatMul", {"d"})};
+  std::vector<LayerInfo> with{layer("a", "MatMul", {"a"}), layer("p", "fusebench.plugin.Copy", {"p"}, "plugin x"),
+                              layer("bc", "fusebench.Fused", {"b", "c"}), layer("D", "MatMul", {"d"})};
+  CaseResult r;
+  r.spec.model = "zoo:x";
+  r.plugin_cost = split_plugin_cost(with, {0.4, 0.1, 0.9, 0.6}, {false, true, false, false}, without, {1.0, 0.5});
+  r.plugin_cost->with_ms = 2.0;
+  r.plugin_cost->difference_ms = 0.5;
+  r.plugin_cost->difference_ci_low = 0.45;
+  r.plugin_cost->within_interval = true;
+  r.plugin_cost->stop_reason = "converged";
+  {
+    ResultStore store(path);
+    const int64_t run = store.begin_run(RunInfo{});
+    store.write_case(run, r);
+    const std::vector<StoredCase> cases = store.load_cases(run);
+    ASSERT_EQ(cases.size(), 1u);
+    ASSERT_TRUE(cases[0].result.plugin_cost.has_value());
+    const PluginCost& c = *cases[0].result.plugin_cost;
+    EXPECT_EQ(c.with_ms, 2.0);
+    EXPECT_EQ(c.difference_ms, 0.5);
+    EXPECT_EQ(c.difference_ci_low, 0.45);
+    EXPECT_TRUE(c.within_interval);
+    EXPECT_EQ(c.stop_reason, "converged");
+    EXPECT_DOUBLE_EQ(c.plugin_ms, 0.1);
+    ASSERT_EQ(c.plugin_layers.size(), 1u);
+    EXPECT_EQ(c.plugin_layers[0].kind, "fusebench.plugin.Copy");
+    ASSERT_EQ(c.prevented.size(), 1u);
+    EXPECT_EQ(c.prevented[0].name, "fusebench.Attention 'A' (3 nodes)");
+    EXPECT_DOUBLE_EQ(c.prevented[0].after_ms, 1.3);
+    ASSERT_EQ(c.prevented[0].after.size(), 2u);
+    EXPECT_EQ(c.prevented[0].after[1].name, "bc");
+    EXPECT_NEAR(c.rest_ms, 0.1, 1e-12);
+  }
+  std::filesystem::remove(path);
 }
 
 TEST(PluginSettings, RoundTripAndCaseKey) {

@@ -7,6 +7,8 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/plan_options.h"
 #include "harness/model_source.h"
+#include "harness/cli/run_selection.h"
+#include "harness/plugin_cost_text.h"
 #include "harness/plugin_model.h"
 
 namespace fb::cli {
@@ -17,16 +19,37 @@ std::string shapes_str(const std::vector<Shape>& v) {
   for (size_t i = 0; i < v.size(); ++i) s += (i ? " " : "") + shape_str(v[i]);
   return s;
 }
+// What plugins cost, as `run` stored it: every case of the run that has a cost split.
+int show_stored_plugin_costs(const cxxopts::ParseResult& args) {
+  const ResultStore store = open_existing_store(args["db"].as<std::string>());
+  const int64_t run = pick_run(store, args.count("run") ? std::optional<int64_t>(args["run"].as<int64_t>()) : std::nullopt);
+  int shown = 0;
+  for (const StoredCase& sc : store.load_cases(run)) {
+    if (!sc.result.plugin_cost) continue;
+    std::cout << sc.result.spec.label() << "  [" << sc.result.spec.case_key() << "]\n"
+              << format_plugin_cost(*sc.result.plugin_cost, "  ", true) << "\n";
+    ++shown;
+  }
+  std::cout << "run " << run << ": " << shown << " case(s) with a plugin cost split\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 int cmd_inspect(int argc, char** argv) {
   cxxopts::Options opts("fusebench inspect", "Show the engine layers built from a model, with their source nodes.");
   add_build_options(opts, "standard");
   add_plugin_options(opts);
-  opts.add_options()("format", "text or json", cxxopts::value<std::string>()->default_value("text"));
+  opts.add_options()("format", "text or json", cxxopts::value<std::string>()->default_value("text"))(
+      "db", "instead of a MODEL: show the plugin cost splits stored in this results database", cxxopts::value<std::string>())(
+      "run", "with --db: the run (default: the latest)", cxxopts::value<int64_t>());
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
-  if (!args.count("model")) throw Error("a MODEL argument is required");
+  if (args.count("db")) {
+    if (args.count("model")) throw Error("give a MODEL or --db, not both");
+    return show_stored_plugin_costs(args);
+  }
+  if (!args.count("model")) throw Error("a MODEL argument (or --db FILE) is required");
   const std::string format = args["format"].as<std::string>();
   if (format != "text" && format != "json") throw Error("--format must be text or json, got '" + format + "'");
 

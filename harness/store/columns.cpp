@@ -139,6 +139,40 @@ const std::vector<Column<LayerRecord>>& layer_columns() {
   return columns;
 }
 
+const std::vector<Column<PluginCost>>& plugin_cost_columns() {
+  using R = PluginCost;
+  static const std::vector<Column<R>> columns{
+      COLUMN(with_plugins_ms, with_ms),
+      COLUMN(without_plugins_ms, without_ms),
+      COLUMN(difference_ms, difference_ms),
+      COLUMN(difference_ci_low_ms, difference_ci_low),
+      COLUMN(difference_ci_high_ms, difference_ci_high),
+      COLUMN(samples, samples),
+      COLUMN(layer_runs, layer_runs),
+      COLUMN(stop_reason, stop_reason),
+      COLUMN(plugin_ms, plugin_ms),
+      COLUMN(prevented_fusions_ms, fusion_ms),
+      COLUMN(rest_ms, rest_ms),
+      COLUMN(unattributed_ms, unattributed_ms),
+      COLUMN(within_interval, within_interval),
+      JSON_COLUMN(plugin_layers_json, plugin_layers),
+  };
+  return columns;
+}
+
+const std::vector<Column<PreventedFusion>>& plugin_cost_group_columns() {
+  using R = PreventedFusion;
+  static const std::vector<Column<R>> columns{
+      COLUMN(name, name),
+      COLUMN(before_ms, before_ms),
+      COLUMN(after_ms, after_ms),
+      computed<R>("delta_ms", ":delta_ms", [](const R& r) { return r.delta_ms(); }),
+      JSON_COLUMN(before_layers_json, before),
+      JSON_COLUMN(after_layers_json, after),
+  };
+  return columns;
+}
+
 #undef COLUMN
 #undef JSON_COLUMN
 

@@ -62,6 +62,8 @@ const std::vector<Column<RunInfo>>& run_columns();
 const std::vector<Column<CaseResult>>& case_columns();  // config_json is read first, by the reader itself
 const std::vector<Column<Measurement>>& measurement_columns();
 const std::vector<Column<LayerRecord>>& layer_columns();
+const std::vector<Column<PluginCost>>& plugin_cost_columns();
+const std::vector<Column<PreventedFusion>>& plugin_cost_group_columns();  // case_id and rank bound by the caller
 
 // "INSERT INTO table (a, b) VALUES (:a, :b)" over the columns and `extra` (bound by the caller).
 template <class Record>

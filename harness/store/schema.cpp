@@ -265,6 +265,45 @@ ALTER TABLE cases ADD COLUMN reference_process_spread REAL;
 ALTER TABLE cases ADD COLUMN speedup_process_spread REAL;
 )sql";
 
+// Version 7: what plugins cost (issue 13): for a case with plugins placed in its model,
+// the same case without them, timed interleaved, and the difference split by provenance
+// (harness/plugin_cost.h).
+constexpr const char* kSchemaV7 = R"sql(
+-- plugin_costs: one row per case whose scenario placed plugins (insert_plugins) with
+-- plugin_cost on. The parts are per-layer medians of interleaved profiled runs; the
+-- difference is end to end.
+CREATE TABLE plugin_costs (
+  case_id               INTEGER PRIMARY KEY REFERENCES cases(id) ON DELETE CASCADE,
+  with_plugins_ms       REAL NOT NULL,     -- end-to-end median with the plugins
+  without_plugins_ms    REAL NOT NULL,     -- and without them, timed interleaved
+  difference_ms         REAL NOT NULL,     -- with - without
+  difference_ci_low_ms  REAL NOT NULL,     -- its 95% seeded bootstrap interval
+  difference_ci_high_ms REAL NOT NULL,
+  samples               INTEGER NOT NULL,  -- end-to-end samples per build
+  layer_runs            INTEGER NOT NULL,  -- profiled runs per build behind the parts
+  stop_reason           TEXT NOT NULL,     -- of the end-to-end timing
+  plugin_ms             REAL NOT NULL,     -- (a) the plugins' own layers
+  prevented_fusions_ms  REAL NOT NULL,     -- (b) the sum over plugin_cost_groups
+  rest_ms               REAL NOT NULL,     -- (c) layers in both builds whose time changed
+  unattributed_ms       REAL NOT NULL,     -- difference - (a + b + c)
+  within_interval       INTEGER NOT NULL CHECK (within_interval IN (0, 1)),  -- a + b + c inside the interval
+  plugin_layers_json    TEXT NOT NULL      -- [{"name", "kind", "ms"}]: the plugins' layers
+);
+-- plugin_cost_groups: (b) in detail: each group of layers that differs between the builds,
+-- named by its fused layer, with the layers before (without the plugins) and after.
+CREATE TABLE plugin_cost_groups (
+  case_id            INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+  rank               INTEGER NOT NULL,     -- 0: the largest delta
+  name               TEXT NOT NULL,        -- "fusebench.Attention '/encoder/...' (13 nodes)"
+  before_ms          REAL NOT NULL,
+  after_ms           REAL NOT NULL,
+  delta_ms           REAL NOT NULL,        -- after - before
+  before_layers_json TEXT NOT NULL,        -- [{"name", "kind", "ms"}]
+  after_layers_json  TEXT NOT NULL,
+  PRIMARY KEY (case_id, rank)
+) WITHOUT ROWID;
+)sql";
+
 struct Migration {
   int to_version;
   const char* what;
@@ -278,6 +317,7 @@ constexpr Migration kMigrations[] = {
     {4, "host and isolation per case, shards, the whole layer map", kSchemaV4},
     {5, "why each layer runs in its precision", kSchemaV5},
     {6, "worker processes: sample process, process spread per case", kSchemaV6},
+    {7, "plugin cost splits", kSchemaV7},
 };
 static_assert(kMigrations[std::size(kMigrations) - 1].to_version == kSchemaVersion,
               "the last migration must bring the schema to kSchemaVersion");

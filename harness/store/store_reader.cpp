@@ -78,6 +78,10 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id, CaseDetail detai
   Statement b(db_, path_, "SELECT text FROM build_logs WHERE case_id = :case_id");
   Statement l(db_, path_,
               "SELECT " + store::select_list(store::layer_columns()) + " FROM layers WHERE case_id = :case_id ORDER BY layer_index");
+  Statement pc(db_, path_, "SELECT " + store::select_list(store::plugin_cost_columns()) + " FROM plugin_costs WHERE case_id = :case_id");
+  Statement pg(db_, path_,
+               "SELECT " + store::select_list(store::plugin_cost_group_columns()) +
+                   " FROM plugin_cost_groups WHERE case_id = :case_id ORDER BY rank");
 
   std::vector<StoredCase> out;
   c.bind(":run_id", run_id);
@@ -134,6 +138,20 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id, CaseDetail detai
           r.layers.push_back(std::move(layer));
         }
         l.reset();
+        pc.bind(":case_id", sc.id);
+        if (pc.step(doing)) {
+          PluginCost cost;
+          store::read_all(pc, store::plugin_cost_columns(), cost);
+          pg.bind(":case_id", sc.id);
+          while (pg.step(doing)) {
+            PreventedFusion f;
+            store::read_all(pg, store::plugin_cost_group_columns(), f);
+            cost.prevented.push_back(std::move(f));
+          }
+          pg.reset();
+          r.plugin_cost = std::move(cost);
+        }
+        pc.reset();
       }
     } catch (const Error& e) {
       throw Error(std::string(e.what()) + " (" + where + " of run " + std::to_string(run_id) + ")");

@@ -91,6 +91,20 @@ void ResultStore::write_case(int64_t run_id, const CaseResult& r, std::optional<
       store::bind_all(l, store::layer_columns(), layer);
       l.run(what + " (layer " + std::to_string(layer.index) + " '" + layer.name + "')");
     }
+
+    if (r.plugin_cost) {
+      Statement pc(db_, path_, store::insert_sql("plugin_costs", store::plugin_cost_columns(), {"case_id"}));
+      pc.bind(":case_id", case_id);
+      store::bind_all(pc, store::plugin_cost_columns(), *r.plugin_cost);
+      pc.run(what + " (plugin cost)");
+      Statement pg(db_, path_, store::insert_sql("plugin_cost_groups", store::plugin_cost_group_columns(), {"case_id", "rank"}));
+      for (size_t k = 0; k < r.plugin_cost->prevented.size(); ++k) {
+        pg.bind(":case_id", case_id);
+        pg.bind(":rank", int64_t(k));
+        store::bind_all(pg, store::plugin_cost_group_columns(), r.plugin_cost->prevented[k]);
+        pg.run(what + " (plugin cost group " + std::to_string(k) + ")");
+      }
+    }
     tx.commit();
   } catch (const Error&) {
     throw;
