@@ -52,7 +52,7 @@ nlohmann::json CaseSpec::to_json() const {
   if (gate.min_speedup) g["min_speedup"] = *gate.min_speedup;
   if (gate.max_regression) g["max_regression"] = *gate.max_regression;
   if (gate.max_abs_err) g["max_abs_err"] = *gate.max_abs_err;
-  return json{
+  json j{
       {"scenario", scenario},
       {"scenario_file", scenario_file},
       {"model", model},
@@ -82,8 +82,10 @@ nlohmann::json CaseSpec::to_json() const {
         {"exclude_ops", fusion_limits.exclude_ops},
         {"partition_points", fusion_limits.partition_points}}},
       {"precision_constraints", precision_constraints_json(precision_constraints)},
-      {"plugins", plugin_settings_to_json(plugins)},
   };
+  // Plugins only when there are any, so configs without them read as they always did.
+  if (!plugins.empty() || !plugins.cost) j["plugins"] = plugin_settings_to_json(plugins);
+  return j;
 }
 
 CaseSpec CaseSpec::from_json(const nlohmann::json& j) {
