@@ -181,6 +181,13 @@ CaseResult from_json_fields(const json& j) {
       r.layers.push_back(std::move(rec));
     }
   }
+  if (auto it = j.find("plugin_cost"); it != j.end() && !it->is_null()) {
+    try {
+      r.plugin_cost = it->get<PluginCost>();
+    } catch (const json::exception& e) {
+      throw Error("field 'plugin_cost': not a plugin cost analysis (" + std::string(e.what()) + ")");
+    }
+  }
   return r;
 }
 
@@ -244,7 +251,8 @@ nlohmann::json case_result_to_json(const CaseResult& r) {
           {"reference_memory_bytes", r.reference_memory_bytes},
           {"onnx_nodes", r.onnx_nodes},
           {"build_log", r.build_log},
-          {"layers", std::move(layers)}};
+          {"layers", std::move(layers)},
+          {"plugin_cost", r.plugin_cost ? json(*r.plugin_cost) : json(nullptr)}};
 }
 
 CaseResult case_result_from_json(const nlohmann::json& j) {

@@ -11,6 +11,7 @@ namespace fb {
 struct CostLayer {
   std::string name, kind;
   double ms = 0;  // median over the profiled runs
+  bool operator==(const CostLayer&) const = default;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CostLayer, name, kind, ms)
 
@@ -21,7 +22,9 @@ struct PreventedFusion {
   std::vector<CostLayer> after;   // the plugin build's layers (the plugins' own not included)
   double before_ms = 0, after_ms = 0;
   double delta_ms() const { return after_ms - before_ms; }
+  bool operator==(const PreventedFusion&) const = default;
 };
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PreventedFusion, name, before, after, before_ms, after_ms)
 
 struct PluginCost {
   double with_ms = 0, without_ms = 0;  // end-to-end medians, interleaved
@@ -37,6 +40,11 @@ struct PluginCost {
   double unattributed_ms = 0;          // difference - (a + b + c)
   bool within_interval = false;        // a + b + c lies in [difference_ci_low, difference_ci_high]
   std::string stop_reason;             // of the end-to-end timing
+  bool operator==(const PluginCost&) const = default;
 };
+// How a worker process hands the analysis to its parent (harness/case_json.cpp).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PluginCost, with_ms, without_ms, difference_ms, difference_ci_low, difference_ci_high,
+                                   samples, layer_runs, plugin_ms, plugin_layers, fusion_ms, prevented, rest_ms,
+                                   unattributed_ms, within_interval, stop_reason)
 
 }  // namespace fb

@@ -148,4 +148,8 @@ std::string plugin_settings_label(const PluginSettings& s) {
   return out;
 }
 
+bool PluginSettings::operator==(const PluginSettings& other) const {
+  return plugin_settings_to_json(*this) == plugin_settings_to_json(other);
+}
+
 }  // namespace fb

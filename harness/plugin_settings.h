@@ -20,6 +20,8 @@ struct PluginSettings {
   // difference (harness/plugin_cost.h).
   bool cost = true;
   bool empty() const { return libraries.empty() && placements.empty(); }
+  // Equal when they say the same in JSON (attributes have no operator== of their own).
+  bool operator==(const PluginSettings& other) const;
 };
 
 // What a failure says: the field path and the message (the caller adds the file).

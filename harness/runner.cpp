@@ -32,7 +32,11 @@ CaseResult CaseRunner::run_in_workers(const CaseSpec& spec, const ProgressFn& pr
   std::vector<CaseResult> parts;
   for (int p = 0; p < k; ++p) {
     if (progress) progress("process " + std::to_string(p + 1) + "/" + std::to_string(k));
-    parts.push_back(run_in_worker_process(worker_spec, p, worker_executable_));
+    // The plugin cost analysis (its own interleaved timing) runs in process 0 only; the
+    // merged result takes it from there.
+    CaseSpec process_spec = worker_spec;
+    if (p > 0) process_spec.plugins.cost = false;
+    parts.push_back(run_in_worker_process(process_spec, p, worker_executable_));
     if (parts.back().status == "error") break;  // the case is an error; the other processes would not change that
   }
   CaseResult r = merge_process_results(parts);

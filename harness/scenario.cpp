@@ -335,6 +335,8 @@ PrecisionConstraints ScenarioReader::precision_constraints(const Json& j) const 
     pc.layers.push_back(LayerPrecision{pattern, p});
   }
   return pc;
+}
+
 PluginSettings ScenarioReader::plugins(const Json& doc) const {
   PluginSettings ps;
   if (doc.contains("plugins"))

@@ -74,7 +74,7 @@ TEST(PluginLibrary, OtherApiVersionIsRefusedNamingBoth) {
 }
 
 TEST(PluginLibrary, AFailingPluginFailsItsCaseOnly) {
-  CaseRunner runner;
+  CaseRunner runner(FUSEBENCH_BINARY);  // its worker processes run the fusebench binary, not this test
   auto spec = [&](const std::string& op, const std::string& mode) {
     CaseSpec c;
     c.model = kMlp;

@@ -174,12 +174,21 @@ TEST(Plugins, PlacementErrorsNameThePlacementAndField) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "plugin placement 'fusebench.plugin.RMSNorm' ('rms'): field 'replace': no node matches");
   }
-  // Softmax and the second MatMul of layer 0 around... a node between them that is not matched: a cycle.
+  // The embeddings' LayerNorm output and the residual Add that reads it directly, with the
+  // whole attention block (not matched) between them as well: one plugin would be a cycle.
   PluginPlacement around;
   around.op = "fusebench.plugin.Copy";
-  around.replace_nodes = {"/encoder/layer.0/attention/self/Softmax", "/encoder/layer.0/attention/self/Transpose_3"};
+  around.replace_nodes = {"/embeddings/LayerNorm/Add_1", "/encoder/layer.0/attention/output/Add"};
   around.replace_ops = {};
-  EXPECT_THROW(place_plugins(m.graph, {around}, nullptr), Error);
+  try {
+    place_plugins(m.graph, {around}, nullptr);
+    FAIL() << "a placement around unmatched nodes was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("plugin placement 'fusebench.plugin.Copy': the matched nodes cannot become one node "
+                                         "(a node between them is not matched)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Plugins, UnknownPluginOpIsAnErrorNamingNodeAndOp) {

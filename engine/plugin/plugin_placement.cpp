@@ -127,9 +127,9 @@ void place_replacing(Graph& g, const PluginPlacement& p, std::vector<std::string
     replacements.emplace_back(idx, std::move(n));
     ++count;
   }
-  // Replace from the back so earlier indices stay valid; replace_nodes keeps the sources.
-  std::sort(replacements.begin(), replacements.end(), [](const auto& a, const auto& b) { return a.first.back() > b.first.back(); });
-  for (auto& [idx, n] : replacements) replace_nodes(g, idx, std::move(n));
+  // Graph::replace_nodes keeps the sources and leaves indices valid until compact().
+  for (auto& [idx, n] : replacements) g.replace_nodes(idx, std::move(n));
+  g.compact();
   try {
     g.topological_sort();
   } catch (const Error& e) {
