@@ -10,8 +10,8 @@ const ValueInfo& ShapeContext::in(size_t i) const {
 const Tensor& ShapeContext::constant(size_t i, const char* what) const {
   const Tensor* t = constant_or_null(i);
   if (!t)
-    throw Error(node.describe() + ": input " + std::to_string(i) + " (" + what +
-                ") must be a constant for a static-shape engine");
+    throw NotAConstant(node.describe() + ": input " + std::to_string(i) + " (" + what +
+                ") must be a constant for a static-shape engine", i);
   return *t;
 }
 
@@ -42,6 +42,7 @@ OpRegistry OpRegistry::with_builtin_ops() {
     register_selection_ops(r);
     register_arg_reduce_ops(r);
   register_control_flow_ops(r);
+  register_eager_region_op(r);
   return r;
 }
 
@@ -83,6 +84,8 @@ std::vector<ValueInfo> infer_node(const Node& node, const ShapeContext& ctx, con
   const OpDef& def = op_for(node, ops);
   try {
     return def.infer(ctx);
+  } catch (const NotAConstant&) {
+    throw;  // names the node already; the builder tells it apart (eager region)
   } catch (const Error& e) {
     std::string msg = e.what();
     if (msg.find(node.describe()) == std::string::npos) msg = node.describe() + ": " + msg;

@@ -15,6 +15,7 @@
 #include "engine/runtime/thread_scope.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/plan_options.h"
+#include "harness/exec_engine.h"
 #include "harness/inputs.h"
 #include "harness/model_source.h"
 #include "harness/tensor_file.h"
@@ -218,16 +219,20 @@ int cmd_exec(int argc, char** argv) {
     return assemble_inputs(m.graph, given, shapes, args["seed"].as<uint64_t>());
   });
 
-  std::vector<std::string> output_names;
+  std::vector<std::string> output_names, build_notes;
   std::vector<Tensor> outputs;
   ThreadScope threads(cfg.threads);
   threads.run([&] {
     if (executor == "engine") {
-      auto engine = make_engine(m, cfg);
-      engine->run(inputs);
+      // Inputs that feed shapes are bound at build time from the values given (the build
+      // log says which); the engine runs on the others.
+      EngineExec run = naming_model(
+          m, [&] { return exec_engine(m.graph, cfg, inputs, [&](const BuildConfig& c) { return make_engine(m, c); }); });
+      for (const std::string& line : run.engine->build_log())
+        if (line.rfind("bound ", 0) == 0 || line.rfind("eager region: ", 0) == 0) build_notes.push_back(line);
       // Under mark-all every tensor the engine computed, in layer order (the "mark all
       // outputs" comparison of each layer with another runtime); else the graph outputs.
-      for (auto& [name, t] : engine->kept_values()) {
+      for (auto& [name, t] : run.kept) {
         output_names.push_back(name);
         outputs.push_back(std::move(t));
       }
@@ -239,6 +244,7 @@ int cmd_exec(int argc, char** argv) {
   std::printf("%s  %s, batch %lld, %d thread(s)\n", m.reference.c_str(),
               executor == "engine" ? ("engine, fusion " + std::string(fusion_level_name(cfg.fusion))).c_str() : "reference executor",
               (long long)cfg.batch, cfg.threads);
+  for (const std::string& line : build_notes) std::printf("%s\n", line.c_str());
   std::vector<std::string> input_names_v;
   for (const GraphInput& in : m.graph.inputs) input_names_v.push_back(in.name);
   std::vector<std::string> input_paths, output_paths;
