@@ -9,6 +9,7 @@
 #include <set>
 
 #include "engine/builder/builder.h"
+#include "engine/builder/shape_inputs.h"
 #include "engine/builder/static_shapes.h"
 #include "engine/ops/half_float.h"
 #include "engine/reference/reference_executor.h"
@@ -211,6 +212,13 @@ int cmd_exec(int argc, char** argv) {
   if (cfg.batch < 1) throw Error("--batch must be at least 1");
   const std::map<std::string, GivenInput> given = read_given_inputs(
       args.count("input") ? args["input"].as<std::vector<std::string>>() : std::vector<std::string>{}, m.graph, cfg.batch);
+  // The engine bakes a shape input's value in at build time: a seeded one would decide the
+  // model's shapes at random, so it must be given (a plan carries its own).
+  if (executor == "engine" && !m.plan)
+    for (const ShapeInputUse& use : find_shape_inputs(m.graph))
+      if (!given.count(use.input))
+        throw Error(m.reference + ": input '" + use.input + "' " + shape_use_str(use) +
+                    ": the engine binds its value at build time; give it with --input " + use.input + "=FILE");
   // A plan's input shapes were fixed when it was built: the engine checks given inputs against them.
   if (!m.plan)
     for (const auto& [name, in] : given) cfg.input_shapes[name] = in.tensor.shape();
