@@ -70,11 +70,18 @@ Node chain_node(const Graph& g, const std::vector<size_t>& idx, std::string* tex
   return chain;
 }
 
+// A chain's length is capped: every prefix is a candidate (can_fuse takes the longest it
+// allows), so candidates cost the square of the length, and past a few dozen ops one
+// more op saves a vanishing share of the chain's memory traffic. A longer run becomes
+// several chains. (Uncapped, a 10,000-op chain took 100 s to build.)
+constexpr size_t kMaxChainOps = 64;
+
 std::vector<FusionMatch> match_elementwise_chain(const PassContext& ctx, size_t root) {
   const Graph& g = ctx.graph;
   if (!chainable(ctx, g.nodes[root])) return {};
   std::vector<size_t> idx{root};
-  for (int c = single_consumer(g, g.nodes[root].outputs[0]); c >= 0 && chainable(ctx, g.nodes[size_t(c)]);
+  for (int c = single_consumer(g, g.nodes[root].outputs[0]);
+       c >= 0 && idx.size() < kMaxChainOps && chainable(ctx, g.nodes[size_t(c)]);
        c = single_consumer(g, g.nodes[size_t(c)].outputs[0]))
     idx.push_back(size_t(c));
   // Every prefix of two or more, longest first.
