@@ -279,6 +279,13 @@ TEST_F(Exec, ADataDependentShapeRunsInTheEagerRegion) {
   const Tensor out = read_tensor_file(p("nz/result.npy"));
   ASSERT_EQ(out.shape(), (Shape{2, 3}));
   EXPECT_EQ(std::vector<int64_t>(out.data<int64_t>(), out.data<int64_t>() + 6), (std::vector<int64_t>{0, 1, 1, 0, 0, 1}));
+  // The region survives a plan: built, read back and run, it gives the same answer.
+  ASSERT_EQ(sh(bin() + " build " + d + "/model.onnx -o " + p("nz.plan")).code, 0);
+  const Ran from_plan = sh(bin() + " exec " + p("nz.plan") + " --input condition=" + d + "/test_data_set_0/input_0.pb --save-outputs " + p("nzp"));
+  ASSERT_EQ(from_plan.code, 0) << from_plan.err;
+  const Tensor again = read_tensor_file(p("nzp/result.npy"));
+  ASSERT_EQ(again.shape(), (Shape{2, 3}));
+  EXPECT_EQ(std::vector<int64_t>(again.data<int64_t>(), again.data<int64_t>() + 6), (std::vector<int64_t>{0, 1, 1, 0, 0, 1}));
 }
 
 }  // namespace

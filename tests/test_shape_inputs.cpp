@@ -152,6 +152,31 @@ TEST(EagerRegion, DataDependentNodesRunEagerlyAfterThePlannedLayersAtEveryLevel)
   }
 }
 
+TEST(EagerRegion, UpstreamLayersKeepTheirFusion) {
+  // x ─ MatMul(W) ─ Add(b) ─ Relu ─▶ y (output) ─ NonZero ─▶ nz (output)
+  Graph g;
+  g.opset = 17;
+  g.inputs = {input("x", DType::Float32, {2, 4})};
+  add_initializer(g, "W", make<float>({4, 3}, {1, -1, 0, 0, 2, -3, 0, 0, 0, 0, 0, 0}));
+  add_initializer(g, "b", make<float>({3}, {0, 0, 1}));
+  g.nodes = {node("mm", "MatMul", {"x", "W"}, {"m"}), node("add", "Add", {"m", "b"}, {"a"}), node("relu", "Relu", {"a"}, {"y"}),
+             node("nz", "NonZero", {"y"}, {"nzo"})};
+  g.outputs = {"y", "nzo"};
+  BuildConfig cfg;
+  cfg.fusion = FusionLevel::Standard;
+  auto e = build_engine(g, cfg);
+  ASSERT_EQ(e->layers().size(), 2u);
+  EXPECT_EQ(e->layers()[0].kind, "fusebench.FusedMatMul");
+  EXPECT_EQ(e->layers()[0].sources, (std::vector<std::string>{"mm", "add", "relu"}));
+  EXPECT_EQ(e->layers()[0].eager, "");
+  EXPECT_EQ(e->layers()[1].kind, "fusebench.EagerRegion");
+  // y = relu([[1, -1, 1], [0, 2, -2]]) = [[1, 0, 1], [0, 2, 0]]: non-zero at (0,0), (0,2), (1,1).
+  e->run({make<float>({2, 4}, {1, 0, 0, 0, 0, 1, 0, 0})});
+  EXPECT_EQ(values<float>(e->outputs()[0]), (std::vector<float>{1, 0, 1, 0, 2, 0}));
+  EXPECT_EQ(e->outputs()[1].shape(), (Shape{2, 3}));
+  EXPECT_EQ(values<int64_t>(e->outputs()[1]), (std::vector<int64_t>{0, 0, 1, 0, 2, 1}));
+}
+
 TEST(EagerRegion, AShapeComputedFromDataAtRunTime) {
   // k is int64[1,1]: data, not a shape input (not a vector); TopK's K comes from it at run time.
   Graph g;
