@@ -195,7 +195,7 @@ int cmd_exec(int argc, char** argv) {
   add_build_options(opts, "standard");
   opts.add_options()("executor", "engine or reference", cxxopts::value<std::string>()->default_value("engine"))(
       "threads", "threads", cxxopts::value<int>()->default_value("1"))(
-      "input", "NAME=FILE: an input from .npy or ONNX TensorProto .pb (repeatable)", cxxopts::value<std::vector<std::string>>())(
+      "input", "NAME=FILE: an input from .npy or ONNX TensorProto .pb (repeatable); one that feeds a shape (Reshape's shape, Slice's starts...) is bound into the engine at build time and must be given", cxxopts::value<std::vector<std::string>>())(
       "seed", "seed of the generated inputs (the same bytes `run` uses)", cxxopts::value<uint64_t>()->default_value("1234"))(
       "save-outputs", "DIR: write every output there as NAME.npy (with --fusion mark-all: every tensor computed)", cxxopts::value<std::string>())(
       "save-inputs", "DIR: write every input there as NAME.npy (the generated ones too)", cxxopts::value<std::string>());
