@@ -116,7 +116,12 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
     std::vector<const Tensor*> ins;
     std::vector<Tensor*> outs;
     LayerInfo info{n.name, qualified(n), "", precision_name(n.precision), n.precision_reason, n.sources, {}, {}, 0};
-    if (n.domain == "fusebench" && n.op_type == "EagerRegion") info.eager = n.attr_string("reason", "shapes depend on data");
+    const bool eager = n.domain == "fusebench" && n.op_type == "EagerRegion";
+    if (eager) info.eager = n.attr_string("reason", "shapes depend on data");
+    // Only the eager region sizes its outputs as it runs; any other layer writes into planned memory.
+    for (const std::string& o : n.outputs)
+      if (!eager && !o.empty() && !slots_[slot_of.at(o)].defined())
+        throw Error(n.describe() + ": output '" + o + "' has no static shape outside the eager region");
     for (const std::string& in : n.inputs) {
       ins.push_back(in.empty() ? nullptr : &slots_[slot_of.at(in)]);
       if (!in.empty()) info.input_shapes.push_back(slots_[slot_of.at(in)].shape());
