@@ -18,6 +18,8 @@
 #include <set>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "engine/builder/builder.h"
 #include "engine/onnx/onnx_import.h"
 #include "engine/reference/reference_executor.h"
@@ -139,6 +141,41 @@ std::string compare_all(const std::vector<Tensor>& got, const std::vector<Tensor
   return "";
 }
 
+// With --via-exec BINARY: every executor runs as the fusebench binary itself, `BINARY exec`
+// given the test's input files, its outputs read back from the .npy files it writes (what
+// a user comparing fusebench with another runtime does; slower: a process per run).
+std::string g_via_exec;
+
+std::string shell_quote(const std::string& s) {
+  std::string r = "'";
+  for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return r + "'";
+}
+
+std::vector<Tensor> run_exec_binary(const fs::path& dir, const fs::path& set, const Graph& g, const std::string& args) {
+  static int runs = 0;
+  const fs::path out = fs::temp_directory_path() / ("fb_conformance_" + std::to_string(::getpid()) + "_" + std::to_string(runs++));
+  std::string cmd = shell_quote(g_via_exec) + " exec " + shell_quote((dir / "model.onnx").string()) + " " + args +
+                    " --save-outputs " + shell_quote(out.string());
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    cmd += " --input " + shell_quote(g.inputs[i].name + "=" + (set / ("input_" + std::to_string(i) + ".pb")).string());
+  std::string printed;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) throw std::runtime_error("cannot start " + g_via_exec);
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) printed.append(buf, n);
+  const int status = pclose(p);
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() { fs::remove_all(dir); }
+  } cleanup{out};
+  if (status != 0) throw Error("exec: " + printed.substr(printed.rfind("error: ") == std::string::npos ? 0 : printed.rfind("error: ") + 7));
+  std::set<std::string> taken;
+  std::vector<Tensor> outs;
+  for (const std::string& o : g.outputs) outs.push_back(read_tensor_file((out / npy_file_name(o, taken)).string()));
+  return outs;
+}
+
 // How the engine ran a test: what the summary counts, so that it shows how many tests
 // each mechanism carried.
 struct EngineUse {
@@ -210,7 +247,10 @@ std::vector<Outcome> run_test(const fs::path& dir, EngineUse* use) {
       if (r[e].status != Status::Passed) continue;  // an earlier data set decided it
       try {
         std::vector<Tensor> outs;
-        if (e == 0) {
+        if (!g_via_exec.empty()) {
+          outs = run_exec_binary(dir, set, g, e == 0 ? std::string("--executor reference")
+                                                     : std::string("--executor engine --fusion ") + fusion_level_name(kLevels[e - 1]));
+        } else if (e == 0) {
           std::map<std::string, Shape> shapes;
           for (size_t i = 0; i < inputs.size(); ++i) shapes[g.inputs[i].name] = inputs[i].shape();
           outs = ReferenceExecutor(g, 1, shapes).run(inputs);
@@ -280,11 +320,13 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+    else if (a == "--via-exec" && i + 1 < argc) g_via_exec = argv[++i];
     else if (a == "-h" || a == "--help") {
-      std::cout << "usage: onnx_conformance [FOLDER] [--filter SUBSTRING]\n"
+      std::cout << "usage: onnx_conformance [FOLDER] [--filter SUBSTRING] [--via-exec FUSEBENCH]\n"
                    "Runs the ONNX node tests in FOLDER (default ../shared/onnx-node-tests) through the\n"
                    "reference executor and the engine (as `fusebench exec` runs it) at fusion none, standard\n"
-                   "and aggressive.\n";
+                   "and aggressive. --via-exec runs every executor as `FUSEBENCH exec` on the test's input\n"
+                   "files instead, a process per run (minutes).\n";
       return 0;
     } else root = a;
   }
@@ -348,8 +390,9 @@ int main(int argc, char** argv) {
   std::printf("\n%zu tests\n", dirs.size());
   for (size_t e = 0; e < n_exec; ++e)
     std::printf("%-18s %4d passed, %d failed, %d unsupported\n", kExecutors[e].c_str(), passed[e], failed[e], unsupported[e]);
-  std::printf("engine standard: %d of its passes bound shape inputs from the test's values, %d ran an eager region\n",
-              passed_bound, passed_eager);
+  if (g_via_exec.empty())
+    std::printf("engine standard: %d of its passes bound shape inputs from the test's values, %d ran an eager region\n",
+                passed_bound, passed_eager);
   bool ok = failures.empty() && missing.empty();
   if (filter.empty() && passed[0] < kMinPassing) {
     std::printf("the reference passes %d tests, fewer than the %d expected\n", passed[0], kMinPassing);
