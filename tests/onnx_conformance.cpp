@@ -316,13 +316,13 @@ std::string op_label(const fs::path& dir) {
 
 int main(int argc, char** argv) {
   fs::path root = "../shared/onnx-node-tests";
-  std::string filter;
+  std::vector<std::string> filters;  // a test runs when its name contains any of them (all without)
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+    if (a == "--filter" && i + 1 < argc) filters.push_back(argv[++i]);
     else if (a == "--via-exec" && i + 1 < argc) g_via_exec = argv[++i];
     else if (a == "-h" || a == "--help") {
-      std::cout << "usage: onnx_conformance [FOLDER] [--filter SUBSTRING] [--via-exec FUSEBENCH]\n"
+      std::cout << "usage: onnx_conformance [FOLDER] [--filter SUBSTRING]... [--via-exec FUSEBENCH]\n"
                    "Runs the ONNX node tests in FOLDER (default ../shared/onnx-node-tests) through the\n"
                    "reference executor and the engine (as `fusebench exec` runs it) at fusion none, standard\n"
                    "and aggressive. --via-exec runs every executor as `FUSEBENCH exec` on the test's input\n"
@@ -338,7 +338,9 @@ int main(int argc, char** argv) {
   std::vector<fs::path> dirs;
   for (const auto& e : fs::directory_iterator(root))
     if (e.is_directory() && e.path().filename().string().rfind("test_", 0) == 0 &&
-        e.path().filename().string().find(filter) != std::string::npos)
+        (filters.empty() || std::any_of(filters.begin(), filters.end(), [&](const std::string& f) {
+          return e.path().filename().string().find(f) != std::string::npos;
+        })))
       dirs.push_back(e.path());
   std::sort(dirs.begin(), dirs.end());
 
@@ -394,7 +396,7 @@ int main(int argc, char** argv) {
     std::printf("engine standard: %d of its passes bound shape inputs from the test's values, %d ran an eager region\n",
                 passed_bound, passed_eager);
   bool ok = failures.empty() && missing.empty();
-  if (filter.empty() && passed[0] < kMinPassing) {
+  if (filters.empty() && passed[0] < kMinPassing) {
     std::printf("the reference passes %d tests, fewer than the %d expected\n", passed[0], kMinPassing);
     ok = false;
   }
