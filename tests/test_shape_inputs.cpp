@@ -6,6 +6,7 @@
 
 #include "engine/builder/builder.h"
 #include "engine/builder/shape_inputs.h"
+#include "engine/runtime/profiler.h"
 #include "harness/exec_engine.h"
 #include "tensor_test_support.h"
 
@@ -150,6 +151,14 @@ TEST(EagerRegion, DataDependentNodesRunEagerlyAfterThePlannedLayersAtEveryLevel)
     EXPECT_EQ(e->outputs()[1].shape(), (Shape{5, 2}));
     EXPECT_EQ(values<int64_t>(e->outputs()[1]), (std::vector<int64_t>{0, 0, 0, 1, 0, 2, 1, 0, 1, 1}));
   }
+}
+
+TEST(EagerRegion, TheProfilerSaysWhichLayerRanEagerlyAndWhy) {
+  auto e = build_engine(nonzero_graph(), BuildConfig{});
+  const Profile p = profile_engine(*e, nullptr, {make<float>({2, 3}, {1, -2, 3, -4, 5, -6})}, 3);
+  ASSERT_EQ(p.layers.size(), 2u);
+  EXPECT_EQ(p.layers[0].eager, "");
+  EXPECT_EQ(p.layers[1].eager, "node 'nz' (NonZero): output 'nzo' has a data-dependent shape (2 nodes run eagerly)");
 }
 
 TEST(EagerRegion, UpstreamLayersKeepTheirFusion) {
