@@ -1,6 +1,8 @@
-// Binds the batch dimension and gives every value a static shape. Small values that can
-// be computed at build time (Shape of a static tensor, arithmetic on such shapes,
-// Constant nodes) are evaluated along the way, so shape-computing subgraphs resolve.
+// Binds the batch dimension and gives every value a static shape, or says which nodes
+// cannot have one (their shapes depend on data: the eager region runs them,
+// engine/builder/eager_region.h). Small values that can be computed at build time (Shape
+// of a static tensor, arithmetic on such shapes, Constant nodes) are evaluated along the
+// way, so shape-computing subgraphs resolve.
 #pragma once
 #include <map>
 #include <string>
