@@ -10,17 +10,26 @@ const Graph& subgraph_attr(const Node& n, const std::string& key) {
   return **g;
 }
 
-size_t explicit_input_count(const Node& n) {
+namespace {
+// The names in "fusebench.captures" (none without it); an Error when they cannot be the
+// node's last inputs (a malformed plan).
+const std::vector<std::string>& capture_names(const Node& n) {
+  static const std::vector<std::string> none;
   auto it = n.attrs.find("fusebench.captures");
-  const size_t captured = it == n.attrs.end() ? 0 : std::get<std::vector<std::string>>(it->second.value).size();
-  return n.inputs.size() - captured;
+  if (it == n.attrs.end()) return none;
+  const auto* names = std::get_if<std::vector<std::string>>(&it->second.value);
+  if (!names || names->size() > n.inputs.size())
+    throw Error("attribute 'fusebench.captures' must name at most the node's " + std::to_string(n.inputs.size()) + " inputs");
+  return *names;
 }
+}  // namespace
+
+size_t explicit_input_count(const Node& n) { return n.inputs.size() - capture_names(n).size(); }
 
 std::map<std::string, Tensor> captured_values(const OpContext& c) {
   std::map<std::string, Tensor> env;
-  auto it = c.node.attrs.find("fusebench.captures");
-  if (it == c.node.attrs.end()) return env;
-  const auto& names = std::get<std::vector<std::string>>(it->second.value);
+  const std::vector<std::string>& names = capture_names(c.node);
+  if (names.size() > c.inputs.size()) throw Error("attribute 'fusebench.captures' names more values than the node has inputs");
   const size_t first = c.inputs.size() - names.size();
   for (size_t j = 0; j < names.size(); ++j)
     if (c.inputs[first + j]) env[names[j]] = *c.inputs[first + j];
