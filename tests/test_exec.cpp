@@ -238,5 +238,55 @@ TEST_F(Exec, MarkAllSavesEveryTensorFromBothExecutors) {
   EXPECT_EQ(files, m.graph.outputs.size());
 }
 
+// An ONNX node test folder (model.onnx, test_data_set_0/input_N.pb), or "" when the node
+// tests are not there.
+std::string node_test(const std::string& name) {
+  const fs::path d = fs::path(FUSEBENCH_SOURCE_DIR) / ".." / "shared" / "onnx-node-tests" / name;
+  return fs::is_directory(d) ? d.string() : "";
+}
+
+TEST_F(Exec, AShapeInputIsBoundFromTheGivenFileAndMustBeGiven) {
+  const std::string d = node_test("test_reshape_reordered_all_dims");
+  if (d.empty()) GTEST_SKIP() << "../shared/onnx-node-tests is absent";
+  const std::string model = d + "/model.onnx", data = d + "/test_data_set_0/input_0.pb", shape = d + "/test_data_set_0/input_1.pb";
+  const Ran ok = sh(bin() + " exec " + model + " --input data=" + data + " --input shape=" + shape);
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("\nbound shape input 'shape' = int64[3] [4, 2, 3] (feeds Reshape 'Reshape_0' (input 1))\n"), std::string::npos)
+      << ok.out;
+  EXPECT_NE(ok.out.find("\noutput reshaped  float32[4,2,3]  "), std::string::npos) << ok.out;
+  // Left to the seed, its value would decide the shapes at random.
+  const Ran missing = sh(bin() + " exec " + model + " --input data=" + data);
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_EQ(missing.err, "fusebench exec: error: " + model + ": input 'shape' feeds Reshape 'Reshape_0' (input 1): the engine binds its "
+                         "value at build time; give it with --input shape=FILE\n");
+  // build has no way to bind it yet: it says so, naming the model and the input.
+  const Ran build = sh(bin() + " build " + model + " -o " + p("r.plan"));
+  EXPECT_EQ(build.code, 2);
+  EXPECT_NE(build.err.find(model + ": graph input 'shape' feeds Reshape 'Reshape_0' (input 1): a static-shape engine needs its value"),
+            std::string::npos)
+      << build.err;
+}
+
+TEST_F(Exec, ADataDependentShapeRunsInTheEagerRegion) {
+  const std::string d = node_test("test_nonzero_example");
+  if (d.empty()) GTEST_SKIP() << "../shared/onnx-node-tests is absent";
+  const Ran r = sh(bin() + " exec " + d + "/model.onnx --input condition=" + d + "/test_data_set_0/input_0.pb --save-outputs " + p("nz"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\neager region: node 'NonZero_0' (NonZero): output 'result' has a data-dependent shape (1 node run eagerly)\n"),
+            std::string::npos)
+      << r.out;
+  // condition [[1, 0], [1, 1]]: three non-zero elements at (0,0), (1,0), (1,1).
+  const Tensor out = read_tensor_file(p("nz/result.npy"));
+  ASSERT_EQ(out.shape(), (Shape{2, 3}));
+  EXPECT_EQ(std::vector<int64_t>(out.data<int64_t>(), out.data<int64_t>() + 6), (std::vector<int64_t>{0, 1, 1, 0, 0, 1}));
+  // The region survives a plan: built, read back and run, it gives the same answer.
+  ASSERT_EQ(sh(bin() + " build " + d + "/model.onnx -o " + p("nz.plan")).code, 0);
+  const Ran from_plan = sh(bin() + " exec " + p("nz.plan") + " --input condition=" + d + "/test_data_set_0/input_0.pb --save-outputs " + p("nzp"));
+  ASSERT_EQ(from_plan.code, 0) << from_plan.err;
+  const Tensor again = read_tensor_file(p("nzp/result.npy"));
+  ASSERT_EQ(again.shape(), (Shape{2, 3}));
+  EXPECT_EQ(std::vector<int64_t>(again.data<int64_t>(), again.data<int64_t>() + 6), (std::vector<int64_t>{0, 1, 1, 0, 0, 1}));
+}
+
 }  // namespace
 }  // namespace fb

@@ -12,17 +12,13 @@
 #include "engine/ir/graph.h"
 #include "engine/ops/half_float.h"
 #include "engine/ops/op_registry.h"
+#include "tensor_test_support.h"
 
 namespace fb {
 namespace {
 
-template <typename T>
-Tensor make(Shape shape, std::vector<T> values) {
-  Tensor t(dtype_of<T>(), shape);
-  EXPECT_EQ(int64_t(values.size()), t.numel());
-  std::copy(values.begin(), values.end(), t.data<T>());
-  return t;
-}
+using test::make;
+using test::values;
 
 Tensor make_bool(Shape shape, std::vector<int> values) {
   Tensor t(DType::Bool, shape);
@@ -43,10 +39,6 @@ Node node(const std::string& op, size_t n_inputs, std::map<std::string, Attribut
 
 std::vector<Tensor> run(const Node& n, const std::vector<const Tensor*>& ins) { return evaluate_node(n, ins); }
 
-template <typename T>
-std::vector<T> values(const Tensor& t) {
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
-}
 
 void expect_near(const Tensor& t, const std::vector<float>& want, float tol = 1e-5f) {
   ASSERT_EQ(t.numel(), int64_t(want.size()));

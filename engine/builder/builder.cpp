@@ -1,6 +1,10 @@
 #include "engine/builder/builder.h"
 
+#include <algorithm>
+
+#include "engine/builder/eager_region.h"
 #include "engine/builder/fusion_limits.h"
+#include "engine/builder/shape_inputs.h"
 #include "engine/builder/static_shapes.h"
 #include "engine/backend/cpu/dnnl_context.h"
 #include "engine/passes/passes.h"
@@ -13,6 +17,24 @@ std::string join_sources(const std::vector<std::string>& s) {
   for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + s[i];
   return r;
 }
+// What the build log says of each constant input. A graph input that feeds a shape and
+// is not bound is an Error naming it and how to give it.
+std::vector<std::string> describe_bound_inputs(const Graph& g, const BuildConfig& config, const OpRegistry& ops) {
+  std::vector<std::string> lines;
+  const std::vector<ShapeInputUse> uses = find_shape_inputs(g, ops);
+  for (const ShapeInputUse& u : uses)
+    if (!config.constant_inputs.count(u.input))
+      throw Error("graph input '" + u.input + "' " + shape_use_str(u) +
+                  ": a static-shape engine needs its value at build time; `fusebench exec --input " + u.input +
+                  "=FILE` binds it from a file; `build` and `run` cannot bind it yet (in code: BuildConfig::constant_inputs)");
+  for (const auto& [name, value] : config.constant_inputs) {
+    auto u = std::find_if(uses.begin(), uses.end(), [&](const ShapeInputUse& s) { return s.input == name; });
+    lines.push_back(u != uses.end() ? "bound shape input '" + name + "' = " + value_preview(value) + " (" + shape_use_str(*u) + ")"
+                                    : "bound constant input '" + name + "' = " + value_preview(value));
+  }
+  return lines;
+}
+
 }  // namespace
 
 Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vector<std::string>* log, const OpRegistry& ops,
@@ -25,12 +47,16 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
                 "use fp32, bf16 or fp16");
   if (config.batch < 1) throw Error("batch must be at least 1");
   Graph g = imported;
+  const std::vector<std::string> bound = describe_bound_inputs(imported, config, ops);
   bind_constant_inputs(g, config.constant_inputs);
-  std::map<std::string, Tensor> known = infer_static_shapes(g, config.batch, config.input_shapes, ops);
+  std::vector<DynamicNode> dynamic;
+  std::map<std::string, Tensor> known = infer_static_shapes(g, config.batch, config.input_shapes, ops, &dynamic);
   log->push_back("imported: " + std::to_string(g.nodes.size()) + " nodes, " + std::to_string(g.initializers.size()) +
                  " initializers, opset " + std::to_string(g.opset) + ", batch " + std::to_string(config.batch));
   for (const std::string& line : g.import_log) log->push_back(line);
+  log->insert(log->end(), bound.begin(), bound.end());
   check_fusion_limits(g, config, log);
+  form_eager_region(g, dynamic, log);
   log->push_back(std::string("fusion level: ") + fusion_level_name(config.fusion) + ", precision: " + config.precision +
                  ", threads: " + std::to_string(config.threads));
   bool reduced = config.precision != "fp32";
@@ -61,7 +87,8 @@ std::unique_ptr<Engine> build_engine(const Graph& imported, const BuildConfig& c
   // The layer map goes into the log too, so a stored build log stands on its own.
   for (size_t i = 0; i < engine->layers().size(); ++i) {
     const LayerInfo& l = engine->layers()[i];
-    engine->append_log("layer " + std::to_string(i) + ": " + l.kind + " [" + l.kernel + "] ← " + join_sources(l.sources));
+    engine->append_log("layer " + std::to_string(i) + ": " + l.kind + " [" + l.kernel + "] ← " + join_sources(l.sources) +
+                       (l.eager.empty() ? "" : " (runs eagerly: " + l.eager + ")"));
   }
   engine->append_log("activation arena: " + std::to_string(engine->arena_bytes()) + " bytes");
   return engine;

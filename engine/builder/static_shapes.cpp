@@ -1,6 +1,7 @@
 #include "engine/builder/static_shapes.h"
 
 #include <algorithm>
+#include <set>
 
 #include "engine/ops/op_registry.h"
 
@@ -49,7 +50,7 @@ void bind_constant_inputs(Graph& g, const std::map<std::string, Tensor>& values)
 }
 
 std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch, const std::map<std::string, Shape>& overrides,
-                                                  const OpRegistry& ops) {
+                                                  const OpRegistry& ops, std::vector<DynamicNode>* dynamic) {
   constexpr int64_t kMaxFoldElements = 1 << 16;  // only small tensors are evaluated here
   for (const auto& [name, shape] : bind_input_shapes(g, batch, overrides)) {
     ValueInfo& v = g.values[name];
@@ -58,9 +59,33 @@ std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch, const
     for (const GraphInput& in : g.inputs)
       if (in.name == name) v.dtype = in.dtype;
   }
+  std::set<std::string> dynamic_values;  // outputs of dynamic nodes
+  // Marks node i dynamic: its outputs keep the dtype shape inference gave (if any).
+  auto mark_dynamic = [&](size_t i, const std::string& reason, const std::vector<ValueInfo>& outs, bool downstream = false) {
+    const Node& n = g.nodes[i];
+    if (!dynamic) throw Error(reason);
+    dynamic->push_back(DynamicNode{i, reason, downstream});
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      if (n.outputs[k].empty()) continue;
+      ValueInfo& v = g.values[n.outputs[k]];
+      if (k < outs.size() && outs[k].dtype != DType::Undefined) v.dtype = outs[k].dtype;
+      v.shape.clear();
+      v.shape_known = false;
+      dynamic_values.insert(n.outputs[k]);
+    }
+  };
   std::map<std::string, Tensor> known;  // build-time values
   for (const auto& [k, t] : g.initializers) known[k] = t;
-  for (Node& n : g.nodes) {
+  for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
+    Node& n = g.nodes[ni];
+    // Downstream of a data-dependent shape: dynamic too (shape inference needs shapes).
+    std::string dynamic_input;
+    for (const std::string& in : n.inputs)
+      if (!in.empty() && dynamic_values.count(in) && dynamic_input.empty()) dynamic_input = in;
+    if (!dynamic_input.empty()) {
+      mark_dynamic(ni, n.describe() + ": input '" + dynamic_input + "' has a data-dependent shape", {}, true);
+      continue;
+    }
     ShapeContext sc{n, {}, {}};
     bool all_known = true;
     for (const std::string& in : n.inputs) {
@@ -76,7 +101,23 @@ std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch, const
       sc.constants.push_back(it == known.end() ? nullptr : &it->second);
       all_known = all_known && it != known.end();
     }
-    std::vector<ValueInfo> outs = infer_node(n, sc, ops);
+    // A shape input computed at run time (from data): the shape is only known then.
+    std::string runtime_shape_input;
+    for (int i : op_for(n, ops).shape_inputs)
+      if (size_t(i) < n.inputs.size() && !n.inputs[i].empty() && !known.count(n.inputs[i]) && runtime_shape_input.empty())
+        runtime_shape_input = "its shape input " + std::to_string(i) + " ('" + n.inputs[i] + "') is computed at run time";
+    if (!runtime_shape_input.empty()) {
+      mark_dynamic(ni, n.describe() + ": " + runtime_shape_input, {});
+      continue;
+    }
+    std::vector<ValueInfo> outs;
+    try {
+      outs = infer_node(n, sc, ops);
+    } catch (const NotAConstant& e) {  // an op (a plugin's) that reads an undeclared shape input
+      if (!dynamic) throw;
+      mark_dynamic(ni, n.describe() + ": its shape input " + std::to_string(e.input) + " is computed at run time", {});
+      continue;
+    }
     if (outs.size() < n.outputs.size())
       throw Error(n.describe() + ": produces " + std::to_string(outs.size()) + " outputs, the model uses " +
                   std::to_string(n.outputs.size()));
@@ -98,15 +139,21 @@ std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch, const
       for (size_t i = 0; i < n.outputs.size() && i < vals.size(); ++i)
         if (!outs[i].shape_known) outs[i] = ValueInfo{vals[i].dtype(), vals[i].shape(), true};
     }
+    std::string unknown_output;
+    for (size_t i = 0; i < n.outputs.size(); ++i)
+      if (!n.outputs[i].empty() && !outs[i].shape_known && unknown_output.empty()) unknown_output = n.outputs[i];
+    if (!unknown_output.empty()) {
+      mark_dynamic(ni, n.describe() + ": output '" + unknown_output + "' has a data-dependent shape", outs);
+      continue;
+    }
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       if (n.outputs[i].empty()) continue;
-      if (!outs[i].shape_known) throw Error(n.describe() + ": output '" + n.outputs[i] + "' has a data-dependent shape");
       g.values[n.outputs[i]] = outs[i];
       if (i < vals.size() && shape_numel(outs[i].shape) <= kMaxFoldElements) known[n.outputs[i]] = vals[i];
     }
   }
   for (const std::string& o : g.outputs)
-    if (!g.value(o).shape_known) throw Error("graph output '" + o + "' is produced by no node");
+    if (!g.value(o).shape_known && !dynamic_values.count(o)) throw Error("graph output '" + o + "' is produced by no node");
   return known;
 }
 

@@ -4,67 +4,12 @@
 // importer adds them), so nested subgraphs see every enclosing scope.
 #include <cstring>
 
+#include "engine/ops/subgraph.h"
 #include "engine/ops/typed_kernels.h"
 
 namespace fb {
 
 namespace {
-
-const Graph& subgraph(const Node& n, const std::string& key) {
-  auto it = n.attrs.find(key);
-  if (it == n.attrs.end()) throw Error("attribute '" + key + "' is missing");
-  const auto* g = std::get_if<std::shared_ptr<const Graph>>(&it->second.value);
-  if (!g || !*g) throw Error("attribute '" + key + "' is not a graph");
-  return **g;
-}
-
-// The node's own inputs, without the captured outer values appended after them.
-size_t explicit_inputs(const Node& n) {
-  auto it = n.attrs.find("fusebench.captures");
-  const size_t captured = it == n.attrs.end() ? 0 : std::get<std::vector<std::string>>(it->second.value).size();
-  return n.inputs.size() - captured;
-}
-
-// Outer values by the names the subgraphs use.
-std::map<std::string, Tensor> captured_values(const OpContext& c) {
-  std::map<std::string, Tensor> env;
-  auto it = c.node.attrs.find("fusebench.captures");
-  if (it == c.node.attrs.end()) return env;
-  const auto& names = std::get<std::vector<std::string>>(it->second.value);
-  const size_t first = c.inputs.size() - names.size();
-  for (size_t j = 0; j < names.size(); ++j)
-    if (c.inputs[first + j]) env[names[j]] = *c.inputs[first + j];
-  return env;
-}
-
-// Runs `g` with `env` holding its inputs and outer values, its nodes from the registry
-// the enclosing node came from; returns its outputs in order.
-std::vector<Tensor> run_subgraph(const OpContext& c, const Graph& g, std::map<std::string, Tensor> env) {
-  const OpRegistry& ops = c.ops ? *c.ops : *OpRegistry::builtin();
-  for (const auto& [k, t] : g.initializers) env[k] = t;
-  for (const Node& n : g.nodes) {
-    std::vector<const Tensor*> ins;
-    for (const std::string& in : n.inputs) {
-      if (in.empty()) {
-        ins.push_back(nullptr);
-        continue;
-      }
-      auto it = env.find(in);
-      if (it == env.end()) throw Error(n.describe() + ": input '" + in + "' is not defined in the subgraph or any enclosing scope");
-      ins.push_back(&it->second);
-    }
-    std::vector<Tensor> outs = evaluate_node(n, ins, ops);
-    for (size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
-      if (!n.outputs[k].empty()) env[n.outputs[k]] = std::move(outs[k]);
-  }
-  std::vector<Tensor> r;
-  for (const std::string& o : g.outputs) {
-    auto it = env.find(o);
-    if (it == env.end()) throw Error("subgraph output '" + o + "' is never computed");
-    r.push_back(it->second);
-  }
-  return r;
-}
 
 void set_output(OpContext& c, size_t i, const Tensor& v) {
   if (i >= c.outputs.size() || !c.outputs[i]) return;
@@ -82,7 +27,7 @@ void set_output(OpContext& c, size_t i, const Tensor& v) {
 // ---- If -------------------------------------------------------------------------------------
 // Output shapes are static only when both branches declare the same full shape.
 std::vector<ValueInfo> infer_if(const ShapeContext& c) {
-  const Graph &then_g = subgraph(c.node, "then_branch"), &else_g = subgraph(c.node, "else_branch");
+  const Graph &then_g = subgraph_attr(c.node, "then_branch"), &else_g = subgraph_attr(c.node, "else_branch");
   if (then_g.outputs.size() != else_g.outputs.size()) throw Error("the branches have different output counts");
   std::vector<ValueInfo> r;
   for (size_t i = 0; i < then_g.outputs.size(); ++i) {
@@ -96,15 +41,15 @@ std::vector<ValueInfo> infer_if(const ShapeContext& c) {
 
 void compute_if(OpContext& c) {
   const bool cond = c.in(0).scalar_as_double() != 0.0;
-  const Graph& g = subgraph(c.node, cond ? "then_branch" : "else_branch");
+  const Graph& g = subgraph_attr(c.node, cond ? "then_branch" : "else_branch");
   std::vector<Tensor> outs = run_subgraph(c, g, captured_values(c));
   for (size_t i = 0; i < outs.size(); ++i) set_output(c, i, outs[i]);
 }
 
 // ---- Loop: inputs (M, cond, v_initial...), body (iter, cond, v...) -> (cond, v..., scans...) ----
 std::vector<ValueInfo> infer_loop(const ShapeContext& c) {
-  const Graph& body = subgraph(c.node, "body");
-  const size_t n_in = explicit_inputs(c.node);
+  const Graph& body = subgraph_attr(c.node, "body");
+  const size_t n_in = explicit_input_count(c.node);
   if (n_in < 2) throw Error("Loop needs the inputs M and cond (either may be empty)");
   const size_t carried = n_in - 2;
   if (body.inputs.size() != carried + 2 || body.outputs.size() < carried + 1)
@@ -116,8 +61,8 @@ std::vector<ValueInfo> infer_loop(const ShapeContext& c) {
 }
 
 void compute_loop(OpContext& c) {
-  const Graph& body = subgraph(c.node, "body");
-  const size_t carried = explicit_inputs(c.node) - 2;
+  const Graph& body = subgraph_attr(c.node, "body");
+  const size_t carried = explicit_input_count(c.node) - 2;
   const int64_t max_trips = c.has_input(0) ? int64_t(c.in(0).scalar_as_double()) : INT64_MAX;
   bool cond = c.has_input(1) ? c.in(1).scalar_as_double() != 0.0 : true;
   std::vector<Tensor> state;

@@ -163,10 +163,10 @@ void compute_eyelike(OpContext& c) {
 }  // namespace
 
 void register_generator_ops(OpRegistry& r) {
-  r.add(OpDef{"", "Range", infer_range, compute_range});
-  r.add(OpDef{"", "ConstantOfShape", infer_constant_of_shape, compute_constant_of_shape});
+  r.add(with_shape_inputs(OpDef{"", "Range", infer_range, compute_range}, {0, 1, 2}));
+  r.add(with_shape_inputs(OpDef{"", "ConstantOfShape", infer_constant_of_shape, compute_constant_of_shape}, {0}));
   r.add(OpDef{"", "Size", infer_size, compute_size});
-  r.add(OpDef{"", "OneHot", infer_onehot, compute_onehot});
+  r.add(with_shape_inputs(OpDef{"", "OneHot", infer_onehot, compute_onehot}, {1}));  // depth
   r.add(OpDef{"", "EyeLike", infer_eyelike, compute_eyelike});
 }
 

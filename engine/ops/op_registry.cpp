@@ -13,8 +13,8 @@ const ValueInfo& ShapeContext::in(size_t i) const {
 const Tensor& ShapeContext::constant(size_t i, const char* what) const {
   const Tensor* t = constant_or_null(i);
   if (!t)
-    throw Error(node.describe() + ": input " + std::to_string(i) + " (" + what +
-                ") must be a constant for a static-shape engine");
+    throw NotAConstant(node.describe() + ": input " + std::to_string(i) + " (" + what +
+                ") must be a constant for a static-shape engine", i);
   return *t;
 }
 
@@ -46,6 +46,7 @@ OpRegistry OpRegistry::with_builtin_ops() {
     register_arg_reduce_ops(r);
   register_control_flow_ops(r);
   register_shipped_plugins(r);
+  register_eager_region_op(r);
   return r;
 }
 
@@ -88,6 +89,8 @@ std::vector<ValueInfo> infer_node(const Node& node, const ShapeContext& ctx, con
   if (def.plugin) return PluginOp(node, *def.plugin).infer(ctx.inputs);
   try {
     return def.infer(ctx);
+  } catch (const NotAConstant&) {
+    throw;  // names the node already; the builder tells it apart (eager region)
   } catch (const Error& e) {
     std::string msg = e.what();
     if (msg.find(node.describe()) == std::string::npos) msg = node.describe() + ": " + msg;

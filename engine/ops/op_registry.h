@@ -25,9 +25,19 @@ struct ShapeContext {
 
   const ValueInfo& in(size_t i) const;
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
-  // The constant value of input i, or an Error naming the node when it is not constant.
+  // The constant value of input i, or a NotAConstant naming the node when it is not
+  // known at build time.
   const Tensor& constant(size_t i, const char* what) const;
   const Tensor* constant_or_null(size_t i) const { return i < constants.size() ? constants[i] : nullptr; }
+};
+
+// What ShapeContext::constant throws: input `input`'s value decides an output shape and is
+// not known at build time. The builder then runs the node eagerly, in the engine's eager
+// region (engine/builder/eager_region.h), instead of failing.
+class NotAConstant : public Error {
+ public:
+  NotAConstant(const std::string& msg, size_t input) : Error(msg), input(input) {}
+  size_t input;
 };
 
 // What a kernel sees: inputs (nullptr for omitted), and outputs allocated (uninitialized:
@@ -73,7 +83,20 @@ struct OpDef {
   // Set for a plugin's op (engine/plugin/): shapes, kernel, precisions and in-place
   // come from the plugin made for each node, not from the fields above.
   std::shared_ptr<const PluginCreatorEntry> plugin = nullptr;
+  // Inputs whose values decide the output shapes (Reshape's shape, Slice's starts, TopK's
+  // K, Range's bounds...), as TensorRT's shape tensors. A static-shape engine needs them at
+  // build time: a graph input that feeds one is bound from a given value
+  // (engine/builder/shape_inputs.h); one computed from data at run time puts the node in
+  // the eager region. Shape inference reads them through ShapeContext::constant.
+  std::vector<int> shape_inputs;
 };
+
+// `def` with its shape inputs set, for registration rows:
+//   r.add(with_shape_inputs(OpDef{"", "Reshape", infer_reshape, copy_input0, false, true}, {1}));
+inline OpDef with_shape_inputs(OpDef def, std::vector<int> inputs) {
+  def.shape_inputs = std::move(inputs);
+  return def;
+}
 
 // Built per engine: OpRegistry::with_builtin_ops() gives a fresh, open registry holding
 // every shipped op; a caller adds its own ops (plugins) and seals it; an engine is built
@@ -133,5 +156,6 @@ void register_gather_scatter_ops(OpRegistry& r);
 void register_selection_ops(OpRegistry& r);
 void register_arg_reduce_ops(OpRegistry& r);
 void register_control_flow_ops(OpRegistry& r);
+void register_eager_region_op(OpRegistry& r);  // fusebench.EagerRegion: data-dependent shapes
 
 }  // namespace fb

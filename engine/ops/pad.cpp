@@ -102,6 +102,7 @@ void compute_pad(OpContext& c) {
 
 }  // namespace
 
-void register_pad_ops(OpRegistry& r) { r.add(OpDef{"", "Pad", infer_pad, compute_pad}); }
+// pads and axes decide the shape; constant_value (2) does not.
+void register_pad_ops(OpRegistry& r) { r.add(with_shape_inputs(OpDef{"", "Pad", infer_pad, compute_pad}, {1, 3})); }
 
 }  // namespace fb

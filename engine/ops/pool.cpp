@@ -271,7 +271,7 @@ void compute_max_unpool(OpContext& c) {
 void register_pool_ops(OpRegistry& r) {
   for (const char* op : {"MaxPool", "AveragePool", "LpPool", "GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool"})
     r.add(OpDef{"", op, infer_pool, compute_pool});
-  r.add(OpDef{"", "MaxUnpool", infer_max_unpool, compute_max_unpool});
+  r.add(with_shape_inputs(OpDef{"", "MaxUnpool", infer_max_unpool, compute_max_unpool}, {2}));  // output_shape
 }
 
 }  // namespace fb

@@ -168,7 +168,7 @@ void compute_reduce(OpContext& c) {
 void register_reduce_ops(OpRegistry& r) {
   for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
                          "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
-    r.add(OpDef{"", op, infer_reduce, compute_reduce});
+    r.add(with_shape_inputs(OpDef{"", op, infer_reduce, compute_reduce}, {1}));  // axes (ReduceSum 13, all 18)
 }
 
 }  // namespace fb

@@ -244,8 +244,10 @@ void compute_resize(OpContext& c) {
 }  // namespace
 
 void register_resize_ops(OpRegistry& r) {
-  r.add(OpDef{"", "Resize", infer_resize, compute_resize});
-  r.add(OpDef{"", "Upsample", infer_resize, compute_resize});
+  // Upsample and Resize-10: scales at 1; Resize 11+: roi at 1 (not a shape, bound too: it is
+  // a small parameter tensor), scales at 2, sizes at 3.
+  r.add(with_shape_inputs(OpDef{"", "Resize", infer_resize, compute_resize}, {1, 2, 3}));
+  r.add(with_shape_inputs(OpDef{"", "Upsample", infer_resize, compute_resize}, {1}));
 }
 
 }  // namespace fb

@@ -378,10 +378,10 @@ void compute_slice(OpContext& c) {
 }  // namespace
 
 void register_shape_ops(OpRegistry& r) {
-  r.add(OpDef{"", "Reshape", infer_reshape, copy_input0, false, true});
+  r.add(with_shape_inputs(OpDef{"", "Reshape", infer_reshape, copy_input0, false, true}, {1}));
   r.add(OpDef{"", "Flatten", infer_flatten, copy_input0, false, true});
-  r.add(OpDef{"", "Squeeze", infer_squeeze, copy_input0, false, true});
-  r.add(OpDef{"", "Unsqueeze", infer_unsqueeze, copy_input0, false, true});
+  r.add(with_shape_inputs(OpDef{"", "Squeeze", infer_squeeze, copy_input0, false, true}, {1}));  // axes (opset 13)
+  r.add(with_shape_inputs(OpDef{"", "Unsqueeze", infer_unsqueeze, copy_input0, false, true}, {1}));
   r.add(OpDef{"", "Identity", infer_identity, copy_input0, false, true});
   r.add(OpDef{"", "Dropout", infer_dropout, compute_dropout});
   r.add(OpDef{"", "Transpose", infer_transpose, compute_transpose});
@@ -389,7 +389,7 @@ void register_shape_ops(OpRegistry& r) {
   r.add(OpDef{"", "Gather", infer_gather, compute_gather});
   r.add(OpDef{"", "Shape", infer_shape_op, compute_shape_op});
   r.add(OpDef{"", "Constant", infer_constant, compute_constant});
-  r.add(OpDef{"", "Slice", infer_slice, compute_slice});
+  r.add(with_shape_inputs(OpDef{"", "Slice", infer_slice, compute_slice}, {1, 2, 3, 4}));  // starts, ends, axes, steps
 }
 
 }  // namespace fb

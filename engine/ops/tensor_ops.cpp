@@ -164,9 +164,9 @@ void compute_trilu(OpContext& c) {
 }  // namespace
 
 void register_tensor_ops(OpRegistry& r) {
-  r.add(OpDef{"", "Split", infer_split, compute_split});
-  r.add(OpDef{"", "Expand", infer_expand, compute_expand});
-  r.add(OpDef{"", "Tile", infer_tile, compute_tile});
+  r.add(with_shape_inputs(OpDef{"", "Split", infer_split, compute_split}, {1}));  // split (opset 13)
+  r.add(with_shape_inputs(OpDef{"", "Expand", infer_expand, compute_expand}, {1}));
+  r.add(with_shape_inputs(OpDef{"", "Tile", infer_tile, compute_tile}, {1}));
   r.add(OpDef{"", "Trilu", infer_trilu, compute_trilu});
 }
 

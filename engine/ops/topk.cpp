@@ -84,6 +84,6 @@ void compute_topk(OpContext& c) {
 
 }  // namespace
 
-void register_topk_ops(OpRegistry& r) { r.add(OpDef{"", "TopK", infer_topk, compute_topk}); }
+void register_topk_ops(OpRegistry& r) { r.add(with_shape_inputs(OpDef{"", "TopK", infer_topk, compute_topk}, {1})); }  // K
 
 }  // namespace fb

@@ -40,6 +40,7 @@ bool is_view(const Node& n, const OpRegistry& ops) {
 
 // Why the node cannot keep its tensors in 16 bits ("" when it can).
 std::string why_not_16bit(const Graph& g, const Node& n) {
+  if (n.domain == "fusebench" && n.op_type == "EagerRegion") return "the eager region runs its nodes in fp32";
   for (const auto& [_, a] : n.attrs)
     if (std::holds_alternative<std::shared_ptr<const Graph>>(a.value)) return "control flow runs its bodies in fp32";
   bool float_out = false;

@@ -93,6 +93,7 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
   for (int s = 0; s < n_slots; ++s) {  // workspaces (past n_slots) know their size already
     if (plan_values[s].home != PlanValue::Home::Arena) continue;
     const ValueInfo& vi = g.value(name_of[s]);
+    if (!vi.shape_known) continue;  // an eager region's output: allocated when it runs
     plan_values[s].bytes = checked_tensor_bytes(vi.shape, dtype_size(vi.dtype));
     check_allocation(plan_values[s].bytes, "activation '" + name_of[s] + "' " + shape_str(vi.shape));
   }
@@ -120,6 +121,7 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
   for (const auto& [name, s] : slot_of) {
     const ValueInfo& vi = g.value(name);
     const int r = root_of[s];
+    if (!vi.shape_known) continue;  // stays undefined until the eager region assigns it
     switch (root_kind[s]) {
       case Root::Arena: slots_[s] = Tensor::view(vi.dtype, vi.shape, arena + root_offset[r], backend.device()); break;
       case Root::Initializer:
@@ -141,6 +143,12 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
     std::vector<const Tensor*> ins;
     std::vector<Tensor*> outs;
     LayerInfo info{n.name, qualified(n), "", precision_name(n.precision), n.precision_reason, n.sources, {}, {}, 0};
+    const bool eager = n.domain == "fusebench" && n.op_type == "EagerRegion";
+    if (eager) info.eager = n.attr_string("reason", "shapes depend on data");
+    // Only the eager region sizes its outputs as it runs; any other layer writes into planned memory.
+    for (const std::string& o : n.outputs)
+      if (!eager && !o.empty() && !slots_[slot_of.at(o)].defined())
+        throw Error(n.describe() + ": output '" + o + "' has no static shape outside the eager region");
     for (const std::string& in : n.inputs) {
       ins.push_back(in.empty() ? nullptr : &slots_[slot_of.at(in)]);
       if (!in.empty()) info.input_shapes.push_back(slots_[slot_of.at(in)].shape());
@@ -149,7 +157,7 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
     for (const std::string& o : n.outputs) {
       outs.push_back(o.empty() ? nullptr : &slots_[slot_of.at(o)]);
       if (!o.empty()) layer_outputs_.back().emplace_back(o, &slots_[slot_of.at(o)]);
-      if (!o.empty()) info.output_shapes.push_back(slots_[slot_of.at(o)].shape());
+      if (!o.empty() && slots_[slot_of.at(o)].defined()) info.output_shapes.push_back(slots_[slot_of.at(o)].shape());
     }
     if (is_view_layer[i]) {
       info.kernel = "view";

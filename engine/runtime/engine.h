@@ -1,6 +1,8 @@
 // A built engine: the optimized graph as a list of layers over one planned activation
 // arena. Every activation has a fixed offset decided at build time (liveness-based
-// reuse), reshapes are views, matrix primitives are prebuilt: run() allocates nothing.
+// reuse), reshapes are views, matrix primitives are prebuilt: run() allocates nothing,
+// except in the eager region (the last layer, where a shape depends on data), which
+// allocates its outputs as it runs.
 #pragma once
 #include <map>
 #include <memory>
@@ -24,6 +26,10 @@ struct LayerInfo {
   std::vector<Shape> input_shapes, output_shapes;
   double flops = 0;  // per run (0 where not counted)
   double bytes = 0;  // bytes read and written per run: inputs + outputs (0 for views)
+  // Why the layer runs eagerly, allocating its outputs at run time ("" for a planned
+  // layer): the eager region's reason (engine/builder/eager_region.h). Its output shapes
+  // are then unknown until it runs (output_shapes empty).
+  std::string eager;
 };
 
 // What an engine's layers are made from: its op registry (sealed; a plugin's ops are

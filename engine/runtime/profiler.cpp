@@ -57,7 +57,7 @@ Profile profile_engine(Engine& engine, Engine* unfused, const std::vector<Tensor
   }
   for (size_t i = 0; i < engine.layers().size(); ++i) {
     const LayerInfo& l = engine.layers()[i];
-    LayerProfile lp{int(i), l.name, l.kind, l.kernel, med[i], l.flops, l.bytes, l.sources};
+    LayerProfile lp{int(i), l.name, l.kind, l.kernel, med[i], l.flops, l.bytes, l.sources, l.eager};
     p.total_ms += med[i];
     p.layers.push_back(lp);
     const bool fused = l.sources.size() > 1;

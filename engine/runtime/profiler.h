@@ -27,6 +27,7 @@ struct LayerProfile {
   double gflops() const { return median_ms > 0 ? flops / median_ms / 1e6 : 0; }
   double gbps() const { return median_ms > 0 ? bytes / median_ms / 1e6 : 0; }
   std::vector<std::string> sources;
+  std::string eager;  // why it runs eagerly (LayerInfo::eager), "" for a planned layer
 };
 
 struct NodeProfile {

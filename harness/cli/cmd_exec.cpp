@@ -9,12 +9,14 @@
 #include <set>
 
 #include "engine/builder/builder.h"
+#include "engine/builder/shape_inputs.h"
 #include "engine/builder/static_shapes.h"
 #include "engine/ops/half_float.h"
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/plan_options.h"
+#include "harness/exec_engine.h"
 #include "harness/inputs.h"
 #include "harness/model_source.h"
 #include "harness/tensor_file.h"
@@ -193,7 +195,7 @@ int cmd_exec(int argc, char** argv) {
   add_build_options(opts, "standard");
   opts.add_options()("executor", "engine or reference", cxxopts::value<std::string>()->default_value("engine"))(
       "threads", "threads", cxxopts::value<int>()->default_value("1"))(
-      "input", "NAME=FILE: an input from .npy or ONNX TensorProto .pb (repeatable)", cxxopts::value<std::vector<std::string>>())(
+      "input", "NAME=FILE: an input from .npy or ONNX TensorProto .pb (repeatable); one that feeds a shape (Reshape's shape, Slice's starts...) is bound into the engine at build time and must be given", cxxopts::value<std::vector<std::string>>())(
       "seed", "seed of the generated inputs (the same bytes `run` uses)", cxxopts::value<uint64_t>()->default_value("1234"))(
       "save-outputs", "DIR: write every output there as NAME.npy (with --fusion mark-all: every tensor computed)", cxxopts::value<std::string>())(
       "save-inputs", "DIR: write every input there as NAME.npy (the generated ones too)", cxxopts::value<std::string>());
@@ -210,6 +212,13 @@ int cmd_exec(int argc, char** argv) {
   if (cfg.batch < 1) throw Error("--batch must be at least 1");
   const std::map<std::string, GivenInput> given = read_given_inputs(
       args.count("input") ? args["input"].as<std::vector<std::string>>() : std::vector<std::string>{}, m.graph, cfg.batch);
+  // The engine bakes a shape input's value in at build time: a seeded one would decide the
+  // model's shapes at random, so it must be given (a plan carries its own).
+  if (executor == "engine" && !m.plan)
+    for (const ShapeInputUse& use : find_shape_inputs(m.graph))
+      if (!given.count(use.input))
+        throw Error(m.reference + ": input '" + use.input + "' " + shape_use_str(use) +
+                    ": the engine binds its value at build time; give it with --input " + use.input + "=FILE");
   // A plan's input shapes were fixed when it was built: the engine checks given inputs against them.
   if (!m.plan)
     for (const auto& [name, in] : given) cfg.input_shapes[name] = in.tensor.shape();
@@ -218,16 +227,20 @@ int cmd_exec(int argc, char** argv) {
     return assemble_inputs(m.graph, given, shapes, args["seed"].as<uint64_t>());
   });
 
-  std::vector<std::string> output_names;
+  std::vector<std::string> output_names, build_notes;
   std::vector<Tensor> outputs;
   ThreadScope threads(cfg.threads);
   threads.run([&] {
     if (executor == "engine") {
-      auto engine = make_engine(m, cfg);
-      engine->run(inputs);
+      // Inputs that feed shapes are bound at build time from the values given (the build
+      // log says which); the engine runs on the others.
+      EngineExec run = naming_model(
+          m, [&] { return exec_engine(m.graph, cfg, inputs, [&](const BuildConfig& c) { return make_engine(m, c); }); });
+      for (const std::string& line : run.engine->build_log())
+        if (line.rfind("bound ", 0) == 0 || line.rfind("eager region: ", 0) == 0) build_notes.push_back(line);
       // Under mark-all every tensor the engine computed, in layer order (the "mark all
       // outputs" comparison of each layer with another runtime); else the graph outputs.
-      for (auto& [name, t] : engine->kept_values()) {
+      for (auto& [name, t] : run.kept) {
         output_names.push_back(name);
         outputs.push_back(std::move(t));
       }
@@ -239,6 +252,7 @@ int cmd_exec(int argc, char** argv) {
   std::printf("%s  %s, batch %lld, %d thread(s)\n", m.reference.c_str(),
               executor == "engine" ? ("engine, fusion " + std::string(fusion_level_name(cfg.fusion))).c_str() : "reference executor",
               (long long)cfg.batch, cfg.threads);
+  for (const std::string& line : build_notes) std::printf("%s\n", line.c_str());
   std::vector<std::string> input_names_v;
   for (const GraphInput& in : m.graph.inputs) input_names_v.push_back(in.name);
   std::vector<std::string> input_paths, output_paths;

@@ -1,5 +1,6 @@
 // fusebench inspect: what the builder made of a model, or what a plan holds — every engine
-// layer with its kind, kernel, precision, shapes and source ONNX nodes, then the build log.
+// layer with its kind, kernel, precision, shapes and source ONNX nodes (and, for the eager
+// region, why it runs eagerly), then the build log.
 #include <nlohmann/json.hpp>
 
 #include "engine/builder/builder.h"
@@ -74,7 +75,7 @@ int cmd_inspect(int argc, char** argv) {
       j["layers"].push_back({{"name", l.name}, {"kind", l.kind}, {"kernel", l.kernel}, {"precision", l.precision},
                              {"precision_reason", l.precision_reason},
                              {"input_shapes", l.input_shapes}, {"output_shapes", l.output_shapes}, {"flops", l.flops}, {"bytes", l.bytes},
-                             {"sources", l.sources}});
+                             {"sources", l.sources}, {"eager", l.eager}});
     j["fusion_events"] = nlohmann::json::array();
     for (const FusionEvent& e : engine->fusion_events())
       j["fusion_events"].push_back({{"pass", e.pass}, {"root", e.root}, {"nodes", e.nodes}, {"fused", e.fused}, {"refused", e.refused}});
@@ -88,9 +89,10 @@ int cmd_inspect(int argc, char** argv) {
     const LayerInfo& l = engine->layers()[i];
     std::cout << "#" << i << "  " << l.kind << "  [" << l.kernel << ", " << l.precision << " (" << l.precision_reason << ")]  "
               << shapes_str(l.input_shapes)
-              << " → " << shapes_str(l.output_shapes);
+              << " → " << (l.eager.empty() ? shapes_str(l.output_shapes) : "(shapes known at run time)");
     if (l.flops > 0 || l.bytes > 0) std::cout << "  " << l.flops / 1e6 << " MFLOP, " << l.bytes / 1e6 << " MB";
     std::cout << "\n";
+    if (!l.eager.empty()) std::cout << "      runs eagerly, outputs allocated at run time: " << l.eager << "\n";
     for (const std::string& s : l.sources) std::cout << "      ← " << s << "\n";
   }
   std::cout << "\nbuild log:\n";

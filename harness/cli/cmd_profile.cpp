@@ -83,8 +83,12 @@ int cmd_profile(int argc, char** argv) {
     std::printf("  %4d %9.4f %5.1f%% %9.2f %5.1f%% %7.2f  %-26s %s%s\n", l.index, l.median_ms,
                 p.total_ms > 0 ? 100 * l.median_ms / p.total_ms : 0, l.gflops(),
                 peaks.gflops > 0 ? 100 * l.gflops() / peaks.gflops : 0, l.gbps(), l.kind.c_str(), l.name.c_str(),
-                l.sources.size() > 1 ? ("  (" + std::to_string(l.sources.size()) + " nodes)").c_str() : "");
+                l.sources.size() > 1 ? ("  (" + std::to_string(l.sources.size()) + " nodes" + (l.eager.empty() ? "" : ", eager") + ")").c_str()
+                                     : (l.eager.empty() ? "" : "  (eager)"));
   }
+  // Which layers allocate at run time, and why (the eager region: shapes that depend on data).
+  for (const LayerProfile& l : p.layers)
+    if (!l.eager.empty()) std::printf("  layer #%d runs eagerly: %s\n", l.index, l.eager.c_str());
   const int depth = args["depth"].as<int>();
   std::printf("\nmodule roll-up (* = includes time apportioned from fused layers):\n");
   for (const ModuleProfile& mp : p.modules) {

@@ -1,0 +1,66 @@
+#include "engine/ops/subgraph.h"
+
+namespace fb {
+
+const Graph& subgraph_attr(const Node& n, const std::string& key) {
+  auto it = n.attrs.find(key);
+  if (it == n.attrs.end()) throw Error("attribute '" + key + "' is missing");
+  const auto* g = std::get_if<std::shared_ptr<const Graph>>(&it->second.value);
+  if (!g || !*g) throw Error("attribute '" + key + "' is not a graph");
+  return **g;
+}
+
+namespace {
+// The names in "fusebench.captures" (none without it); an Error when they cannot be the
+// node's last inputs (a malformed plan).
+const std::vector<std::string>& capture_names(const Node& n) {
+  static const std::vector<std::string> none;
+  auto it = n.attrs.find("fusebench.captures");
+  if (it == n.attrs.end()) return none;
+  const auto* names = std::get_if<std::vector<std::string>>(&it->second.value);
+  if (!names || names->size() > n.inputs.size())
+    throw Error("attribute 'fusebench.captures' must name at most the node's " + std::to_string(n.inputs.size()) + " inputs");
+  return *names;
+}
+}  // namespace
+
+size_t explicit_input_count(const Node& n) { return n.inputs.size() - capture_names(n).size(); }
+
+std::map<std::string, Tensor> captured_values(const OpContext& c) {
+  std::map<std::string, Tensor> env;
+  const std::vector<std::string>& names = capture_names(c.node);
+  if (names.size() > c.inputs.size()) throw Error("attribute 'fusebench.captures' names more values than the node has inputs");
+  const size_t first = c.inputs.size() - names.size();
+  for (size_t j = 0; j < names.size(); ++j)
+    if (c.inputs[first + j]) env[names[j]] = *c.inputs[first + j];
+  return env;
+}
+
+std::vector<Tensor> run_subgraph(const OpContext& c, const Graph& g, std::map<std::string, Tensor> env) {
+  const OpRegistry& ops = c.ops ? *c.ops : *OpRegistry::builtin();
+  for (const auto& [k, t] : g.initializers) env[k] = t;
+  for (const Node& n : g.nodes) {
+    std::vector<const Tensor*> ins;
+    for (const std::string& in : n.inputs) {
+      if (in.empty()) {
+        ins.push_back(nullptr);
+        continue;
+      }
+      auto it = env.find(in);
+      if (it == env.end()) throw Error(n.describe() + ": input '" + in + "' is not defined in the subgraph or any enclosing scope");
+      ins.push_back(&it->second);
+    }
+    std::vector<Tensor> outs = evaluate_node(n, ins, ops);
+    for (size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
+      if (!n.outputs[k].empty()) env[n.outputs[k]] = std::move(outs[k]);
+  }
+  std::vector<Tensor> r;
+  for (const std::string& o : g.outputs) {
+    auto it = env.find(o);
+    if (it == env.end()) throw Error("subgraph output '" + o + "' is never computed");
+    r.push_back(it->second);
+  }
+  return r;
+}
+
+}  // namespace fb

@@ -1,0 +1,28 @@
+// Running a subgraph eagerly, node by node, on the op table's kernels: what If and Loop do
+// with their bodies and what the engine's eager region does with the nodes whose shapes
+// depend on data. Outer-scope values a subgraph reads arrive as the node's extra inputs,
+// named in its "fusebench.captures" attribute.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/ops/op_registry.h"
+
+namespace fb {
+
+// The graph attribute `key` of `n`; Error when missing or not a graph.
+const Graph& subgraph_attr(const Node& n, const std::string& key);
+
+// The node's own inputs, without the captured outer values appended after them.
+size_t explicit_input_count(const Node& n);
+
+// Outer values by the names the subgraphs use (the "fusebench.captures" inputs).
+std::map<std::string, Tensor> captured_values(const OpContext& c);
+
+// Runs `g` with `env` holding its inputs and outer values, its nodes from the registry
+// the enclosing node came from; returns its outputs in order. Every output is allocated
+// here, as the reference executor allocates.
+std::vector<Tensor> run_subgraph(const OpContext& c, const Graph& g, std::map<std::string, Tensor> env);
+
+}  // namespace fb
