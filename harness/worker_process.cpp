@@ -82,7 +82,16 @@ TimingConfig per_process_timing(const TimingConfig& t) {
   return p;
 }
 
+// Set in every worker's environment. A worker never starts workers, so a process that
+// finds it set was started as a worker by mistake: an executable that is not fusebench
+// (a program embedding CaseRunner with the default /proc/self/exe) would otherwise start
+// copies of itself without end.
+constexpr const char* kWorkerEnv = "FUSEBENCH_WORKER_PROCESS";
+
 CaseResult run_in_worker_process(const CaseSpec& spec, int index, const std::string& executable) {
+  if (std::getenv(kWorkerEnv))
+    return worker_error(spec, index, "could not start: this process is itself a worker process (" + std::string(kWorkerEnv) +
+                                         " is set); is '" + executable + "' the fusebench binary?");
   std::optional<ScratchDir> dir;
   try {
     dir.emplace();
@@ -108,7 +117,12 @@ CaseResult run_in_worker_process(const CaseSpec& spec, int index, const std::str
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(), environ);
+  std::vector<std::string> env_strings{std::string(kWorkerEnv) + "=1"};
+  for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const int rc = posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return worker_error(spec, index, "could not start (" + executable + "): " + std::strerror(rc));
 
