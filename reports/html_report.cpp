@@ -531,6 +531,38 @@ void render_engine(std::ostringstream& o, const ReportModel& m, size_t i) {
          "(an estimate). Hover for figures.</figcaption></figure>\n";
 }
 
+// What the case's plugins cost (harness/plugin_cost.h): the end-to-end difference against
+// the same model without them, and its split into (a) the plugins' own layers, (b) each
+// fusion they prevented, before and after, and (c) the rest.
+std::string cost_layers(const std::vector<CostLayer>& layers) {
+  std::string s;
+  for (const CostLayer& l : layers)
+    s += (s.empty() ? "" : ", ") + html_escape(l.kind) + " <span class=\"mono\">" + html_escape(l.name) + "</span> " +
+         fmt_ms(l.ms) + " ms";
+  return s.empty() ? kNone : s;
+}
+
+void render_plugin_cost(std::ostringstream& o, const PluginCost& c) {
+  auto ms = [](double v) { return printf_double("%+.3f", v) + " ms"; };
+  o << "<h4>Plugin cost</h4>\n<p>With the plugins " << fmt_ms(c.with_ms) << " ms, without them " << fmt_ms(c.without_ms)
+    << " ms (timed interleaved, " << c.samples << " samples each, " << or_none(c.stop_reason) << "): difference <b>"
+    << ms(c.difference_ms) << "</b> <span class=\"ci\">[" << printf_double("%+.3f", c.difference_ci_low) << ", "
+    << printf_double("%+.3f", c.difference_ci_high) << "]</span>.</p>\n<table class=\"full\"><thead><tr><th>Part</th>"
+    << "<th class=\"num\">ms</th><th>Layers</th></tr></thead><tbody>\n";
+  o << "<tr><td>(a) the plugins' own time</td><td class=\"num\">" << ms(c.plugin_ms) << "</td><td>"
+    << cost_layers(c.plugin_layers) << "</td></tr>\n";
+  o << "<tr><td>(b) fusions prevented</td><td class=\"num\">" << ms(c.fusion_ms) << "</td><td>" << c.prevented.size()
+    << " group(s)</td></tr>\n";
+  for (const PreventedFusion& f : c.prevented)
+    o << "<tr><td class=\"mono wrap\">&nbsp;&nbsp;" << html_escape(f.name) << "</td><td class=\"num\">" << ms(f.delta_ms())
+      << "</td><td>before " << fmt_ms(f.before_ms) << " ms in " << f.before.size() << " layer(s): " << cost_layers(f.before)
+      << "<br>after " << fmt_ms(f.after_ms) << " ms in " << f.after.size() << " layer(s): " << cost_layers(f.after)
+      << "</td></tr>\n";
+  o << "<tr><td>(c) the rest (layers in both builds)</td><td class=\"num\">" << ms(c.rest_ms) << "</td><td></td></tr>\n";
+  o << "<tr><td>unattributed</td><td class=\"num\">" << ms(c.unattributed_ms) << "</td><td>a + b + c "
+    << (c.within_interval ? "lies within" : "lies outside") << " the difference's interval</td></tr>\n</tbody></table>\n";
+}
+
 void render_conditions(std::ostringstream& o, const CaseResult& r) {
   const Interference& in = r.interference;
   o << "<h4>Timing</h4>\n<table class=\"kv\">\n";
@@ -566,6 +598,7 @@ void render_case(std::ostringstream& o, const ReportModel& m, size_t i) {
     render_distributions(o, m, c);
     render_accuracy(o, r);
   }
+  if (r.plugin_cost) render_plugin_cost(o, *r.plugin_cost);
   render_engine(o, m, i);
   render_conditions(o, r);
   o << "</details>\n";

@@ -240,6 +240,50 @@ TEST_F(ReportTest, HostileNamesStayTextEverywhere) {
   EXPECT_EQ(data["cases"][0]["points"].size(), 3u);
 }
 
+TEST_F(ReportTest, ShowsAStoredPluginCostSplit) {
+  ResultStore store(file("results.db"));
+  int64_t run = store.begin_run(run_info("2024-05-01T12:00:00Z"));
+  CaseResult r = make_case("plugin-seed", 1, "aggressive", 2.0, 5.0);
+  fb::PluginCost c;
+  c.with_ms = 7.126;
+  c.without_ms = 6.910;
+  c.difference_ms = 0.216;
+  c.difference_ci_low = -0.034;
+  c.difference_ci_high = 0.477;
+  c.samples = 215;
+  c.layer_runs = 50;
+  c.stop_reason = "time-cap";
+  c.plugin_ms = 0.004;
+  c.plugin_layers = {{"copy_in_attention", "fusebench.plugin.Copy", 0.004}};
+  fb::PreventedFusion f;
+  f.name = "fusebench.Attention '<attn>' (12 nodes)";
+  f.before = {{"attn", "fusebench.Attention", 0.399}};
+  f.after = {{"MatMul_0", "MatMul", 0.2}, {"Softmax_0", "Softmax", 0.437}};
+  f.before_ms = 0.399;
+  f.after_ms = 0.637;
+  c.prevented = {f};
+  c.fusion_ms = 0.238;
+  c.rest_ms = -0.041;
+  c.unattributed_ms = 0.015;
+  c.within_interval = true;
+  r.plugin_cost = c;
+  store.write_case(run, r);
+  store.finish_run(run);
+  const std::string html = fb::render_html_report(store);
+  EXPECT_NE(html.find("<h4>Plugin cost</h4>\n<p>With the plugins 7.126 ms, without them 6.910 ms (timed interleaved, 215 "
+                      "samples each, time-cap): difference <b>+0.216 ms</b> <span class=\"ci\">[-0.034, +0.477]</span>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<td>(a) the plugins' own time</td><td class=\"num\">+0.004 ms</td><td>fusebench.plugin.Copy "
+                      "<span class=\"mono\">copy_in_attention</span> 0.0040 ms</td>"),
+            std::string::npos);
+  EXPECT_NE(html.find("&nbsp;&nbsp;fusebench.Attention &#39;&lt;attn&gt;&#39; (12 nodes)</td><td class=\"num\">+0.238 ms</td>"
+                      "<td>before 0.3990 ms in 1 layer(s)"),
+            std::string::npos);
+  EXPECT_NE(html.find("after 0.6370 ms in 2 layer(s)"), std::string::npos);
+  EXPECT_NE(html.find("a + b + c lies within the difference's interval"), std::string::npos);
+  EXPECT_EQ(html.find("<attn>"), std::string::npos);
+}
+
 TEST(JsonForScript, EscapesWhatCouldCloseTheElement) {
   EXPECT_EQ(fb::json_for_script(nlohmann::json("</script><!--&\xE2\x80\xA9")),
             "\"\\u003c/script\\u003e\\u003c!--\\u0026\\u2029\"");
