@@ -201,5 +201,20 @@ TEST(WorkerProcesses, RunStoresProcessesAndSurvivesACrashingWorker) {
   fs::remove_all(dir);
 }
 
+// A worker never starts workers: the variable every worker gets makes the call fail its
+// case (an executable that is not fusebench would otherwise start copies of itself).
+TEST(WorkerProcesses, AWorkerProcessNeverStartsWorkers) {
+  ASSERT_EQ(setenv("FUSEBENCH_WORKER_PROCESS", "1", 1), 0);
+  CaseSpec spec;
+  spec.model = "zoo:mlp";
+  const CaseResult r = run_in_worker_process(spec, 0, "/bin/true");
+  unsetenv("FUSEBENCH_WORKER_PROCESS");
+  EXPECT_EQ(r.status, "error");
+  EXPECT_NE(r.error.find("this process is itself a worker process (FUSEBENCH_WORKER_PROCESS is set); is '/bin/true' the "
+                         "fusebench binary?"),
+            std::string::npos)
+      << r.error;
+}
+
 }  // namespace
 }  // namespace fb
