@@ -170,11 +170,19 @@ void RunSession::store_result(size_t pending_index, const CaseResult& r) {
   ++stored_;
   failed_ += r.status == "failed";
   errors_ += r.status == "error";
+  lost_ += r.worker_lost;
   out_ << "[" << stored_ << "/" << pending_.size() << "] " << case_line(r) << std::endl;
   if (r.plugin_cost) out_ << format_plugin_cost(*r.plugin_cost, "      ") << std::flush;
 }
 
-void RunSession::finish() { store_.finish_run(run_id_); }
+void RunSession::finish() {
+  if (lost_ > 0) {
+    out_ << lost_ << " case(s) lost with their worker: run " << run_id_
+         << " stays unfinished; `fusebench run --resume` runs them again\n";
+    return;
+  }
+  store_.finish_run(run_id_);
+}
 
 int RunSession::summarize(const std::string& report_path) const {
   out_ << "\n" << stored_ - failed_ - errors_ << " passed, " << failed_ << " failed, " << errors_ << " errors"

@@ -66,7 +66,8 @@ class RunSession {
   void store_result(size_t pending_index, const CaseResult& r);
   void print_progress(size_t pending_index, const std::string& message) const;  // a live status line on a terminal
 
-  // Marks the run finished.
+  // Marks the run finished, unless a case was lost with its worker: then it stays
+  // unfinished, so that `run --resume` finds it and runs those cases again.
   void finish();
   // The closing lines; returns the exit code: 2 with errors, 1 with failed cases, else 0.
   int summarize(const std::string& report_path) const;
@@ -78,7 +79,7 @@ class RunSession {
   int64_t run_id_ = 0;
   std::vector<PendingCase> pending_;
   size_t stored_before_ = 0;  // cases the resumed run already held
-  size_t stored_ = 0, failed_ = 0, errors_ = 0;
+  size_t stored_ = 0, failed_ = 0, errors_ = 0, lost_ = 0;
   bool tty_ = false;
 };
 

@@ -16,6 +16,7 @@ PACKAGES=(
   libgtest-dev              # tests
   libbenchmark-dev          # build-time benchmark (tests/bench_*.cpp)
   ccache                    # rebuilds (scripts/build.sh uses it when present)
+  openmpi-bin libopenmpi-dev  # `mpirun -np N fusebench run` (harness/mpi_run.cpp) and its tests
   sqlite3                   # the sqlite3 command: scripts/nightly.sh and store tests read databases with it
   chromium                  # test_report_browser opens HTML reports headless (about 290 MB; ~1 min to install)
   nodejs                    # ... driven by tests/browser/check_report.mjs over the DevTools pipe (Debian's node 18)

@@ -549,6 +549,20 @@ TEST_F(StoreTest, UpgradesAVersion1DatabaseInPlace) {
   EXPECT_EQ(r.process_noise.processes, 1);  // timed in one process, as everything before version 5
   EXPECT_TRUE(std::isnan(r.process_noise.speedup));
   EXPECT_TRUE(r.engine.sample_process.empty());
+  // The keys stored by version 1 are the keys this build computes from the same configs:
+  // history recorded before the store was rewritten stays matched.
+  {
+    RawDb raw(db);
+    for (const auto& c : cases) {
+      sqlite3_stmt* s = nullptr;
+      ASSERT_EQ(sqlite3_prepare_v2(raw.db, ("SELECT case_key FROM cases WHERE id = " + std::to_string(c.id)).c_str(), -1,
+                                   &s, nullptr),
+                SQLITE_OK);
+      ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
+      EXPECT_EQ(c.result.spec.case_key(), reinterpret_cast<const char*>(sqlite3_column_text(s, 0)));
+      sqlite3_finalize(s);
+    }
+  }
   // New cases go into the upgraded file beside the old ones.
   const int64_t run = store.begin_run(make_run_info());
   store.write_case(run, make_case("after-upgrade", 1, "standard"));

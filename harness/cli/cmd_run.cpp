@@ -4,6 +4,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
+#include "harness/mpi_run.h"
 #include "harness/run_loop.h"
 #include "reports/html_report.h"
 
@@ -28,7 +29,11 @@ int cmd_run(int argc, char** argv) {
       "resume", "continue the latest interrupted run of the same scenarios (and shard), skipping the cases it stored")(
       "plugin", "plugin library (.so) to load for every case (repeatable)", cxxopts::value<std::vector<std::string>>())(
       "shard", "run only shard K of N (K/N, 1-based) of the cases, into its own database; join shards with `fusebench merge`",
-      cxxopts::value<std::string>())("scenarios", "scenario files", cxxopts::value<std::vector<std::string>>());
+      cxxopts::value<std::string>())(
+      "cores-per-worker", "under mpirun: several workers per host, each pinned to its own K cores (default: one case per host at a time)",
+      cxxopts::value<int>())(
+      "case-timeout", "under mpirun: seconds after which a case without a result is stored as lost (default 600 + 4 x timing.max_seconds)",
+      cxxopts::value<double>())("scenarios", "scenario files", cxxopts::value<std::vector<std::string>>());
   opts.parse_positional({"scenarios"});
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
@@ -55,6 +60,18 @@ int cmd_run(int argc, char** argv) {
     write_html_report(session.store(), report_path, session.run_id());
     return session.summarize(report_path);
   };
+  DistributedOptions distributed;
+  if (args.count("cores-per-worker")) {
+    distributed.cores_per_worker = args["cores-per-worker"].as<int>();
+    if (distributed.cores_per_worker < 1) throw Error("--cores-per-worker must be at least 1");
+  }
+  if (args.count("case-timeout")) {
+    distributed.case_timeout_s = args["case-timeout"].as<double>();
+    if (!(distributed.case_timeout_s > 0)) throw Error("--case-timeout must be a positive number of seconds");
+  }
+  if (launched_world_size().value_or(1) > 1) return run_distributed(request, distributed, finish);
+  if (args.count("cores-per-worker") || args.count("case-timeout"))
+    throw Error("--cores-per-worker and --case-timeout apply under mpirun only (this run has one process)");
   RunSession session(request, std::cout);
   run_in_process(session);
   return finish(session);

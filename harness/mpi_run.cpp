@@ -1,0 +1,366 @@
+#include "harness/mpi_run.h"
+
+#include <cstdlib>
+
+#include "engine/ir/error.h"
+
+#ifdef FUSEBENCH_WITH_MPI
+#include <mpi.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <deque>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include "harness/case_json.h"
+#include "harness/cpu_pinning.h"
+#include "harness/environment.h"
+#include "harness/runner.h"
+#endif
+
+namespace fb {
+
+std::optional<int> launched_world_size() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
+    if (const char* v = std::getenv(var)) return std::atoi(v);
+  return std::nullopt;
+}
+
+#ifndef FUSEBENCH_WITH_MPI
+
+bool built_with_mpi() { return false; }
+
+int run_distributed(const RunRequest&, const DistributedOptions&, const std::function<int(RunSession&)>&) {
+  throw Error("this fusebench was built without MPI, but was started by an MPI launcher as one of " +
+              std::to_string(launched_world_size().value_or(0)) +
+              " ranks; install OpenMPI (libopenmpi-dev) and rebuild, or run it without mpirun");
+}
+
+#else
+
+bool built_with_mpi() { return true; }
+
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// Message tags. Every message is one JSON document.
+enum Tag : int {
+  kHello = 1,   // worker -> 0: {host, cpu_model, cpu_flags, cores, pid}
+  kCase = 2,    // 0 -> worker: {index, spec, isolation, pin_cpus}
+  kStop = 3,    // 0 -> worker: no more cases
+  kResult = 4,  // worker -> 0: {index, result}
+};
+
+struct Traffic {
+  size_t messages = 0, bytes = 0;
+};
+
+void send_json(int dest, Tag tag, const json& j, Traffic& t) {
+  const std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  MPI_Send(s.data(), static_cast<int>(s.size()), MPI_CHAR, dest, tag, MPI_COMM_WORLD);
+  ++t.messages;
+  t.bytes += s.size();
+}
+
+json receive_json(const MPI_Status& probed, Traffic& t) {
+  int n = 0;
+  MPI_Get_count(&probed, MPI_CHAR, &n);
+  std::string s(static_cast<size_t>(n), '\0');
+  MPI_Recv(s.data(), n, MPI_CHAR, probed.MPI_SOURCE, probed.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  ++t.messages;
+  t.bytes += s.size();
+  return json::parse(s);
+}
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+// ---- worker ranks -----------------------------------------------------------------------
+
+int worker_loop() {
+  Traffic t;
+  const HostFingerprint host = host_fingerprint(capture_environment());
+  send_json(0, kHello,
+            {{"host", host.host}, {"cpu_model", host.cpu_model}, {"cpu_flags", host.cpu_flags}, {"cores", host.cores},
+             {"pid", static_cast<int64_t>(getpid())}},
+            t);
+  CaseRunner runner;
+  std::unique_ptr<CpuPinning> pinned;  // --cores-per-worker: this whole process stays on its cores
+  while (true) {
+    MPI_Status st;
+    MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+    const json msg = receive_json(st, t);
+    if (st.MPI_TAG == kStop) break;
+    CaseSpec spec = CaseSpec::from_json(msg.at("spec"));
+    const std::vector<int> cpus = msg.at("pin_cpus").get<std::vector<int>>();
+    if (!cpus.empty()) {
+      if (!pinned) pinned = std::make_unique<CpuPinning>(cpus);
+      spec.timing.pin_cpus = cpus;
+    }
+    CaseResult r = runner.run(spec);
+    r.isolation = msg.at("isolation").get<std::string>();
+    send_json(0, kResult, {{"index", msg.at("index")}, {"result", case_result_to_json(r)}}, t);
+  }
+  return 0;
+}
+
+// ---- rank 0 -----------------------------------------------------------------------------
+
+struct Worker {
+  int rank = 0;
+  bool said_hello = false;
+  bool stopped = false;  // told there is no more work
+  bool gone = false;     // died or hung: never given work again
+  HostFingerprint host;
+  int64_t pid = 0;
+  std::vector<int> cpus;  // --cores-per-worker: its cores
+  std::optional<size_t> running;  // index into the session's pending cases
+  Clock::time_point deadline;
+};
+
+class Coordinator {
+ public:
+  Coordinator(RunSession& session, const DistributedOptions& options, int world_size)
+      : session_(session), options_(options) {
+    for (int r = 1; r < world_size; ++r) workers_.push_back(Worker{.rank = r});
+    for (size_t i = 0; i < session_.pending().size(); ++i) queue_.push_back(i);
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    my_host_ = name;
+    isolation_ = options_.cores_per_worker > 0 ? "cores-per-worker=" + std::to_string(options_.cores_per_worker)
+                                                : "host-exclusive";
+  }
+
+  // Hands out every case and stores every result; returns when none is left running.
+  void run() {
+    const auto started = Clock::now();
+    auto last_check = started;
+    while (!queue_.empty() || running() > 0) {
+      MPI_Status st;
+      int flag = 0;
+      MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+      if (flag) on_message(st);
+      dispatch();
+      if (Clock::now() - last_check > std::chrono::milliseconds(100)) {
+        last_check = Clock::now();
+        find_lost_workers();
+        if (alive() == 0 && !queue_.empty()) {
+          std::cout << "every worker is gone; " << queue_.size()
+                    << " case(s) not run: the run stays unfinished (`fusebench run --resume` completes it)\n";
+          unfinished_ = true;
+          break;
+        }
+        if (!any_hello_ && Clock::now() - started > std::chrono::seconds(120))
+          throw Error("no MPI worker reported in within 120 s");
+      }
+      if (!flag) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    for (Worker& w : workers_)
+      if (!w.gone && !w.stopped) stop(w);
+    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    std::cout << "coordinator: " << traffic_.messages << " messages, " << traffic_.bytes << " bytes, " << stored_
+              << " cases committed in " << store_seconds_ << " s of SQLite time ("
+              << (store_seconds_ > 0 ? stored_ / store_seconds_ : 0) << " commits/s), " << seconds << " s in all\n";
+  }
+
+  bool unfinished() const { return unfinished_; }
+  bool any_hung() const { return any_hung_; }
+
+ private:
+  size_t running() const {
+    size_t n = 0;
+    for (const Worker& w : workers_) n += w.running.has_value();
+    return n;
+  }
+  size_t alive() const {
+    size_t n = 0;
+    for (const Worker& w : workers_) n += !w.gone;
+    return n;
+  }
+  Worker& worker(int rank) { return workers_.at(static_cast<size_t>(rank - 1)); }
+
+  void stop(Worker& w) {
+    send_json(w.rank, kStop, json::object(), traffic_);
+    w.stopped = true;
+  }
+
+  double timeout_s(const CaseSpec& spec) const {
+    return options_.case_timeout_s > 0 ? options_.case_timeout_s : 600 + 4 * spec.timing.max_seconds;
+  }
+
+  void on_message(const MPI_Status& st) {
+    const json msg = receive_json(st, traffic_);
+    Worker& w = worker(st.MPI_SOURCE);
+    if (st.MPI_TAG == kHello) {
+      any_hello_ = true;
+      w.said_hello = true;
+      w.host = HostFingerprint{msg.at("host"), msg.at("cpu_model"), msg.at("cpu_flags"), msg.at("cores")};
+      w.pid = msg.at("pid").get<int64_t>();
+      if (options_.cores_per_worker > 0) assign_cores(w);
+      return;
+    }
+    if (st.MPI_TAG != kResult) throw Error("MPI rank " + std::to_string(w.rank) + " sent a message of unknown kind");
+    const size_t index = msg.at("index").get<size_t>();
+    if (w.gone || w.running != index) {
+      std::cout << "rank " << w.rank << " on " << w.host.host << ": a late result for a case already stored as lost; ignored\n";
+      return;
+    }
+    CaseResult r = case_result_from_json(msg.at("result"));
+    w.running.reset();
+    --busy_[w.host.host];
+    store(index, r);
+  }
+
+  void assign_cores(Worker& w) {
+    const int k = options_.cores_per_worker;
+    const int slot = slots_[w.host.host]++;
+    if ((slot + 1) * k > w.host.cores) {
+      std::cout << "rank " << w.rank << " on " << w.host.host << ": no " << k << " free cores left (" << w.host.cores
+                << " in all); it stays idle\n";
+      stop(w);
+      return;
+    }
+    for (int c = slot * k; c < (slot + 1) * k; ++c) w.cpus.push_back(c);
+  }
+
+  void dispatch() {
+    for (Worker& w : workers_) {
+      if (queue_.empty()) break;
+      if (!w.said_hello || w.gone || w.stopped || w.running) continue;
+      if (options_.cores_per_worker == 0 && busy_[w.host.host] > 0) continue;  // one case per host at a time
+      const size_t index = queue_.front();
+      queue_.pop_front();
+      const CaseSpec& spec = session_.pending()[index].spec;
+      send_json(w.rank, kCase, {{"index", index}, {"spec", spec.to_json()}, {"isolation", isolation_}, {"pin_cpus", w.cpus}},
+                traffic_);
+      w.running = index;
+      w.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s(spec)));
+      ++busy_[w.host.host];
+    }
+    if (!queue_.empty()) return;
+    for (Worker& w : workers_)
+      if (w.said_hello && !w.gone && !w.stopped && !w.running) stop(w);
+  }
+
+  // A worker on this host whose process is gone died; any worker past its case's deadline
+  // hung (or died on another host, where its process cannot be seen from here).
+  void find_lost_workers() {
+    for (Worker& w : workers_) {
+      if (w.gone || !w.said_hello) continue;
+      const bool died = w.host.host == my_host_ && w.pid > 0 && kill(static_cast<pid_t>(w.pid), 0) != 0 && errno == ESRCH;
+      const bool late = w.running && Clock::now() > w.deadline;
+      if (!died && !late) continue;
+      const std::string who =
+          "MPI rank " + std::to_string(w.rank) + " (pid " + std::to_string(w.pid) + " on " + w.host.host + ")";
+      w.gone = true;
+      // A hung worker would never reach MPI_Finalize; one on this host is killed (after its
+      // case is stored), one elsewhere makes rank 0 end the job with MPI_Abort at the end.
+      const bool kill_here = !died && w.host.host == my_host_ && w.pid > 0;
+      any_hung_ |= !died && !kill_here;
+      if (!w.running) {
+        if (!w.stopped) std::cout << who << " died while idle\n";
+        continue;
+      }
+      const size_t index = *w.running;
+      w.running.reset();
+      --busy_[w.host.host];
+      CaseResult r;
+      r.spec = session_.pending()[index].spec;
+      r.status = "error";
+      r.worker_lost = true;
+      r.timed_on = w.host;
+      r.isolation = isolation_;
+      r.error = died ? who + " died while running this case"
+                     : who + " sent no result within " + std::to_string(int(timeout_s(r.spec))) +
+                           " s (hung, or died where rank 0 cannot see it)";
+      if (kill_here) r.error += "; rank 0 killed it";
+      r.error += "; `fusebench run --resume` runs it again";
+      store(index, r);
+      if (kill_here) kill(static_cast<pid_t>(w.pid), SIGKILL);
+    }
+  }
+
+  void store(size_t index, const CaseResult& r) {
+    const auto t0 = Clock::now();
+    session_.store_result(index, r);
+    store_seconds_ += std::chrono::duration<double>(Clock::now() - t0).count();
+    ++stored_;
+  }
+
+  RunSession& session_;
+  DistributedOptions options_;
+  std::vector<Worker> workers_;
+  std::deque<size_t> queue_;
+  std::map<std::string, int> busy_;   // host -> cases running there
+  std::map<std::string, int> slots_;  // host -> core slots handed out
+  std::string my_host_, isolation_;
+  Traffic traffic_;
+  size_t stored_ = 0;
+  double store_seconds_ = 0;
+  bool any_hello_ = false, unfinished_ = false, any_hung_ = false;
+};
+
+}  // namespace
+
+int run_distributed(const RunRequest& request, const DistributedOptions& options,
+                    const std::function<int(RunSession&)>& finish) {
+  MPI_Init(nullptr, nullptr);
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (world_rank() != 0) {
+    int rc = 0;
+    try {
+      rc = worker_loop();
+    } catch (const std::exception& e) {
+      std::cerr << "fusebench run: MPI rank " << world_rank() << ": error: " << e.what() << "\n";
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_Finalize();
+    return rc;
+  }
+
+  int rc = 0;
+  bool abort = false;
+  try {
+    if (size < 2) throw Error("an MPI run needs at least 2 ranks: rank 0 hands out cases, the others run them");
+    RunSession session(request, std::cout);
+    if (options.cores_per_worker > 0)
+      for (const PendingCase& p : session.pending())
+        if (p.spec.threads > options.cores_per_worker)
+          throw Error("case '" + p.spec.label() + "' uses " + std::to_string(p.spec.threads) +
+                      " threads, more than --cores-per-worker " + std::to_string(options.cores_per_worker));
+    session.order_longest_first();
+    Coordinator coordinator(session, options, size);
+    coordinator.run();
+    if (coordinator.unfinished()) {
+      rc = 2;
+    } else {
+      rc = finish(session);
+    }
+    abort = coordinator.any_hung();  // a hung worker would never reach MPI_Finalize
+  } catch (const std::exception& e) {
+    std::cerr << "fusebench run: error: " << e.what() << "\n";
+    // The workers wait for cases that will never come: tell them to stop (under mpirun
+    // --enable-recovery, MPI_Abort would leave them waiting).
+    Traffic t;
+    for (int r = 1; r < size; ++r) send_json(r, kStop, json::object(), t);
+    rc = 2;
+  }
+  std::cout << std::flush;
+  if (abort) MPI_Abort(MPI_COMM_WORLD, rc);
+  MPI_Finalize();
+  return rc;
+}
+
+#endif
+
+}  // namespace fb

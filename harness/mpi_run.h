@@ -1,0 +1,33 @@
+// `mpirun -np N fusebench run ...`: rank 0 owns the run (it alone writes the database) and
+// hands the cases out one at a time, longest first; every other rank builds and times what
+// it is given and sends the result back as JSON (harness/case_json.h). A worker that dies
+// or hangs costs only its case, which is stored as lost (`run --resume` runs it again).
+// Timing isolation is explicit and stored with each case: by default a host runs one case
+// at a time ("host-exclusive"); --cores-per-worker K runs several workers per host, each
+// pinned to its own K cores ("cores-per-worker=K").
+#pragma once
+#include <functional>
+#include <optional>
+
+#include "harness/run_loop.h"
+
+namespace fb {
+
+// How many ranks the launcher (mpirun, srun) started, when this process is one of them;
+// read from the launcher's environment, so it works in a build without MPI too.
+std::optional<int> launched_world_size();
+bool built_with_mpi();
+
+struct DistributedOptions {
+  int cores_per_worker = 0;   // 0: one case per host at a time; K: workers pinned to disjoint K-core sets
+  double case_timeout_s = 0;  // no result this long after a case was handed out: lost (0: 600 s + 4 x timing.max_seconds)
+};
+
+// Runs `request` over the ranks of MPI_COMM_WORLD. On rank 0, `finish` closes the session
+// (finish, report, summary) and gives the exit code; on the others it is not called.
+// Throws fb::Error on rank 0 for bad input (after telling the workers to stop), or when
+// this build has no MPI.
+int run_distributed(const RunRequest& request, const DistributedOptions& options,
+                    const std::function<int(RunSession&)>& finish);
+
+}  // namespace fb

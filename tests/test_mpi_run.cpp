@@ -1,0 +1,177 @@
+// `mpirun -np 3 fusebench run` on this machine: the same set of cases as a single-process
+// run, each with its host and isolation policy; a worker killed mid-run costs only its own
+// case, stored as lost with the reason and host, and `run --resume` completes the run; a
+// case that outlives --case-timeout is stored as lost too. Skipped where this fusebench
+// was built without MPI or mpirun is not installed.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "harness/mpi_run.h"
+#include "harness/result_store.h"
+#include "harness/run_loop.h"
+#include "shell_command.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kMpirun = "mpirun --oversubscribe --allow-run-as-root --enable-recovery";
+
+class MpiRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fb::built_with_mpi()) GTEST_SKIP() << "built without MPI";
+    if (fb::sh("command -v mpirun").code != 0) GTEST_SKIP() << "mpirun not installed";
+    dir_ = fs::temp_directory_path() / ("fusebench_mpi_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  void scenario(const std::string& name, double max_seconds, int iterations) const {
+    std::ofstream(path(name + ".json")) << R"({"name": ")" << name << R"(", "model": "zoo:mlp?in=16&hidden=16&layers=1",
+      "matrix": {"batch": [1, 2, 3], "fusion": ["none", "standard"]},
+      "timing": {"warmup_ms": 1, "warmup_iterations": 1, "min_iterations": )"
+                                        << std::min(iterations, 5) << R"(, "max_iterations": )" << iterations
+                                        << R"(, "max_seconds": )" << max_seconds << R"(, "target_rel_ci": 0.000001}})";
+  }
+  std::string run(const std::string& scenario_name, const std::string& db, const std::string& extra = "") const {
+    return std::string(FUSEBENCH_BINARY) + " run " + path(scenario_name + ".json") + " --db " + path(db) + " --report " +
+           path("r.html") + " " + extra;
+  }
+  std::multiset<std::string> case_keys(const std::string& db, int64_t run) const {
+    std::multiset<std::string> keys;
+    for (const auto& c : fb::ResultStore(path(db)).load_cases(run)) keys.insert(c.result.spec.case_key());
+    return keys;
+  }
+  fs::path dir_;
+};
+
+TEST_F(MpiRunTest, ThreeRanksStoreTheSameCasesAsOneProcess) {
+  scenario("m", 0.05, 5);
+  auto single = fb::sh(run("m", "single.db"));
+  ASSERT_EQ(single.code, 0) << single.output;
+  auto o = fb::sh(std::string(kMpirun) + " -np 3 " + run("m", "mpi.db"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("coordinator: "), std::string::npos) << o.output;
+  EXPECT_EQ(case_keys("mpi.db", 1), case_keys("single.db", 1));
+  fb::ResultStore store(path("mpi.db"));
+  EXPECT_EQ(store.list_runs().size(), 1u);
+  EXPECT_FALSE(store.load_run(1).finished_at.empty());
+  for (const auto& c : store.load_cases(1)) {
+    EXPECT_EQ(c.result.status, "passed") << c.result.error;
+    EXPECT_EQ(c.result.isolation, "host-exclusive");
+    EXPECT_EQ(c.result.timed_on.host, store.load_run(1).info.host);
+    EXPECT_EQ(c.result.engine.samples_ms.size(), 5u);  // max_iterations
+  }
+}
+
+TEST_F(MpiRunTest, CoresPerWorkerPinsEachWorkerToItsOwnCores) {
+  scenario("p", 0.05, 5);
+  auto o = fb::sh(std::string(kMpirun) + " -np 3 " + run("p", "p.db", "--cores-per-worker 1"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  std::set<std::string> pinned;
+  for (const auto& c : fb::ResultStore(path("p.db")).load_cases(1)) {
+    EXPECT_EQ(c.result.isolation, "cores-per-worker=1");
+    pinned.insert(c.result.pinned_cpus);
+  }
+  EXPECT_TRUE(pinned.count("0") || pinned.count("1")) << o.output;
+  for (const std::string& p : pinned) EXPECT_TRUE(p == "0" || p == "1") << p;
+}
+
+// The pid of the fusebench process that is MPI rank `rank` among our own children's children.
+pid_t find_rank(int rank) {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream env(e.path() / "environ");
+    std::string all((std::istreambuf_iterator<char>(env)), {});
+    const std::string want = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank) + '\0';
+    if (all.find(want) != std::string::npos && all.find("FUSEBENCH_TEST_MPI_TAG=" + std::to_string(getpid())) != std::string::npos)
+      return static_cast<pid_t>(std::stol(name));
+  }
+  return 0;
+}
+
+TEST_F(MpiRunTest, AKilledWorkerCostsOnlyItsCaseAndResumeCompletesTheRun) {
+  scenario("k", 0.4, 1000000);  // each case times for 0.4 s per executor (the time cap)
+  // Two workers, one per core, so that rank 2 is busy with a case when it is killed (with
+  // one case per host at a time, rank 1 would take every case).
+  const std::string tag = "FUSEBENCH_TEST_MPI_TAG=" + std::to_string(getpid());
+  pid_t mpirun = fork();
+  if (mpirun == 0) {
+    const std::string cmd =
+        "exec env " + tag + " " + kMpirun + " -np 3 " + run("k", "k.db", "--cores-per-worker 1") + " > " + path("log") + " 2>&1";
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until rank 2 exists and the run has stored at least one case, then kill rank 2.
+  pid_t victim = 0;
+  for (int i = 0; i < 300 && !victim; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (fs::exists(path("k.db")) && fb::ResultStore(path("k.db")).load_cases(1, fb::CaseDetail::kSummary).size() >= 1)
+      victim = find_rank(2);
+  }
+  ASSERT_NE(victim, 0) << "rank 2 never showed up";
+  ASSERT_EQ(kill(victim, SIGKILL), 0);
+  int status = 0;
+  waitpid(mpirun, &status, 0);
+  std::ifstream logf(path("log"));
+  const std::string log((std::istreambuf_iterator<char>(logf)), {});
+
+  fb::ResultStore store(path("k.db"));
+  const auto cases = store.load_cases(1);
+  ASSERT_EQ(cases.size(), 6u) << log;  // every case has a record: five results, one lost
+  int lost = 0;
+  for (const auto& c : cases) {
+    if (!c.result.worker_lost) {
+      EXPECT_EQ(c.result.status, "passed") << c.result.error;
+      continue;
+    }
+    ++lost;
+    EXPECT_EQ(c.result.status, "error");
+    EXPECT_NE(c.result.error.find("MPI rank 2 (pid " + std::to_string(victim) + " on " + store.load_run(1).info.host +
+                                  ") died while running this case"),
+              std::string::npos)
+        << c.result.error;
+    EXPECT_EQ(c.result.timed_on.host, store.load_run(1).info.host);
+  }
+  EXPECT_EQ(lost, 1) << log;
+  EXPECT_TRUE(store.load_run(1).finished_at.empty()) << log;  // left for --resume
+
+  // --resume (single-process here) runs the lost case again and replaces its record.
+  const auto o = fb::sh(run("k", "k.db", "--resume"));
+  EXPECT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("5 cases already stored, 1 to run"), std::string::npos) << o.output;
+  const auto after = fb::ResultStore(path("k.db")).load_cases(1, fb::CaseDetail::kSummary);
+  ASSERT_EQ(after.size(), 6u);
+  for (const auto& c : after) EXPECT_EQ(c.result.status, "passed") << c.result.error;
+  EXPECT_FALSE(fb::ResultStore(path("k.db")).load_run(1).finished_at.empty());
+}
+
+TEST_F(MpiRunTest, ACaseThatOutlivesTheTimeoutIsStoredAsLost) {
+  scenario("t", 3, 1000000);  // 3 s per executor, far past the 1 s timeout
+  auto o = fb::sh(std::string(kMpirun) + " -np 2 " + run("t", "t.db", "--case-timeout 1"));
+  // (mpirun --enable-recovery does not pass rank 0's exit code on once a rank was killed;
+  // the stored run says what happened.)
+  fb::ResultStore store(path("t.db"));
+  const auto cases = store.load_cases(1, fb::CaseDetail::kSummary);
+  ASSERT_EQ(cases.size(), 1u) << o.output;  // the only worker hung: its case is lost, the rest never ran
+  EXPECT_TRUE(cases[0].result.worker_lost);
+  EXPECT_NE(cases[0].result.error.find("sent no result within 1 s"), std::string::npos) << cases[0].result.error;
+  EXPECT_NE(o.output.find("every worker is gone; 5 case(s) not run"), std::string::npos) << o.output;
+  EXPECT_TRUE(store.load_run(1).finished_at.empty());
+}
+
+}  // namespace
