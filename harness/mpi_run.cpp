@@ -55,7 +55,15 @@ enum Tag : int {
   kCase = 2,    // 0 -> worker: {index, spec, isolation, pin_cpus}
   kStop = 3,    // 0 -> worker: no more cases
   kResult = 4,  // worker -> 0: {index, result}
+  kAlive = 5,   // 0 -> idle worker, every kAliveEvery: rank 0 is still there
 };
+
+// An idle worker hears from rank 0 at least this often...
+constexpr auto kAliveEvery = std::chrono::seconds(5);
+// ...and takes a silence this long (rank 0 writes the report after the last case without
+// sending anything) to mean that rank 0 died: under --enable-recovery nothing else would
+// tell it, and it would wait for ever.
+constexpr auto kCoordinatorSilence = std::chrono::seconds(60);
 
 struct Traffic {
   size_t messages = 0, bytes = 0;
@@ -64,6 +72,27 @@ struct Traffic {
 void send_json(int dest, Tag tag, const json& j, Traffic& t) {
   const std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
   MPI_Send(s.data(), static_cast<int>(s.size()), MPI_CHAR, dest, tag, MPI_COMM_WORLD);
+  ++t.messages;
+  t.bytes += s.size();
+}
+
+[[noreturn]] void coordinator_gone(const std::string& what) {
+  throw Error("rank 0 " + what + " for " + std::to_string(kCoordinatorSilence.count()) +
+              " s: it is gone (every case it stored is in the database; `fusebench run --resume` goes on)");
+}
+
+// send_json for a worker's result, which can be too large for OpenMPI to send eagerly: a
+// blocking send would wait for ever on a rank 0 that died (under --enable-recovery nothing
+// ends it), so the send gives up after kCoordinatorSilence.
+void send_json_to_coordinator(Tag tag, const json& j, Traffic& t) {
+  const std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  MPI_Request request;
+  MPI_Isend(s.data(), static_cast<int>(s.size()), MPI_CHAR, 0, tag, MPI_COMM_WORLD, &request);
+  const auto give_up = Clock::now() + kCoordinatorSilence;
+  for (int done = 0; MPI_Test(&request, &done, MPI_STATUS_IGNORE), !done;) {
+    if (Clock::now() > give_up) coordinator_gone("took no result");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   ++t.messages;
   t.bytes += s.size();
 }
@@ -95,10 +124,21 @@ int worker_loop() {
             t);
   CaseRunner runner;
   std::unique_ptr<CpuPinning> pinned;  // --cores-per-worker: this whole process stays on its cores
+  auto heard = Clock::now();
   while (true) {
+    // Poll and sleep rather than block in MPI_Probe, which spins a core in OpenMPI: an idle
+    // worker must not steal time from a case being timed beside it.
     MPI_Status st;
-    MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+    int flag = 0;
+    MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+    if (!flag) {
+      if (Clock::now() - heard > kCoordinatorSilence) coordinator_gone("sent nothing");
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      continue;
+    }
     const json msg = receive_json(st, t);
+    heard = Clock::now();
+    if (st.MPI_TAG == kAlive) continue;
     if (st.MPI_TAG == kStop) break;
     CaseSpec spec = CaseSpec::from_json(msg.at("spec"));
     const std::vector<int> cpus = msg.at("pin_cpus").get<std::vector<int>>();
@@ -108,7 +148,7 @@ int worker_loop() {
     }
     CaseResult r = runner.run(spec);
     r.isolation = msg.at("isolation").get<std::string>();
-    send_json(0, kResult, {{"index", msg.at("index")}, {"result", case_result_to_json(r)}}, t);
+    send_json_to_coordinator(kResult, {{"index", msg.at("index")}, {"result", case_result_to_json(r)}}, t);
   }
   return 0;
 }
@@ -118,7 +158,7 @@ int worker_loop() {
 struct Worker {
   int rank = 0;
   bool said_hello = false;
-  bool stopped = false;  // told there is no more work
+  bool idle = false;     // no cores left for it on its host: never given work
   bool gone = false;     // died or hung: never given work again
   HostFingerprint host;
   int64_t pid = 0;
@@ -131,7 +171,11 @@ class Coordinator {
  public:
   Coordinator(RunSession& session, const DistributedOptions& options, int world_size)
       : session_(session), options_(options) {
-    for (int r = 1; r < world_size; ++r) workers_.push_back(Worker{.rank = r});
+    for (int r = 1; r < world_size; ++r) {
+      Worker w;
+      w.rank = r;
+      workers_.push_back(w);
+    }
     for (size_t i = 0; i < session_.pending().size(); ++i) queue_.push_back(i);
     char name[256] = {};
     gethostname(name, sizeof name - 1);
@@ -143,7 +187,7 @@ class Coordinator {
   // Hands out every case and stores every result; returns when none is left running.
   void run() {
     const auto started = Clock::now();
-    auto last_check = started;
+    auto last_check = started, last_alive = started;
     while (!queue_.empty() || running() > 0) {
       MPI_Status st;
       int flag = 0;
@@ -161,19 +205,31 @@ class Coordinator {
         }
         if (!any_hello_ && Clock::now() - started > std::chrono::seconds(120))
           throw Error("no MPI worker reported in within 120 s");
+        if (Clock::now() - last_alive > kAliveEvery) {
+          last_alive = Clock::now();
+          Traffic heartbeats;  // not counted: the per-case cost is what the summary line reports
+          for (const Worker& w : workers_)
+            if (w.said_hello && !w.gone && !w.running) send_json(w.rank, kAlive, json::object(), heartbeats);
+        }
       }
       if (!flag) std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
-    for (Worker& w : workers_)
-      if (!w.gone && !w.stopped) stop(w);
     const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
     std::cout << "coordinator: " << traffic_.messages << " messages, " << traffic_.bytes << " bytes, " << stored_
               << " cases committed in " << store_seconds_ << " s of SQLite time ("
               << (store_seconds_ > 0 ? stored_ / store_seconds_ : 0) << " commits/s), " << seconds << " s in all\n";
   }
 
+  // Sends every worker still there its stop; called once rank 0 is done (after the report),
+  // so that until then an idle worker hears from rank 0 and knows it is alive.
+  void stop_all() {
+    Traffic t;
+    for (const Worker& w : workers_)
+      if (!w.gone) send_json(w.rank, kStop, json::object(), t);
+  }
+
   bool unfinished() const { return unfinished_; }
-  bool any_hung() const { return any_hung_; }
+  bool any_lost() const { return any_lost_; }
 
  private:
   size_t running() const {
@@ -188,10 +244,6 @@ class Coordinator {
   }
   Worker& worker(int rank) { return workers_.at(static_cast<size_t>(rank - 1)); }
 
-  void stop(Worker& w) {
-    send_json(w.rank, kStop, json::object(), traffic_);
-    w.stopped = true;
-  }
 
   double timeout_s(const CaseSpec& spec) const {
     return options_.case_timeout_s > 0 ? options_.case_timeout_s : 600 + 4 * spec.timing.max_seconds;
@@ -226,7 +278,7 @@ class Coordinator {
     if ((slot + 1) * k > w.host.cores) {
       std::cout << "rank " << w.rank << " on " << w.host.host << ": no " << k << " free cores left (" << w.host.cores
                 << " in all); it stays idle\n";
-      stop(w);
+      w.idle = true;
       return;
     }
     for (int c = slot * k; c < (slot + 1) * k; ++c) w.cpus.push_back(c);
@@ -235,7 +287,7 @@ class Coordinator {
   void dispatch() {
     for (Worker& w : workers_) {
       if (queue_.empty()) break;
-      if (!w.said_hello || w.gone || w.stopped || w.running) continue;
+      if (!w.said_hello || w.gone || w.idle || w.running) continue;
       if (options_.cores_per_worker == 0 && busy_[w.host.host] > 0) continue;  // one case per host at a time
       const size_t index = queue_.front();
       queue_.pop_front();
@@ -246,9 +298,6 @@ class Coordinator {
       w.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s(spec)));
       ++busy_[w.host.host];
     }
-    if (!queue_.empty()) return;
-    for (Worker& w : workers_)
-      if (w.said_hello && !w.gone && !w.stopped && !w.running) stop(w);
   }
 
   // A worker on this host whose process is gone died; any worker past its case's deadline
@@ -262,12 +311,12 @@ class Coordinator {
       const std::string who =
           "MPI rank " + std::to_string(w.rank) + " (pid " + std::to_string(w.pid) + " on " + w.host.host + ")";
       w.gone = true;
-      // A hung worker would never reach MPI_Finalize; one on this host is killed (after its
-      // case is stored), one elsewhere makes rank 0 end the job with MPI_Abort at the end.
+      // A hung worker on this host is killed (after its case is stored). A lost rank never
+      // reaches MPI_Finalize, which waits for every rank: rank 0 ends the job with MPI_Abort.
       const bool kill_here = !died && w.host.host == my_host_ && w.pid > 0;
-      any_hung_ |= !died && !kill_here;
+      any_lost_ = true;
       if (!w.running) {
-        if (!w.stopped) std::cout << who << " died while idle\n";
+        std::cout << who << " died while idle\n";
         continue;
       }
       const size_t index = *w.running;
@@ -306,7 +355,7 @@ class Coordinator {
   Traffic traffic_;
   size_t stored_ = 0;
   double store_seconds_ = 0;
-  bool any_hello_ = false, unfinished_ = false, any_hung_ = false;
+  bool any_hello_ = false, unfinished_ = false, any_lost_ = false;
 };
 
 }  // namespace
@@ -346,7 +395,8 @@ int run_distributed(const RunRequest& request, const DistributedOptions& options
     } else {
       rc = finish(session);
     }
-    abort = coordinator.any_hung();  // a hung worker would never reach MPI_Finalize
+    coordinator.stop_all();
+    abort = coordinator.any_lost();
   } catch (const std::exception& e) {
     std::cerr << "fusebench run: error: " << e.what() << "\n";
     // The workers wait for cases that will never come: tell them to stop (under mpirun
@@ -355,6 +405,9 @@ int run_distributed(const RunRequest& request, const DistributedOptions& options
     for (int r = 1; r < size; ++r) send_json(r, kStop, json::object(), t);
     rc = 2;
   }
+  if (abort)
+    std::cout << "rank 0: every result is stored; ending the MPI job with MPI_Abort, since a lost rank never "
+                 "reaches MPI_Finalize (mpirun reports the abort below)\n";
   std::cout << std::flush;
   if (abort) MPI_Abort(MPI_COMM_WORLD, rc);
   MPI_Finalize();

@@ -10,8 +10,11 @@
 # --enable-recovery keeps the job going when a worker dies (its case is stored as lost;
 # `fusebench run --resume` runs it again later). Without it, OpenMPI ends the whole job on
 # the first dead rank; the database still holds every case committed before.
+# With --enable-recovery, mpirun exits 0 whatever rank 0 returned: the exit status is the
+# gate's, which fails a run that lost a worker (it never finished) or has failing cases.
 set -euo pipefail
 hostfile="$1"; db="$2"; shift 2
 hosts=$(grep -cv '^[[:space:]]*\(#\|$\)' "$hostfile")
-exec mpirun --hostfile "$hostfile" --oversubscribe --enable-recovery -np "$((hosts + 1))" \
-  fusebench run "$@" --db "$db"
+mpirun --hostfile "$hostfile" --oversubscribe --enable-recovery -np "$((hosts + 1))" \
+  fusebench run "$@" --db "$db" || true
+exec fusebench gate --db "$db"

@@ -81,6 +81,12 @@ TEST_F(EndToEnd, RunStoresCasesWritesReportAndGates) {
   EXPECT_NE(fail.output.find("b=2"), std::string::npos) << fail.output;  // names each failing case
   Outcome missing = sh(fb("gate --db " + (dir_ / "nope.db").string() + " --min-speedup 1"));
   EXPECT_EQ(missing.code, 2) << missing.output;
+
+  // The same run as if it had been interrupted: its stored cases pass, but it cannot.
+  ASSERT_EQ(sh("sqlite3 " + db + " 'UPDATE runs SET finished_at = NULL'").code, 0);
+  Outcome unfinished = sh(fb("gate --db " + db + " --min-speedup 0.0001"));
+  EXPECT_EQ(unfinished.code, 1) << unfinished.output;
+  EXPECT_NE(unfinished.output.find("run 1 never finished"), std::string::npos) << unfinished.output;
 }
 
 TEST_F(EndToEnd, MalformedScenarioIsExitTwoNamingFileAndField) {

@@ -149,6 +149,10 @@ TEST_F(MpiRunTest, AKilledWorkerCostsOnlyItsCaseAndResumeCompletesTheRun) {
   }
   EXPECT_EQ(lost, 1) << log;
   EXPECT_TRUE(store.load_run(1).finished_at.empty()) << log;  // left for --resume
+  // mpirun --enable-recovery exits 0 whatever rank 0 returned; the gate is the exit status.
+  const auto gate = fb::sh(std::string(FUSEBENCH_BINARY) + " gate --db " + path("k.db"));
+  EXPECT_EQ(gate.code, 1) << gate.output;
+  EXPECT_NE(gate.output.find("run 1 never finished"), std::string::npos) << gate.output;
 
   // --resume (single-process here) runs the lost case again and replaces its record.
   const auto o = fb::sh(run("k", "k.db", "--resume"));
@@ -158,13 +162,14 @@ TEST_F(MpiRunTest, AKilledWorkerCostsOnlyItsCaseAndResumeCompletesTheRun) {
   ASSERT_EQ(after.size(), 6u);
   for (const auto& c : after) EXPECT_EQ(c.result.status, "passed") << c.result.error;
   EXPECT_FALSE(fb::ResultStore(path("k.db")).load_run(1).finished_at.empty());
+  EXPECT_EQ(fb::sh(std::string(FUSEBENCH_BINARY) + " gate --db " + path("k.db")).code, 0);
 }
 
 TEST_F(MpiRunTest, ACaseThatOutlivesTheTimeoutIsStoredAsLost) {
   scenario("t", 3, 1000000);  // 3 s per executor, far past the 1 s timeout
   auto o = fb::sh(std::string(kMpirun) + " -np 2 " + run("t", "t.db", "--case-timeout 1"));
-  // (mpirun --enable-recovery does not pass rank 0's exit code on once a rank was killed;
-  // the stored run says what happened.)
+  // (mpirun --enable-recovery exits 0 whatever rank 0 returned; the stored run, and the
+  // gate that reads it, say what happened.)
   fb::ResultStore store(path("t.db"));
   const auto cases = store.load_cases(1, fb::CaseDetail::kSummary);
   ASSERT_EQ(cases.size(), 1u) << o.output;  // the only worker hung: its case is lost, the rest never ran

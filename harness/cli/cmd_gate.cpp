@@ -87,6 +87,15 @@ int cmd_gate(int argc, char** argv) {
   GateReport report =
       evaluate_gate(cases, rules, baseline_name.empty() ? nullptr : &baseline, compare, &history, same_machine);
   report.baseline = baseline_name;
+  // An interrupted run, or one that lost an MPI worker, is missing cases: it cannot pass,
+  // whatever the cases it holds say (mpirun --enable-recovery exits 0 even then).
+  const bool unfinished = store.load_run(run).finished_at.empty();
+  if (unfinished) {
+    std::printf("gate: run %lld never finished (interrupted, or a worker was lost): its missing cases fail the gate; "
+                "`fusebench run --resume` completes it\n",
+                static_cast<long long>(run));
+    report.outcome = Outcome::kFail;
+  }
 
   // Every regression verdict, with the noise it was judged against, passed ones included.
   for (const CaseVerdict& v : report.cases)
