@@ -835,6 +835,19 @@ TEST(Sha256, KnownVectors) {
             "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
   EXPECT_EQ(fb::sha256_hex(std::string(64, 'a')),
             "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
+  EXPECT_EQ(fb::sha256_hex_portable(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+// The SHA-instruction path (where this CPU has one) and the portable one agree on every
+// length across several blocks and on bytes of every value.
+TEST(Sha256, TheFastPathMatchesThePortableOne) {
+  std::string bytes;
+  for (int i = 0; i < 1000; ++i) bytes.push_back(static_cast<char>((i * 131 + 7) & 0xff));
+  for (size_t n = 0; n <= bytes.size(); n += (n < 200 ? 1 : 37))
+    ASSERT_EQ(fb::sha256_hex(std::string_view(bytes).substr(0, n)),
+              fb::sha256_hex_portable(std::string_view(bytes).substr(0, n)))
+        << n << " bytes";
 }
 
 TEST_F(StoreTest, ProfilesAndCachedPeaksRoundTrip) {

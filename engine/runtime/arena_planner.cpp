@@ -10,18 +10,25 @@ std::vector<size_t> plan_arena(const std::vector<BufferLife>& buffers, size_t* t
   std::vector<size_t> order(buffers.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return buffers[a].bytes > buffers[b].bytes; });
+  // The buffers placed so far, listed under every layer they are alive at: a buffer looks
+  // only at those alive during its own life (scanning every placed buffer was quadratic).
+  int steps = 0;
+  for (const BufferLife& b : buffers) steps = std::max(steps, b.last + 1);
+  std::vector<std::vector<size_t>> placed_at(static_cast<size_t>(steps));
   std::vector<size_t> offset(buffers.size(), 0);
-  std::vector<size_t> placed;
+  std::vector<size_t> seen_by(buffers.size(), buffers.size());  // the buffer that last collected it
+  std::vector<std::pair<size_t, size_t>> busy;
   size_t total = 0;
   for (size_t i : order) {
     const BufferLife& bi = buffers[i];
     // Intervals already taken by buffers alive at the same time, sorted by offset.
-    std::vector<std::pair<size_t, size_t>> busy;
-    for (size_t j : placed) {
-      const BufferLife& bj = buffers[j];
-      if (bj.last < bi.first || bi.last < bj.first) continue;
-      busy.emplace_back(offset[j], offset[j] + align(bj.bytes));
-    }
+    busy.clear();
+    for (int t = bi.first; t <= bi.last; ++t)
+      for (size_t j : placed_at[static_cast<size_t>(t)]) {
+        if (seen_by[j] == i) continue;
+        seen_by[j] = i;
+        busy.emplace_back(offset[j], offset[j] + align(buffers[j].bytes));
+      }
     std::sort(busy.begin(), busy.end());
     size_t candidate = 0;
     for (const auto& [lo, hi] : busy) {
@@ -30,7 +37,7 @@ std::vector<size_t> plan_arena(const std::vector<BufferLife>& buffers, size_t* t
     }
     offset[i] = candidate;
     total = std::max(total, candidate + align(bi.bytes));
-    placed.push_back(i);
+    for (int t = bi.first; t <= bi.last; ++t) placed_at[static_cast<size_t>(t)].push_back(i);
   }
   *total_bytes = total;
   return offset;

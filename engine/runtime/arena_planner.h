@@ -16,8 +16,8 @@ namespace fb {
 
 struct BufferLife {
   size_t bytes;
-  int first;  // index of the producing layer
-  int last;   // index of the last consuming layer (inclusive)
+  int first;  // index of the producing layer, >= 0
+  int last;   // index of the last consuming layer (inclusive), >= first
 };
 
 // Offsets (64-byte aligned) per buffer, and the total arena size.

@@ -4,6 +4,11 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
 namespace fb {
 namespace {
 
@@ -52,15 +57,70 @@ void compress(std::array<uint32_t, 8>& h, const unsigned char* block) {
   h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
 }
 
-}  // namespace
+void compress_blocks_portable(std::array<uint32_t, 8>& h, const unsigned char* data, size_t blocks) {
+  for (size_t b = 0; b < blocks; ++b) compress(h, data + 64 * b);
+}
 
-std::string sha256_hex(std::string_view bytes) {
+#if defined(__x86_64__)
+// The same blocks with the SHA extensions (Intel SHA-NI, AMD since Zen): about 5x the
+// portable loop, which matters because every model's bytes are hashed when it is loaded
+// (200 MB for a 50,000-node graph). The state lives in two registers, {A,B,E,F} and
+// {C,D,G,H}; sha256rnds2 does two rounds, msg1/msg2 extend the message schedule.
+__attribute__((target("sha,sse4.1,ssse3"))) void compress_blocks_sha_ni(std::array<uint32_t, 8>& h,
+                                                                       const unsigned char* data, size_t blocks) {
+  const __m128i byte_swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);  // big-endian words
+  __m128i abcd = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(&h[0])), 0xB1);  // b a d c
+  __m128i efgh = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(&h[4])), 0x1B);  // h g f e
+  __m128i abef = _mm_alignr_epi8(abcd, efgh, 8);                                                       // f e b a
+  __m128i cdgh = _mm_blend_epi16(efgh, abcd, 0xF0);                                                    // h g d c
+  for (size_t b = 0; b < blocks; ++b, data += 64) {
+    const __m128i abef_before = abef, cdgh_before = cdgh;
+    __m128i w[4];  // w[g % 4]: message words 4g .. 4g+3 of the 16 groups
+    for (int g = 0; g < 16; ++g) {
+      __m128i words;
+      if (g < 4) {
+        words = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(data + 16 * g)), byte_swap);
+      } else {  // W[i] = s1(W[i-2]) + W[i-7] + s0(W[i-15]) + W[i-16], four at a time
+        const __m128i w16 = w[g % 4], w12 = w[(g + 1) % 4], w8 = w[(g + 2) % 4], w4 = w[(g + 3) % 4];
+        words = _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32(w16, w12), _mm_alignr_epi8(w4, w8, 4)), w4);
+      }
+      w[g % 4] = words;
+      const __m128i k = _mm_add_epi32(words, _mm_loadu_si128(reinterpret_cast<const __m128i*>(&kRoundConstants[4 * g])));
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, k);                          // rounds 4g, 4g+1: cdgh <- new abef
+      abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(k, 0x0E));  // rounds 4g+2, 4g+3
+    }
+    abef = _mm_add_epi32(abef, abef_before);
+    cdgh = _mm_add_epi32(cdgh, cdgh_before);
+  }
+  const __m128i abef_r = _mm_shuffle_epi32(abef, 0x1B);  // a b e f
+  const __m128i cdgh_r = _mm_shuffle_epi32(cdgh, 0xB1);  // g h c d
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(&h[0]), _mm_blend_epi16(abef_r, cdgh_r, 0xF0));  // a b c d
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(&h[4]), _mm_alignr_epi8(cdgh_r, abef_r, 8));    // e f g h
+}
+
+bool cpu_has_sha_ni() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSE4_1) || !(c & bit_SSSE3)) return false;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_SHA);
+}
+#endif
+
+using CompressBlocks = void (*)(std::array<uint32_t, 8>&, const unsigned char*, size_t);
+
+CompressBlocks fastest_compress() {
+#if defined(__x86_64__)
+  if (cpu_has_sha_ni()) return compress_blocks_sha_ni;
+#endif
+  return compress_blocks_portable;
+}
+
+std::string sha256_hex_with(std::string_view bytes, CompressBlocks compress_blocks) {
   std::array<uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
   const size_t n = bytes.size();
   size_t full = n - n % 64;
-  for (size_t off = 0; off < full; off += 64) compress(h, data + off);
+  compress_blocks(h, data, full / 64);
 
   // Padding: 0x80, zeros, then the message length in bits, big-endian, filling 1 or 2 blocks.
   unsigned char tail[128] = {};
@@ -70,7 +130,7 @@ std::string sha256_hex(std::string_view bytes) {
   size_t tail_len = rest + 1 + 8 <= 64 ? 64 : 128;
   uint64_t bits = uint64_t(n) * 8;
   for (int i = 0; i < 8; ++i) tail[tail_len - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
-  for (size_t off = 0; off < tail_len; off += 64) compress(h, tail + off);
+  compress_blocks(h, tail, tail_len / 64);
 
   static const char* hex = "0123456789abcdef";
   std::string out;
@@ -80,5 +140,14 @@ std::string sha256_hex(std::string_view bytes) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string sha256_hex(std::string_view bytes) {
+  static const CompressBlocks compress_blocks = fastest_compress();
+  return sha256_hex_with(bytes, compress_blocks);
+}
+
+std::string sha256_hex_portable(std::string_view bytes) { return sha256_hex_with(bytes, compress_blocks_portable); }
 
 }  // namespace fb

@@ -6,7 +6,11 @@
 
 namespace fb {
 
-// The SHA-256 digest of `bytes` as 64 lowercase hex characters.
+// The SHA-256 digest of `bytes` as 64 lowercase hex characters. Uses the CPU's SHA
+// instructions where it has them.
 std::string sha256_hex(std::string_view bytes);
+
+// The same digest without the SHA instructions (tests compare the two).
+std::string sha256_hex_portable(std::string_view bytes);
 
 }  // namespace fb
