@@ -8,19 +8,13 @@
 #include <string>
 
 #include "engine/builder/build_config.h"
+#include "harness/format_number.h"
 #include "harness/plugin_settings.h"
 #include "engine/ir/error.h"
 #include <iostream>
 #include <optional>
 
 namespace fb::cli {
-
-// One number formatted printf-style ("%.2f"), for the commands' tables.
-inline std::string num(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
 
 // Parses or prints help. Returns an exit code to return early with, or nullopt to go on.
 inline std::optional<int> parse_or_help(cxxopts::Options& opts, int argc, char** argv, cxxopts::ParseResult* out) {
