@@ -10,25 +10,10 @@
 
 #include "engine/plan/build_config_json.h"
 #include "harness/cli/options.h"
-#include "harness/runner.h"
+#include "harness/case_fields.h"
 #include "harness/scenario.h"
 
 namespace {
-
-// The runner's CaseSpec -> BuildConfig conversion (before it had a function of its own).
-fb::BuildConfig build_config_of(const fb::CaseSpec& s) {
-  fb::BuildConfig cfg;
-  cfg.precision = s.precision;
-  cfg.fusion = fb::parse_fusion_level(s.fusion);
-  cfg.batch = s.batch;
-  cfg.threads = s.threads;
-  cfg.exclude_nodes = s.fusion_limits.exclude_nodes;
-  cfg.exclude_op_types = s.fusion_limits.exclude_ops;
-  cfg.partition_points = s.fusion_limits.partition_points;
-  cfg.layer_precisions = s.precision_constraints.layers;
-  cfg.precision_mode = fb::parse_precision_mode(s.precision_constraints.mode);
-  return cfg;
-}
 
 void dump_cases(const std::string& title, const fb::Scenario& s) {
   for (fb::CaseSpec c : fb::expand_cases(s)) {
@@ -37,7 +22,7 @@ void dump_cases(const std::string& title, const fb::Scenario& s) {
     std::cout << "  key " << c.case_key() << "\n";
     std::cout << "  config " << c.to_json().dump() << "\n";
     std::cout << "  again " << fb::CaseSpec::from_json(c.to_json()).to_json().dump() << "\n";
-    std::cout << "  build " << fb::build_config_to_json(build_config_of(c)).dump() << "\n";
+    std::cout << "  build " << fb::build_config_to_json(fb::build_config_of(c)).dump() << "\n";
   }
 }
 
