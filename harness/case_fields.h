@@ -4,7 +4,7 @@
 // scenario reader, the stored config (CaseSpec::to_json / from_json), the case key, the
 // runner's BuildConfig and the build flags all walk this table, so a new setting is one
 // row here plus its struct member (and, for a build setting, its BuildConfig member and
-// its line in engine/plan/build_config_json.cpp, which the engine owns).
+// its row in engine/plan/build_config_json.cpp, which the engine owns).
 #pragma once
 #include <string>
 #include <vector>
