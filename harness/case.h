@@ -63,9 +63,9 @@ struct GateConfig {
 // Where fusion must stop (scenario "fusion_limits"; see BuildConfig).
 struct FusionLimits {
   std::vector<std::string> exclude_nodes;     // node-name globs
-  std::vector<std::string> exclude_ops;       // op types
+  std::vector<std::string> exclude_op_types;  // op types ("exclude_ops" in JSON, --exclude-op)
   std::vector<std::string> partition_points;  // tensor names
-  bool empty() const { return exclude_nodes.empty() && exclude_ops.empty() && partition_points.empty(); }
+  bool empty() const { return exclude_nodes.empty() && exclude_op_types.empty() && partition_points.empty(); }
   bool operator==(const FusionLimits&) const = default;
 };
 
@@ -108,17 +108,21 @@ struct CaseSpec {
   uint64_t seed = 1234;  // for the generated inputs
   PluginSettings plugins;  // plugin libraries and placements (harness/plugin_settings.h)
 
-  // The configuration as JSON (stored with the case; every field above).
+  // The configuration as JSON (stored with the case; every field above). The settings'
+  // keys and checks are the case table's (harness/case_fields.h).
   nlohmann::json to_json() const;
   // The inverse of to_json(). Missing keys keep their defaults (so older stored configs
-  // still load); a key of the wrong type is an fb::Error naming the field.
+  // still load); a value a scenario could not hold is an fb::Error naming the field.
   static CaseSpec from_json(const nlohmann::json& j);
   bool operator==(const CaseSpec&) const = default;
 
   // A stable key: a hash of the model's content and the normalized configuration that
-  // affects the numbers (precision and its constraints, batch, fusion, threads, seed). Scenario name, file and
-  // timing settings are left out, so renaming a file or reordering a matrix keeps history.
+  // affects the numbers (key_json). Scenario name, file and timing settings are left out,
+  // so renaming a file or reordering a matrix keeps history.
   std::string case_key() const;
+  // The settings the key hashes, as canonical JSON text: precision and its constraints,
+  // batch, fusion and its limits, threads, seed, plugins (harness/case_fields.h: in_key).
+  std::string key_json() const;
   // "bert b=8 fp32 standard t=2": how progress lines and reports name a case.
   std::string label() const;
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "engine/ir/error.h"
+#include "harness/format_number.h"
 #include "harness/process_merge.h"
 #include "harness/statistics.h"
 
@@ -17,12 +17,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr size_t kMinHistory = 3;
 constexpr size_t kMaxHistory = 10;
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-std::string pct(double v) { return fmt("%+.1f%%", 100 * v); }
 
 bool is_change(Verdict v) { return v == Verdict::kSlower || v == Verdict::kFaster; }
 
@@ -132,8 +126,8 @@ CaseJudgement judge_case(const CaseResult& base, const CaseResult& cand, const C
   j.reference = judge_figure(reference_figure(base), reference_figure(cand), h.reference, false, o);
   j.speedup = judge_figure(speedup_figure(base), speedup_figure(cand), h.speedup, true, o);
   j.speedup_only = !same_machine && !o.cross_host;
-  const std::string speedup_text = "speedup " + pct(j.speedup.change) + " (noise ±" + fmt("%.1f%%", 100 * j.speedup.detectable) + ")";
-  const std::string times_text = "engine " + pct(j.engine.change) + ", reference " + pct(j.reference.change);
+  const std::string speedup_text = "speedup " + signed_percent(j.speedup.change) + " (noise ±" + format_number("%.1f%%", 100 * j.speedup.detectable) + ")";
+  const std::string times_text = "engine " + signed_percent(j.engine.change) + ", reference " + signed_percent(j.reference.change);
 
   const Verdict s = j.speedup.verdict, e = j.engine.verdict;
   if (is_change(s)) {
@@ -145,15 +139,15 @@ CaseJudgement judge_case(const CaseResult& base, const CaseResult& cand, const C
     j.reason = times_text + ": moved together, " + speedup_text + " within its noise";
   } else if (!j.speedup_only && is_change(e)) {
     j.verdict = Verdict::kNoisy;
-    j.reason = "engine " + pct(j.engine.change) + " beyond its noise, but the " + speedup_text + " cannot confirm it";
+    j.reason = "engine " + signed_percent(j.engine.change) + " beyond its noise, but the " + speedup_text + " cannot confirm it";
   } else if (s == Verdict::kUnchanged) {
     j.verdict = Verdict::kUnchanged;
     j.reason = speedup_text + " within its noise";
   } else {
     j.verdict = Verdict::kNoisy;
     j.reason = std::isfinite(j.speedup.detectable)
-                   ? "noise ±" + fmt("%.1f%%", 100 * j.speedup.detectable) + " exceeds the change to detect (" +
-                         fmt("%.1f%%", 100 * o.min_effect) + ")"
+                   ? "noise ±" + format_number("%.1f%%", 100 * j.speedup.detectable) + " exceeds the change to detect (" +
+                         format_number("%.1f%%", 100 * o.min_effect) + ")"
                    : "the speedup's noise is unknown";
   }
   // The timer could not reach its precision target: "unchanged" would claim too much.

@@ -1,19 +1,12 @@
 #include "harness/gate.h"
 
 #include <cmath>
-#include <cstdio>
 #include <map>
+
+#include "harness/format_number.h"
 
 namespace fb {
 namespace {
-
-std::string fmt(const char* f, double a) {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, f, a);
-  return buf;
-}
-
-std::string pct(double v) { return fmt("%+.1f%%", 100 * v); }
 
 Outcome worse(Outcome a, Outcome b) {
   auto rank = [](Outcome o) { return o == Outcome::kFail ? 2 : o == Outcome::kInconclusive ? 1 : 0; };
@@ -28,10 +21,10 @@ std::string noisy_why(const CaseResult& r) {
 // its whole 95% interval lies on one side of the threshold.
 RuleResult min_speedup_rule(const CaseResult& r, double min) {
   RuleResult out{"min_speedup", Outcome::kPass, ""};
-  const std::string numbers = fmt("speedup %.2fx", r.speedup) + fmt(" [%.2fx", r.speedup_ci_low) +
-                              fmt(", %.2fx]", r.speedup_ci_high) + fmt(" vs min %.2fx", min) +
-                              fmt(" (engine %.3f ms", r.engine.stats.median) +
-                              fmt(", reference %.3f ms)", r.reference.stats.median);
+  const std::string numbers = format_number("speedup %.2fx", r.speedup) + format_number(" [%.2fx", r.speedup_ci_low) +
+                              format_number(", %.2fx]", r.speedup_ci_high) + format_number(" vs min %.2fx", min) +
+                              format_number(" (engine %.3f ms", r.engine.stats.median) +
+                              format_number(", reference %.3f ms)", r.reference.stats.median);
   if (!r.noisy) {
     out.outcome = r.speedup >= min ? Outcome::kPass : Outcome::kFail;
   } else if (r.speedup_ci_low >= min) {
@@ -58,13 +51,13 @@ RuleResult max_regression_rule(const CaseResult& r, const CaseResult& base, doub
   CompareOptions limit = o;
   limit.min_effect = max;
   const CaseJudgement j = judge_case(base, r, history, same_machine, limit);
-  out.detail = std::string(verdict_name(j.verdict)) + ": " + fmt("speedup %.2fx", j.speedup.candidate) +
-               fmt(" vs %.2fx", j.speedup.baseline) + " " + pct(j.speedup.change) + " (noise ±" +
-               fmt("%.1f%%", 100 * j.speedup.detectable) + ")" +
+  out.detail = std::string(verdict_name(j.verdict)) + ": " + format_number("speedup %.2fx", j.speedup.candidate) +
+               format_number(" vs %.2fx", j.speedup.baseline) + " " + signed_percent(j.speedup.change) + " (noise ±" +
+               format_number("%.1f%%", 100 * j.speedup.detectable) + ")" +
                (j.speedup_only ? std::string(", different machines: speedup only")
-                               : fmt(", engine %.3f ms", j.engine.candidate) + fmt(" vs %.3f ms ", j.engine.baseline) +
-                                     pct(j.engine.change) + " (noise ±" + fmt("%.1f%%", 100 * j.engine.detectable) + ")") +
-               ", max " + pct(max);
+                               : format_number(", engine %.3f ms", j.engine.candidate) + format_number(" vs %.3f ms ", j.engine.baseline) +
+                                     signed_percent(j.engine.change) + " (noise ±" + format_number("%.1f%%", 100 * j.engine.detectable) + ")") +
+               ", max " + signed_percent(max);
   if (j.verdict == Verdict::kSlower)
     out.outcome = Outcome::kFail;
   else if (j.verdict == Verdict::kNoisy || j.verdict == Verdict::kEnvironment)
@@ -115,7 +108,7 @@ GateReport evaluate_gate(const std::vector<StoredCase>& cases, const GateRules& 
       if (max_abs_err) {
         const double e = r.accuracy.max_abs_err;
         v.rules.push_back({"max_abs_err", e <= *max_abs_err ? Outcome::kPass : Outcome::kFail,  // NaN fails
-                           fmt("max abs err %.3g", e) + fmt(" vs max %.3g", *max_abs_err)});
+                           format_number("max abs err %.3g", e) + format_number(" vs max %.3g", *max_abs_err)});
       }
       if (min_speedup) v.rules.push_back(min_speedup_rule(r, *min_speedup));
       if (max_regression) {

@@ -1,7 +1,8 @@
-// Typed readers for JSON documents that fusebench writes itself (stored case configs,
-// case results shipped between processes): a missing key keeps the caller's default, a key
-// of the wrong type is an fb::Error naming its path ("timing.min_iterations"), so a damaged
-// or foreign document is refused with a message rather than read as zeros.
+// Typed readers for JSON documents that fusebench writes itself (case results shipped
+// between processes; a case's settings are read by the case table, harness/case_fields.h):
+// a missing key keeps the caller's default, a key of the wrong type is an fb::Error naming
+// its path ("engine.samples_ms[2]"), so a damaged or foreign document is refused with a
+// message rather than read as zeros.
 #pragma once
 #include <cstdint>
 #include <limits>

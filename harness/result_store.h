@@ -29,7 +29,7 @@ struct StoredRun {
 // An engine profile as `fusebench profile --db` stores it.
 struct StoredProfile {
   std::string model, model_hash;
-  std::string config_json;  // fusion, batch, threads, limits
+  std::string config_json;  // BuildConfig JSON, + "plugins" (older: limits with "exclude_ops")
   Profile profile;
   MachinePeaks peaks;
   int64_t id = 0;                      // set when read back

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -14,26 +13,21 @@
 #include "engine/ir/error.h"
 #include "engine/plugin/plugin_registry.h"
 #include "harness/environment.h"
+#include "harness/format_number.h"
 #include "harness/plugin_cost_text.h"
 #include "harness/runner.h"
 
 namespace fb {
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 std::string case_line(const CaseResult& r) {
   if (r.status == "error") return r.spec.label() + "  ERROR: " + r.error;
-  return r.spec.label() + "  engine " + fmt("%.3f", r.engine.stats.median) + " ms  reference " +
-         fmt("%.3f", r.reference.stats.median) + " ms  speedup " + fmt("%.2f", r.speedup) + "x [" +
-         fmt("%.2f", r.speedup_ci_low) + ", " + fmt("%.2f", r.speedup_ci_high) + "]  max err " +
-         fmt("%.2e", r.accuracy.max_abs_err) + "  " + r.status +
+  return r.spec.label() + "  engine " + format_number("%.3f", r.engine.stats.median) + " ms  reference " +
+         format_number("%.3f", r.reference.stats.median) + " ms  speedup " + format_number("%.2f", r.speedup) + "x [" +
+         format_number("%.2f", r.speedup_ci_low) + ", " + format_number("%.2f", r.speedup_ci_high) + "]  max err " +
+         format_number("%.2e", r.accuracy.max_abs_err) + "  " + r.status +
          (r.process_noise.processes > 1 ? "  " + std::to_string(r.process_noise.processes) + " processes, speedup spread " +
-                                              fmt("%.1f%%", 100 * r.process_noise.speedup)
+                                              format_number("%.1f%%", 100 * r.process_noise.speedup)
                                         : "") +
          (r.noisy ? "  (noisy: " + r.stop_reason + ")" : "");
 }

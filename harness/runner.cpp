@@ -6,6 +6,7 @@
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
 #include "harness/accuracy.h"
+#include "harness/case_fields.h"
 #include "harness/environment.h"
 #include "harness/inputs.h"
 #include "harness/process_merge.h"
@@ -55,16 +56,7 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
     const LoadedModel& m = model(spec_in.model);
     r.spec.model_hash = m.hash;
     r.onnx_nodes = int(m.onnx_nodes);
-    BuildConfig cfg;
-    cfg.precision = r.spec.precision;
-    cfg.fusion = parse_fusion_level(r.spec.fusion);
-    cfg.batch = r.spec.batch;
-    cfg.threads = r.spec.threads;
-    cfg.exclude_nodes = r.spec.fusion_limits.exclude_nodes;
-    cfg.exclude_op_types = r.spec.fusion_limits.exclude_ops;
-    cfg.partition_points = r.spec.fusion_limits.partition_points;
-    cfg.layer_precisions = r.spec.precision_constraints.layers;
-    cfg.precision_mode = parse_precision_mode(r.spec.precision_constraints.mode);
+    const BuildConfig cfg = build_config_of(r.spec);
 
     // Plugins: the libraries' ops join this case's registry; placements edit the model
     // both executors run (the model without them is the cost analysis' baseline).

@@ -1,19 +1,17 @@
 #include "harness/scenario.h"
 
-#include <sched.h>
-
 #include <algorithm>
-#include <climits>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/ir/error.h"
 #include "harness/accuracy.h"
+#include "harness/case_fields.h"
 
 namespace fb {
 
@@ -30,22 +28,10 @@ const std::vector<std::string>& supported_fusions() {
 
 namespace {
 
-constexpr int64_t kMaxBatch = 65536;
-constexpr int64_t kMaxThreads = 1024;
-
-const std::vector<std::string> kTopLevelFields{"name",     "model", "matrix", "threads", "timing",
-                                               "accuracy", "gate",  "seed",   "description", "fusion_limits",
-                                               "precision_constraints", "plugins", "insert_plugins",
-                                               "plugin_cost"};
-const std::vector<std::string> kFusionLimitFields{"exclude_nodes", "exclude_ops", "partition_points"};
-const std::vector<std::string> kMatrixFields{"precision", "batch", "fusion", "threads"};
-const std::vector<std::string> kTimingFields{"warmup_ms",      "warmup_iterations", "min_iterations",
-                                             "max_iterations", "max_seconds",       "target_rel_ci",
-                                             "stop_rule",      "pin_cpus",          "inject_delay_us",
-                                             "processes",      "alternation",       "block_iterations"};
-const std::vector<std::string> kToleranceFields{"atol", "rtol", "min_cosine"};
-const std::vector<std::string> kPrecisionConstraintFields{"mode", "layers"};
-const std::vector<std::string> kGateFields{"min_speedup", "max_regression", "max_abs_err"};
+// The top level of a scenario besides the case table's blocks: the scenario's own fields
+// and the plugins (harness/plugin_settings.h).
+const std::vector<std::string> kScenarioFields{"name", "description", "model", "matrix", "threads"};
+const std::vector<std::string> kPluginFields{"plugins", "insert_plugins", "plugin_cost"};
 
 std::string join(const std::vector<std::string>& values) {
   std::string out;
@@ -55,13 +41,6 @@ std::string join(const std::vector<std::string>& values) {
 
 bool contains(const std::vector<std::string>& values, const std::string& v) {
   return std::find(values.begin(), values.end(), v) != values.end();
-}
-
-// A JSON value as a message shows it: short, so a stray object does not flood the line.
-std::string show(const Json& j) {
-  std::string s = j.dump();
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
 }
 
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -79,12 +58,15 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-std::string child(const std::string& prefix, const std::string& key) {
-  return prefix.empty() ? key : prefix + "." + key;
+// The block ("timing") and key ("warmup_ms") of a table path; the block is "" at the top.
+std::pair<std::string, std::string> split_path(const std::string& path) {
+  const size_t dot = path.find('.');
+  if (dot == std::string::npos) return {"", path};
+  return {path.substr(0, dot), path.substr(dot + 1)};
 }
 
-std::string element(const std::string& field, size_t i) {
-  return field + "[" + std::to_string(i) + "]";
+std::string child(const std::string& prefix, const std::string& key) {
+  return prefix.empty() ? key : prefix + "." + key;
 }
 
 // Turns a JSON document into a Scenario, one field at a time; every failure names the
@@ -105,21 +87,18 @@ class ScenarioReader {
  private:
   void check_known(const Json& obj, const std::string& prefix, const std::vector<std::string>& known) const;
   const Json& object(const Json& j, const std::string& field) const;
-  std::string string(const Json& j, const std::string& field) const;
-  int64_t integer(const Json& j, const std::string& field, int64_t lo, int64_t hi) const;
-  double positive(const Json& j, const std::string& field) const;
-  double non_negative(const Json& j, const std::string& field) const;
   std::string model(const Json& j) const;
-  void accuracy(const Json& j, Scenario& s) const;
-  PrecisionConstraints precision_constraints(const Json& j) const;
+  void matrix(const Json& doc, Scenario& s) const;
+  void settings(const Json& doc, Scenario& s) const;
+  void precision_accuracy(const Json& a, Scenario& s) const;
   std::string file_near_scenario(const std::string& given, const std::string& field, const char* what) const;
   PluginSettings plugins(const Json& doc) const;
-
-  template <class T, class ReadOne>
-  std::vector<T> list(const Json& j, const std::string& field, ReadOne read_one) const;
+  // One value of a matrix axis ("batch"), read and checked by its row of the case table.
+  CaseSpec axis_value(const char* axis, const Json& v, const std::string& field) const;
 
   std::string path_;   // as given: used to resolve the model
   std::string where_;  // as messages name the file
+  FieldReader reader_{[this](const std::string& field, const std::string& msg) { fail(field, msg); }, /*scenario=*/true};
 };
 
 // Frames of the document being parsed, so a repeated key can be named by its full path.
@@ -208,55 +187,14 @@ const Json& ScenarioReader::object(const Json& j, const std::string& field) cons
   return j;
 }
 
-std::string ScenarioReader::string(const Json& j, const std::string& field) const {
-  if (!j.is_string()) fail(field, "expected a string, got " + show(j));
-  std::string s = j.get<std::string>();
-  if (s.empty()) fail(field, "must not be empty");
-  return s;
-}
-
-int64_t ScenarioReader::integer(const Json& j, const std::string& field, int64_t lo, int64_t hi) const {
-  const std::string expected = lo == 1 ? "a positive integer" : "an integer >= " + std::to_string(lo);
-  if (!j.is_number_integer()) fail(field, "expected " + expected + ", got " + show(j));
-  // nlohmann stores every non-negative integer as unsigned; one above INT64_MAX is only too large.
-  if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(hi))
-    fail(field, "must be at most " + std::to_string(hi) + ", got " + show(j));
-  int64_t v = j.get<int64_t>();
-  if (v < lo) fail(field, "expected " + expected + ", got " + show(j));
-  if (v > hi) fail(field, "must be at most " + std::to_string(hi) + ", got " + show(j));
-  return v;
-}
-
-double ScenarioReader::positive(const Json& j, const std::string& field) const {
-  if (!j.is_number() || !(j.get<double>() > 0) || !std::isfinite(j.get<double>()))
-    fail(field, "expected a positive number, got " + show(j));
-  return j.get<double>();
-}
-
-double ScenarioReader::non_negative(const Json& j, const std::string& field) const {
-  if (!j.is_number() || !(j.get<double>() >= 0) || !std::isfinite(j.get<double>()))
-    fail(field, "expected a number >= 0, got " + show(j));
-  return j.get<double>();
-}
-
-template <class T, class ReadOne>
-std::vector<T> ScenarioReader::list(const Json& j, const std::string& field, ReadOne read_one) const {
-  if (!j.is_array()) fail(field, "expected a list, got " + show(j));
-  if (j.empty()) fail(field, "must not be empty (leave the field out for the default)");
-  std::vector<T> out;
-  for (size_t i = 0; i < j.size(); ++i) {
-    T v = read_one(j[i], element(field, i));
-    auto earlier = std::find(out.begin(), out.end(), v);
-    if (earlier != out.end())
-      fail(element(field, i), "duplicate value " + show(j[i]) + " (also at " +
-                                  element(field, static_cast<size_t>(earlier - out.begin())) + ")");
-    out.push_back(v);
-  }
-  return out;
+CaseSpec ScenarioReader::axis_value(const char* axis, const Json& v, const std::string& field) const {
+  CaseSpec c;
+  case_field(axis).read(v, field, reader_, c);
+  return c;
 }
 
 std::string ScenarioReader::model(const Json& j) const {
-  std::string m = string(j, "model");
+  std::string m = non_empty_string(j, "model", reader_);
   if (m.rfind("zoo:", 0) == 0) {
     if (m.size() == 4 || m[4] == '?') fail("model", "expected 'zoo:NAME[?param=value&...]', got " + show(j));
     return m;
@@ -279,70 +217,100 @@ std::string ScenarioReader::file_near_scenario(const std::string& m, const std::
   return p.string();
 }
 
-// "accuracy": {atol, rtol, min_cosine} for fp32 cases, and a block per other precision.
-// In a precision's block, atol or rtol switches the elementwise check on (the other
-// defaulting to 0) and min_cosine replaces the default minimum.
-void ScenarioReader::accuracy(const Json& j, Scenario& s) const {
-  const Json& a = object(j, "accuracy");
-  std::vector<std::string> known = kToleranceFields;
-  for (const std::string& p : known_precisions())
-    if (p != "fp32") known.push_back(p);
-  check_known(a, "accuracy", known);
-  auto cosine = [&](const Json& v, const std::string& f) {
-    if (!v.is_number() || !(v.get<double>() >= -1 && v.get<double>() <= 1))
-      fail(f, "expected a number between -1 and 1, got " + show(v));
-    return v.get<double>();
-  };
-  if (a.contains("atol")) s.accuracy.atol = non_negative(a["atol"], "accuracy.atol");
-  if (a.contains("rtol")) s.accuracy.rtol = non_negative(a["rtol"], "accuracy.rtol");
-  if (a.contains("min_cosine")) s.accuracy.min_cosine = cosine(a["min_cosine"], "accuracy.min_cosine");
+// The matrix: one case per combination of its axes' values.
+void ScenarioReader::matrix(const Json& doc, Scenario& s) const {
+  std::vector<std::string> axes;
+  for (const CaseField& f : case_fields())
+    if (f.in_scenario == InScenario::kInMatrix) axes.push_back(f.path);
+  if (doc.contains("matrix")) {
+    const Json& m = object(doc["matrix"], "matrix");
+    check_known(m, "matrix", axes);
+    auto axis = [&](const char* name, auto member) {
+      using T = std::remove_cvref_t<decltype(CaseSpec{}.*member)>;
+      return read_list<T>(m[name], std::string("matrix.") + name, reader_,
+                          [&](const Json& v, const std::string& f, const FieldReader&) { return axis_value(name, v, f).*member; });
+    };
+    if (m.contains("precision")) s.precisions = axis("precision", &CaseSpec::precision);
+    if (m.contains("batch")) s.batches = axis("batch", &CaseSpec::batch);
+    if (m.contains("fusion")) s.fusions = axis("fusion", &CaseSpec::fusion);
+    if (m.contains("threads")) s.threads = axis("threads", &CaseSpec::threads);
+  }
+  // "threads": N, for a scenario that does not sweep threads.
+  if (doc.contains("threads")) {
+    if (doc.contains("matrix") && doc["matrix"].contains("threads"))
+      fail("threads", "given both here and as 'matrix.threads'; keep one");
+    s.threads = {axis_value("threads", doc["threads"], "threads").threads};
+  }
+}
+
+// Every other setting of the case table, at its path: the blocks ("timing": {...}) checked
+// for unknown keys, then each value read by its row into the settings every case starts from.
+void ScenarioReader::settings(const Json& doc, Scenario& s) const {
+  std::vector<std::pair<std::string, std::vector<std::string>>> blocks;  // in table order
+  for (const CaseField& f : case_fields()) {
+    if (f.in_scenario != InScenario::kAtPath) continue;
+    auto [block, key] = split_path(f.path);
+    if (block.empty()) continue;
+    if (blocks.empty() || blocks.back().first != block) blocks.push_back({block, {}});
+    blocks.back().second.push_back(key);
+  }
+  for (auto& [block, keys] : blocks) {
+    if (!doc.contains(block)) continue;
+    std::vector<std::string> known = keys;
+    if (block == "accuracy")  // and a block per precision other than fp32
+      for (const std::string& p : known_precisions())
+        if (p != "fp32") known.push_back(p);
+    check_known(object(doc[block], block), block, known);
+  }
+  for (const CaseField& f : case_fields()) {
+    if (f.in_scenario != InScenario::kAtPath) continue;
+    auto [block, key] = split_path(f.path);
+    if (block.empty() ? !doc.contains(key) : !doc.contains(block) || !doc[block].contains(key)) continue;
+    f.read(block.empty() ? doc[key] : doc[block][key], f.path, reader_, s.settings);
+  }
+
+  const TimingConfig& t = s.settings.timing;
+  if (t.min_iterations > t.max_iterations)
+    fail(doc.contains("timing") && doc["timing"].contains("min_iterations") ? "timing.min_iterations"
+                                                                            : "timing.max_iterations",
+         "min_iterations (" + std::to_string(t.min_iterations) + ") is more than max_iterations (" +
+             std::to_string(t.max_iterations) + ")");
+  if (doc.contains("precision_constraints") && !doc["precision_constraints"].contains("layers"))
+    fail("precision_constraints.layers", "is required (an object of PATTERN: PRECISION)");
+  if (doc.contains("accuracy")) precision_accuracy(doc["accuracy"], s);
+}
+
+// "accuracy": {"bf16": {atol, rtol, min_cosine}, ...}: a block per precision other than
+// fp32, read by the same rows. In it, atol or rtol switches the elementwise check on (the
+// other defaulting to 0) and min_cosine replaces the precision's default minimum.
+void ScenarioReader::precision_accuracy(const Json& a, Scenario& s) const {
+  std::vector<const CaseField*> rows;
+  std::vector<std::string> keys;
+  for (const CaseField& f : case_fields())
+    if (f.in_scenario == InScenario::kAtPath && split_path(f.path).first == "accuracy")
+      rows.push_back(&f), keys.push_back(split_path(f.path).second);
   for (const std::string& p : known_precisions()) {
     if (p == "fp32" || !a.contains(p)) continue;
     const std::string field = "accuracy." + p;
     const Json& b = object(a[p], field);
-    check_known(b, field, kToleranceFields);
-    AccuracyConfig c = default_accuracy(p);
-    if (b.contains("atol") || b.contains("rtol")) {
-      c.elementwise = true;
-      c.atol = b.contains("atol") ? non_negative(b["atol"], field + ".atol") : 0;
-      c.rtol = b.contains("rtol") ? non_negative(b["rtol"], field + ".rtol") : 0;
-    }
-    if (b.contains("min_cosine")) c.min_cosine = cosine(b["min_cosine"], field + ".min_cosine");
-    s.precision_accuracy[p] = c;
+    check_known(b, field, keys);
+    CaseSpec c;
+    c.accuracy = default_accuracy(p);
+    if (b.contains("atol") || b.contains("rtol")) c.accuracy = AccuracyConfig{.atol = 0, .rtol = 0, .elementwise = true,
+                                                                              .min_cosine = c.accuracy.min_cosine};
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (b.contains(keys[i])) rows[i]->read(b[keys[i]], field + "." + keys[i], reader_, c);
+    s.precision_accuracy[p] = c.accuracy;
   }
-}
-
-// "precision_constraints": {"mode": "obey" | "prefer", "layers": {PATTERN: PRECISION, ...}};
-// the layers' order is kept (the first matching pattern decides a node's precision).
-PrecisionConstraints ScenarioReader::precision_constraints(const Json& j) const {
-  const Json& o = object(j, "precision_constraints");
-  check_known(o, "precision_constraints", kPrecisionConstraintFields);
-  PrecisionConstraints pc;
-  if (o.contains("mode")) {
-    pc.mode = string(o["mode"], "precision_constraints.mode");
-    if (pc.mode != "obey" && pc.mode != "prefer")
-      fail("precision_constraints.mode", "expected \"obey\" or \"prefer\", got " + show(o["mode"]));
-  }
-  if (!o.contains("layers")) fail("precision_constraints.layers", "is required (an object of PATTERN: PRECISION)");
-  const Json& layers = object(o["layers"], "precision_constraints.layers");
-  if (layers.empty()) fail("precision_constraints.layers", "must not be empty");
-  for (const auto& [pattern, value] : layers.items()) {
-    const std::string field = "precision_constraints.layers." + pattern;
-    if (pattern.empty()) fail("precision_constraints.layers", "a pattern must not be empty");
-    std::string p = string(value, field);
-    if (!contains(known_precisions(), p))
-      fail(field, "unknown precision '" + p + "' (known: " + join(known_precisions()) + ")");
-    pc.layers.push_back(LayerPrecision{pattern, p});
-  }
-  return pc;
 }
 
 PluginSettings ScenarioReader::plugins(const Json& doc) const {
   PluginSettings ps;
   if (doc.contains("plugins"))
-    ps.libraries = list<std::string>(doc["plugins"], "plugins", [&](const Json& v, const std::string& f) {
-      return file_near_scenario(string(v, f), f, "plugin library");
-    });
+    ps.libraries = read_list<std::string>(doc["plugins"], "plugins", reader_,
+                                          [&](const Json& v, const std::string& f, const FieldReader& r) {
+                                            return file_near_scenario(non_empty_string(v, f, r), f, "plugin library");
+                                          });
   if (doc.contains("insert_plugins")) {
     const Json& ins = doc["insert_plugins"];
     if (!ins.is_array() || ins.empty()) fail("insert_plugins", "expected a non-empty list, got " + show(ins));
@@ -359,14 +327,20 @@ PluginSettings ScenarioReader::plugins(const Json& doc) const {
 
 Scenario ScenarioReader::read(const Json& doc) const {
   if (!doc.is_object()) fail("expected a JSON object at the top level, got " + show(doc));
-  check_known(doc, "", kTopLevelFields);
+  std::vector<std::string> known = kScenarioFields;
+  for (const CaseField& f : case_fields()) {
+    const std::string top = split_path(f.path).first.empty() ? f.path : split_path(f.path).first;
+    if (f.in_scenario == InScenario::kAtPath && !contains(known, top)) known.push_back(top);
+  }
+  known.insert(known.end(), kPluginFields.begin(), kPluginFields.end());
+  check_known(doc, "", known);
 
   Scenario s;
   if (!path_.empty()) {
     s.file = fs::absolute(fs::path(path_)).lexically_normal().string();
     s.name = fs::path(path_).stem().string();
   }
-  if (doc.contains("name")) s.name = string(doc["name"], "name");
+  if (doc.contains("name")) s.name = non_empty_string(doc["name"], "name", reader_);
   if (s.name.empty()) s.name = "scenario";
   if (doc.contains("description")) {
     if (!doc["description"].is_string()) fail("description", "expected a string, got " + show(doc["description"]));
@@ -375,123 +349,9 @@ Scenario ScenarioReader::read(const Json& doc) const {
 
   if (!doc.contains("model")) fail("field 'model' is required");
   s.model = model(doc["model"]);
-
-  if (doc.contains("matrix")) {
-    const Json& m = object(doc["matrix"], "matrix");
-    check_known(m, "matrix", kMatrixFields);
-    if (m.contains("precision")) {
-      s.precisions = list<std::string>(m["precision"], "matrix.precision", [&](const Json& v, const std::string& f) {
-        if (!v.is_string()) fail(f, "expected a string, got " + show(v));
-        std::string p = v.get<std::string>();
-        if (!contains(supported_precisions(), p))
-          fail(f, "precision '" + p + "' is not supported (supported: " + join(supported_precisions()) + ")");
-        return p;
-      });
-    }
-    if (m.contains("batch")) {
-      s.batches = list<int64_t>(m["batch"], "matrix.batch",
-                                [&](const Json& v, const std::string& f) { return integer(v, f, 1, kMaxBatch); });
-    }
-    if (m.contains("fusion")) {
-      s.fusions = list<std::string>(m["fusion"], "matrix.fusion", [&](const Json& v, const std::string& f) {
-        if (!v.is_string()) fail(f, "expected a string, got " + show(v));
-        std::string fu = v.get<std::string>();
-        if (!contains(supported_fusions(), fu))
-          fail(f, "fusion '" + fu + "' is not supported (allowed: " + join(supported_fusions()) + ")");
-        return fu;
-      });
-    }
-    if (m.contains("threads")) {
-      s.threads = list<int>(m["threads"], "matrix.threads", [&](const Json& v, const std::string& f) {
-        return static_cast<int>(integer(v, f, 1, kMaxThreads));
-      });
-    }
-  }
-  if (doc.contains("threads")) {
-    if (doc.contains("matrix") && doc["matrix"].contains("threads"))
-      fail("threads", "given both here and as 'matrix.threads'; keep one");
-    s.threads = {static_cast<int>(integer(doc["threads"], "threads", 1, kMaxThreads))};
-  }
-
-  if (doc.contains("timing")) {
-    const Json& t = object(doc["timing"], "timing");
-    check_known(t, "timing", kTimingFields);
-    TimingConfig& c = s.timing;
-    if (t.contains("warmup_ms")) c.warmup_ms = positive(t["warmup_ms"], "timing.warmup_ms");
-    if (t.contains("warmup_iterations"))
-      c.warmup_iterations = static_cast<int>(integer(t["warmup_iterations"], "timing.warmup_iterations", 1, INT_MAX));
-    if (t.contains("min_iterations"))
-      c.min_iterations = static_cast<int>(integer(t["min_iterations"], "timing.min_iterations", 1, INT_MAX));
-    if (t.contains("max_iterations"))
-      c.max_iterations = static_cast<int>(integer(t["max_iterations"], "timing.max_iterations", 1, INT_MAX));
-    if (t.contains("max_seconds")) c.max_seconds = positive(t["max_seconds"], "timing.max_seconds");
-    if (t.contains("target_rel_ci")) {
-      const Json& v = t["target_rel_ci"];
-      if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() < 1))
-        fail("timing.target_rel_ci", "expected a number between 0 and 1 (exclusive), got " + show(v));
-      c.target_rel_ci = v.get<double>();
-    }
-    if (t.contains("stop_rule")) {
-      c.stop_rule = string(t["stop_rule"], "timing.stop_rule");
-      if (c.stop_rule != "median-ci" && c.stop_rule != "speedup-ci")
-        fail("timing.stop_rule", "expected \"median-ci\" or \"speedup-ci\", got " + show(t["stop_rule"]));
-    }
-    if (t.contains("pin_cpus")) {
-      c.pin_cpus = list<int>(t["pin_cpus"], "timing.pin_cpus", [&](const Json& v, const std::string& f) {
-        return static_cast<int>(integer(v, f, 0, CPU_SETSIZE - 1));
-      });
-    }
-    if (t.contains("inject_delay_us")) c.inject_delay_us = non_negative(t["inject_delay_us"], "timing.inject_delay_us");
-    if (t.contains("processes")) c.processes = static_cast<int>(integer(t["processes"], "timing.processes", 1, 64));
-    if (t.contains("alternation")) {
-      c.alternation = string(t["alternation"], "timing.alternation");
-      if (c.alternation != "iteration" && c.alternation != "block")
-        fail("timing.alternation", "expected \"iteration\" or \"block\", got " + show(t["alternation"]));
-    }
-    if (t.contains("block_iterations"))
-      c.block_iterations = static_cast<int>(integer(t["block_iterations"], "timing.block_iterations", 1, 100000));
-    if (c.min_iterations > c.max_iterations)
-      fail(t.contains("min_iterations") ? "timing.min_iterations" : "timing.max_iterations",
-           "min_iterations (" + std::to_string(c.min_iterations) + ") is more than max_iterations (" +
-               std::to_string(c.max_iterations) + ")");
-  }
-
-  if (doc.contains("accuracy")) accuracy(doc["accuracy"], s);
-  if (doc.contains("precision_constraints")) s.precision_constraints = precision_constraints(doc["precision_constraints"]);
-
-  if (doc.contains("gate")) {
-    const Json& g = object(doc["gate"], "gate");
-    check_known(g, "gate", kGateFields);
-    if (g.contains("min_speedup")) s.gate_min_speedup = positive(g["min_speedup"], "gate.min_speedup");
-    if (g.contains("max_regression")) s.gate_max_regression = non_negative(g["max_regression"], "gate.max_regression");
-    if (g.contains("max_abs_err")) s.gate_max_abs_err = non_negative(g["max_abs_err"], "gate.max_abs_err");
-  }
-
-  if (doc.contains("fusion_limits")) {
-    const Json& fl = object(doc["fusion_limits"], "fusion_limits");
-    check_known(fl, "fusion_limits", kFusionLimitFields);
-    auto names = [&](const char* key, std::vector<std::string>& out) {
-      if (!fl.contains(key)) return;
-      const std::string field = std::string("fusion_limits.") + key;
-      out = list<std::string>(fl[key], field, [&](const Json& v, const std::string& f) {
-        std::string n = string(v, f);
-        if (n.empty()) fail(f, "expected a non-empty name");
-        return n;
-      });
-    };
-    names("exclude_nodes", s.fusion_limits.exclude_nodes);
-    names("exclude_ops", s.fusion_limits.exclude_ops);
-    names("partition_points", s.fusion_limits.partition_points);
-  }
-
-  s.plugins = plugins(doc);
-
-  if (doc.contains("seed")) {
-    const Json& v = doc["seed"];
-    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
-      fail("seed", "expected an integer >= 0, got " + show(v));
-    s.seed = v.get<uint64_t>();
-  }
+  matrix(doc, s);
+  settings(doc, s);
+  s.settings.plugins = plugins(doc);
   return s;
 }
 
@@ -523,7 +383,7 @@ std::vector<CaseSpec> expand_cases(const Scenario& s) {
     for (int64_t batch : s.batches)
       for (const auto& fusion : s.fusions)
         for (int threads : s.threads) {
-          CaseSpec c;
+          CaseSpec c = s.settings;
           c.scenario = s.name;
           c.scenario_file = s.file;
           c.model = s.model;
@@ -531,16 +391,10 @@ std::vector<CaseSpec> expand_cases(const Scenario& s) {
           c.batch = batch;
           c.fusion = fusion;
           c.threads = threads;
-          c.timing = s.timing;
           auto own = s.precision_accuracy.find(precision);
-          c.accuracy = precision == "fp32"                    ? s.accuracy
+          c.accuracy = precision == "fp32"                    ? s.settings.accuracy
                        : own != s.precision_accuracy.end() ? own->second
                                                            : default_accuracy(precision);
-          c.precision_constraints = s.precision_constraints;
-          c.gate = GateConfig{s.gate_min_speedup, s.gate_max_regression, s.gate_max_abs_err};
-          c.seed = s.seed;
-          c.fusion_limits = s.fusion_limits;
-          c.plugins = s.plugins;
           cases.push_back(std::move(c));
         }
   return cases;

@@ -23,18 +23,14 @@ struct Scenario {
   std::vector<int64_t> batches{1};
   std::vector<std::string> fusions{"standard"};
   std::vector<int> threads{1};  // "threads": 2  or  "matrix": {"threads": [1, 2]}
-  TimingConfig timing;          // "timing": {warmup_ms, warmup_iterations, ...}
-  AccuracyConfig accuracy;      // "accuracy": {atol, rtol, min_cosine}: for fp32 cases
+  // Every other setting, as each case starts from it (harness/case_fields.h): "timing",
+  // "accuracy" (atol, rtol, min_cosine: for fp32 cases), "gate", "seed", "fusion_limits",
+  // "precision_constraints", and the plugins ("plugins", "insert_plugins", "plugin_cost").
+  // Its precision, batch, fusion and threads are unused: the matrix gives them.
+  CaseSpec settings;
   // "accuracy": {"bf16": {min_cosine, atol, rtol}, ...}: for the cases of that precision;
   // a precision without a block gets default_accuracy() (harness/accuracy.h).
   std::map<std::string, AccuracyConfig> precision_accuracy;
-  PrecisionConstraints precision_constraints;  // "precision_constraints": {mode, layers}
-  std::optional<double> gate_min_speedup;  // "gate": {"min_speedup": 1.2}
-  std::optional<double> gate_max_regression;  // "gate": {"max_regression": 0.05}: vs the baseline run
-  FusionLimits fusion_limits;  // "fusion_limits": {exclude_nodes, exclude_ops, partition_points}
-  std::optional<double> gate_max_abs_err;     // "gate": {"max_abs_err": 1e-4}
-  uint64_t seed = 1234;                    // "seed"
-  PluginSettings plugins;  // "plugins" (libraries), "insert_plugins" (placements), "plugin_cost"
 };
 
 // The values a scenario may name. The one place these lists live: add a precision or a

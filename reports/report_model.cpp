@@ -65,6 +65,8 @@ void find_changes(CaseTrend& h, const ChangePointOptions& o) {
 // The profile a case's engine view reads: the newest profile of the same model content,
 // batch, fusion level, threads and fusion limits stored before `until` (the start of the
 // next run, so a profile taken right after a nightly run belongs to that run); "" = no limit.
+// A profile's config is the BuildConfig JSON (engine/plan/build_config_json.h); profiles
+// stored before it was name the op types "exclude_ops".
 std::optional<int64_t> matching_profile(const std::vector<StoredProfile>& profiles, const CaseSpec& s,
                                         const std::string& until) {
   std::optional<int64_t> best;
@@ -77,7 +79,8 @@ std::optional<int64_t> matching_profile(const std::vector<StoredProfile>& profil
     };
     if (c.value("fusion", "") != s.fusion || c.value("batch", int64_t(0)) != s.batch ||
         c.value("threads", 0) != s.threads || list("exclude_nodes") != s.fusion_limits.exclude_nodes ||
-        list("exclude_ops") != s.fusion_limits.exclude_ops || list("partition_points") != s.fusion_limits.partition_points)
+        list(c.contains("exclude_op_types") ? "exclude_op_types" : "exclude_ops") != s.fusion_limits.exclude_op_types ||
+        list("partition_points") != s.fusion_limits.partition_points)
       continue;
     best = p.id;
   }

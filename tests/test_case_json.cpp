@@ -115,7 +115,7 @@ TEST(CaseJson, DamagedDocumentNamesTheField) {
     case_result_from_json(j);
     FAIL() << "a fractional process count was accepted";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "case result: case config: field 'timing.processes' must be an integer, got 2.5");
+    EXPECT_STREQ(e.what(), "case result: case config: field 'timing.processes': expected a positive integer, got 2.5");
   }
   j = case_result_to_json(full_result());
   j["version"] = kCaseResultJsonVersion + 1;

@@ -173,9 +173,9 @@ TEST(PrecisionScenario, ConstraintsAndPerPrecisionAccuracyAreRead) {
     "accuracy": {"atol": 1e-4, "bf16": {"min_cosine": 0.995}},
     "precision_constraints": {"mode": "obey", "layers": {"Softmax": "fp32", "/encoder/*/LayerNorm*": "fp32"}}})",
                               "");
-  ASSERT_EQ(s.precision_constraints.layers.size(), 2u);
-  EXPECT_EQ(s.precision_constraints.layers[0].pattern, "Softmax");  // file order kept
-  EXPECT_EQ(s.precision_constraints.mode, "obey");
+  ASSERT_EQ(s.settings.precision_constraints.layers.size(), 2u);
+  EXPECT_EQ(s.settings.precision_constraints.layers[0].pattern, "Softmax");  // file order kept
+  EXPECT_EQ(s.settings.precision_constraints.mode, "obey");
   std::vector<CaseSpec> cases = expand_cases(s);
   ASSERT_EQ(cases.size(), 3u);
   EXPECT_TRUE(cases[0].accuracy.elementwise);
@@ -183,7 +183,7 @@ TEST(PrecisionScenario, ConstraintsAndPerPrecisionAccuracyAreRead) {
   EXPECT_FALSE(cases[1].accuracy.elementwise);
   EXPECT_EQ(cases[1].accuracy.min_cosine.value(), 0.995);
   EXPECT_EQ(cases[2].accuracy.min_cosine.value(), 0.999);  // default for fp16
-  EXPECT_EQ(cases[1].precision_constraints.layers, s.precision_constraints.layers);
+  EXPECT_EQ(cases[1].precision_constraints.layers, s.settings.precision_constraints.layers);
   // Constraints are part of the case key; the stored config round-trips them.
   CaseSpec plain = cases[1];
   plain.precision_constraints = {};

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "engine/ir/error.h"
+#include "engine/plan/build_config_json.h"
 #include "harness/result_store.h"
 #include "reports/html_report.h"
 #include "reports/report_model.h"
@@ -398,11 +399,13 @@ TEST_F(ReportTest, EngineViewReadsTheMatchingStoredProfiles) {
   // Profiles are matched by model content, batch, fusion, threads, and time: a profile
   // belongs to the last run begun before it. Both are stamped now, after both runs began,
   // so the newest one serves the latest run; the baseline (run 1) has none of its own.
-  const auto profile = [&](double ms) {
+  // The older profile's config is as `fusebench profile` wrote it before it wrote the
+  // BuildConfig JSON ("exclude_ops"); the newer one's is the BuildConfig JSON.
+  const auto profile = [&](double ms, const std::string& config) {
     fb::StoredProfile p;
     p.model = "zoo:bert";
     p.model_hash = "abc123";
-    p.config_json = R"({"fusion":"none","batch":1,"threads":2,"exclude_nodes":[],"exclude_ops":[],"partition_points":[]})";
+    p.config_json = config;
     p.peaks = {100, 50};
     p.profile.iterations = 10;
     p.profile.total_ms = ms;
@@ -411,8 +414,13 @@ TEST_F(ReportTest, EngineViewReadsTheMatchingStoredProfiles) {
     p.profile.nodes = {{"/layer.0/MatMul", "/layer.0/", 0, ms * 0.9, true}, {"/layer.0/Add", "/layer.0/", 0, ms * 0.1, true}};
     return store.write_profile(p);
   };
-  profile(0.5);
-  const int64_t newest = profile(0.4);
+  profile(0.5, R"({"fusion":"none","batch":1,"threads":2,"exclude_nodes":[],"exclude_ops":[],"partition_points":[]})");
+  fb::BuildConfig built;
+  built.fusion = fb::FusionLevel::None;
+  built.threads = 2;
+  const int64_t newest = profile(0.4, fb::build_config_to_json(built).dump());
+  built.exclude_op_types = {"Softmax"};  // a limit the case does not have: not its profile
+  profile(0.3, fb::build_config_to_json(built).dump());
   const fb::ReportModel m = fb::build_report_model(store, {});
   const fb::EngineView& v = m.cases[0].engine;
   ASSERT_TRUE(v.profile.has_value());

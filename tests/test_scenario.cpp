@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/ir/error.h"
+#include "harness/case_fields.h"
 
 namespace fs = std::filesystem;
 
@@ -75,17 +76,17 @@ TEST_F(ScenarioTest, ValidFileWithCommentsParsesAllFields) {
   EXPECT_EQ(s.batches, (std::vector<int64_t>{1, 8}));
   EXPECT_EQ(s.fusions, (std::vector<std::string>{"none", "standard"}));
   EXPECT_EQ(s.threads, (std::vector<int>{1, 4}));
-  EXPECT_DOUBLE_EQ(s.timing.warmup_ms, 50);
-  EXPECT_EQ(s.timing.warmup_iterations, 5);
-  EXPECT_EQ(s.timing.min_iterations, 10);
-  EXPECT_EQ(s.timing.max_iterations, 500);
-  EXPECT_DOUBLE_EQ(s.timing.max_seconds, 2.5);
-  EXPECT_DOUBLE_EQ(s.timing.target_rel_ci, 0.02);
-  EXPECT_DOUBLE_EQ(s.accuracy.atol, 1e-5);
-  EXPECT_DOUBLE_EQ(s.accuracy.rtol, 0);
-  ASSERT_TRUE(s.gate_min_speedup.has_value());
-  EXPECT_DOUBLE_EQ(*s.gate_min_speedup, 1.2);
-  EXPECT_EQ(s.seed, 99u);
+  EXPECT_DOUBLE_EQ(s.settings.timing.warmup_ms, 50);
+  EXPECT_EQ(s.settings.timing.warmup_iterations, 5);
+  EXPECT_EQ(s.settings.timing.min_iterations, 10);
+  EXPECT_EQ(s.settings.timing.max_iterations, 500);
+  EXPECT_DOUBLE_EQ(s.settings.timing.max_seconds, 2.5);
+  EXPECT_DOUBLE_EQ(s.settings.timing.target_rel_ci, 0.02);
+  EXPECT_DOUBLE_EQ(s.settings.accuracy.atol, 1e-5);
+  EXPECT_DOUBLE_EQ(s.settings.accuracy.rtol, 0);
+  ASSERT_TRUE(s.settings.gate.min_speedup.has_value());
+  EXPECT_DOUBLE_EQ(*s.settings.gate.min_speedup, 1.2);
+  EXPECT_EQ(s.settings.seed, 99u);
 }
 
 TEST_F(ScenarioTest, DefaultsAndZooModelKeptAsWritten) {
@@ -98,12 +99,12 @@ TEST_F(ScenarioTest, DefaultsAndZooModelKeptAsWritten) {
   EXPECT_EQ(s.fusions, (std::vector<std::string>{"standard"}));
   EXPECT_EQ(s.threads, (std::vector<int>{1}));
   fb::TimingConfig defaults;
-  EXPECT_DOUBLE_EQ(s.timing.warmup_ms, defaults.warmup_ms);
-  EXPECT_EQ(s.timing.min_iterations, defaults.min_iterations);
-  EXPECT_DOUBLE_EQ(s.timing.target_rel_ci, defaults.target_rel_ci);
-  EXPECT_DOUBLE_EQ(s.accuracy.atol, fb::AccuracyConfig{}.atol);
-  EXPECT_FALSE(s.gate_min_speedup.has_value());
-  EXPECT_EQ(s.seed, 1234u);
+  EXPECT_DOUBLE_EQ(s.settings.timing.warmup_ms, defaults.warmup_ms);
+  EXPECT_EQ(s.settings.timing.min_iterations, defaults.min_iterations);
+  EXPECT_DOUBLE_EQ(s.settings.timing.target_rel_ci, defaults.target_rel_ci);
+  EXPECT_DOUBLE_EQ(s.settings.accuracy.atol, fb::AccuracyConfig{}.atol);
+  EXPECT_FALSE(s.settings.gate.min_speedup.has_value());
+  EXPECT_EQ(s.settings.seed, 1234u);
 }
 
 TEST_F(ScenarioTest, ScalarThreadsIsOneValue) {
@@ -213,7 +214,7 @@ TEST_F(ScenarioTest, EveryMistakeNamesFileAndField) {
       {"model not a string", R"({"model":3})", {"field 'model'", "expected a string, got 3"}},
       {"zoo without a name", R"({"model":"zoo:"})", {"field 'model'", "zoo:NAME"}},
       {"unknown top-level field", R"({"model":"zoo:m","modle":"x"})",
-       {"unknown field 'modle' (known: name, model, matrix, threads, timing, accuracy, gate, seed, description, fusion_limits, precision_constraints, plugins, insert_plugins, plugin_cost)"}},
+       {"unknown field 'modle' (known: name, description, model, matrix, threads, timing, accuracy, gate, seed, fusion_limits, precision_constraints, plugins, insert_plugins, plugin_cost)"}},
       {"top level not an object", R"([1, 2])", {"expected a JSON object at the top level"}},
       {"matrix not an object", R"({"model":"zoo:m","matrix":[1]})", {"field 'matrix': expected an object"}},
       {"unsupported precision", R"({"model":"zoo:m","matrix":{"precision":["int4"]}})",
@@ -289,9 +290,9 @@ TEST_F(ScenarioTest, TimingOptionsAndGateRulesReachTheCases) {
   fb::Scenario s = fb::load_scenario(write("m.json", R"({ "model": "zoo:mlp", "matrix": {"batch": [1, 2]},
     "timing": {"stop_rule": "speedup-ci", "pin_cpus": [0, 1], "inject_delay_us": 12.5},
     "gate": {"min_speedup": 1.5, "max_regression": 0.05, "max_abs_err": 1e-4} })"));
-  EXPECT_EQ(s.timing.stop_rule, "speedup-ci");
-  EXPECT_EQ(s.timing.pin_cpus, (std::vector<int>{0, 1}));
-  EXPECT_DOUBLE_EQ(s.timing.inject_delay_us, 12.5);
+  EXPECT_EQ(s.settings.timing.stop_rule, "speedup-ci");
+  EXPECT_EQ(s.settings.timing.pin_cpus, (std::vector<int>{0, 1}));
+  EXPECT_DOUBLE_EQ(s.settings.timing.inject_delay_us, 12.5);
   const std::vector<fb::CaseSpec> cases = fb::expand_cases(s);
   ASSERT_EQ(cases.size(), 2u);
   for (const fb::CaseSpec& c : cases) {
@@ -335,7 +336,7 @@ TEST(ScenarioFusionLimits, ReachEveryCaseAndTheCaseKey) {
     "fusion_limits": { "exclude_ops": ["Softmax"], "exclude_nodes": ["/encoder/layer.1/*"],
                        "partition_points": ["t0"] }
   })", "/tmp/limits.json");
-  EXPECT_EQ(s.fusion_limits.exclude_ops, std::vector<std::string>{"Softmax"});
+  EXPECT_EQ(s.settings.fusion_limits.exclude_op_types, std::vector<std::string>{"Softmax"});
   auto cases = fb::expand_cases(s);
   ASSERT_EQ(cases.size(), 1u);
   EXPECT_EQ(cases[0].fusion_limits.exclude_nodes, std::vector<std::string>{"/encoder/layer.1/*"});
@@ -343,11 +344,59 @@ TEST(ScenarioFusionLimits, ReachEveryCaseAndTheCaseKey) {
   fb::CaseSpec plain = cases[0];
   plain.fusion_limits = {};
   EXPECT_NE(cases[0].case_key(), plain.case_key());  // limits change the plan, so the key
-  EXPECT_EQ(fb::CaseSpec::from_json(cases[0].to_json()).fusion_limits.exclude_ops, std::vector<std::string>{"Softmax"});
+  EXPECT_EQ(fb::CaseSpec::from_json(cases[0].to_json()).fusion_limits.exclude_op_types, std::vector<std::string>{"Softmax"});
   try {
     fb::parse_scenario(R"({"model": "zoo:bert", "fusion_limits": {"exclude_op": ["Softmax"]}})", "/tmp/limits.json");
     FAIL() << "expected an error";
   } catch (const fb::Error& e) {
     EXPECT_NE(std::string(e.what()).find("fusion_limits.exclude_op"), std::string::npos) << e.what();
   }
+}
+
+// One reader per setting: a value a scenario refuses, a stored config refuses with the same
+// words (they once checked pin_cpus against different bounds). Every row of the case table
+// a scenario gives, with a value no setting takes.
+TEST(CaseFields, ScenarioAndStoredConfigRefuseABadValueAlike) {
+  auto error_of = [](auto f) -> std::string {
+    try {
+      f();
+    } catch (const fb::Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const nlohmann::ordered_json bad = "?";
+  for (const fb::CaseField& f : fb::case_fields()) {
+    const std::string path = f.path;
+    // Precision constraints' layers differ in form (an object in a scenario, pairs stored).
+    if (f.in_scenario == fb::InScenario::kNotThere || path == "precision_constraints.layers") continue;
+    nlohmann::ordered_json scenario{{"model", "zoo:mlp"}};
+    nlohmann::json stored = nlohmann::json::object();
+    std::string scenario_field = path;
+    const size_t dot = path.find('.');
+    if (f.in_scenario == fb::InScenario::kInMatrix) {
+      scenario["matrix"][path] = {bad};
+      scenario_field = "matrix." + path + "[0]";
+      stored[path] = bad;
+    } else if (dot == std::string::npos) {
+      scenario[path] = bad;
+      stored[path] = bad;
+    } else {
+      scenario[path.substr(0, dot)][path.substr(dot + 1)] = bad;
+      stored[path.substr(0, dot)][path.substr(dot + 1)] = bad;
+    }
+    const std::string a = error_of([&] { fb::parse_scenario(scenario.dump(), "x.json"); });
+    const std::string b = error_of([&] { fb::CaseSpec::from_json(stored); });
+    const std::string a_prefix = "x.json: field '" + scenario_field + "': ";
+    const std::string b_prefix = "case config: field '" + path + "': ";
+    ASSERT_EQ(a.rfind(a_prefix, 0), 0u) << path << ": " << a;
+    ASSERT_EQ(b.rfind(b_prefix, 0), 0u) << path << ": " << b;
+    EXPECT_EQ(a.substr(a_prefix.size()), b.substr(b_prefix.size())) << path;
+  }
+  // The bound that once differed.
+  EXPECT_EQ(error_of([] { fb::CaseSpec::from_json(nlohmann::json{{"timing", {{"pin_cpus", {5000}}}}}); }),
+            "case config: field 'timing.pin_cpus[0]': must be at most 1023, got 5000");
+  EXPECT_NE(error_of([] { fb::parse_scenario(R"({"model":"zoo:mlp","timing":{"pin_cpus":[5000]}})", "x.json"); })
+                .find("field 'timing.pin_cpus[0]': must be at most 1023, got 5000"),
+            std::string::npos);
 }

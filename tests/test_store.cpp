@@ -12,7 +12,9 @@
 #include <string>
 
 #include "engine/ir/error.h"
+#include "engine/plan/build_config_json.h"
 #include "harness/case.h"
+#include "harness/case_fields.h"
 #include "harness/environment.h"
 #include "harness/result_store.h"
 #include "engine/util/sha256.h"
@@ -786,6 +788,47 @@ TEST(CaseSpec, CaseKeyIsStableAndDependsOnlyOnWhatAffectsTheNumbers) {
   EXPECT_TRUE(differs([](CaseSpec& b) { b.precision = "fp16"; }));
   EXPECT_TRUE(differs([](CaseSpec& b) { b.threads = 4; }));
   EXPECT_TRUE(differs([](CaseSpec& b) { b.seed = 1; }));
+}
+
+TEST(CaseSpec, KeyAndStoredConfigOfACaseWithEverySettingArePinned) {
+  // The key and config_json identify a case in stored databases: their bytes may change only
+  // deliberately. Pinned from the code before the case table (harness/case_fields.h).
+  CaseSpec s{.scenario = "all",
+             .scenario_file = "/s/all.json",
+             .model = "zoo:mlp",
+             .model_hash = "00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff",
+             .precision = "fp32",
+             .batch = 1,
+             .fusion = "none",
+             .threads = 1,
+             .timing = {5.5, 2, 7, 900, 0.25, 0.125, "speedup-ci", {0, 1}, 12.5, 3, "block", 4},
+             .accuracy = {0.001, 0.02, true, 0.99},
+             .gate = {1.1, 0.05, 0.001},
+             .fusion_limits = {{"/a/*"}, {"Softmax", "Gelu"}, {"t1"}},
+             .precision_constraints = {"obey", {{"Softmax", "fp32"}, {"/x/*", "bf16"}}},
+             .seed = std::numeric_limits<uint64_t>::max(),
+             .plugins = {.cost = false}};
+  EXPECT_EQ(s.key_json(),
+            R"({"batch":1,"fusion":"none","fusion_limits":{"exclude_nodes":["/a/*"],"exclude_ops":["Softmax","Gelu"],)"
+            R"("partition_points":["t1"]},"precision":"fp32","precision_constraints":{"layers":[["Softmax","fp32"],)"
+            R"(["/x/*","bf16"]],"mode":"obey"},"seed":18446744073709551615,"threads":1})");
+  EXPECT_EQ(s.case_key(), "6542504e0299725d");
+  EXPECT_EQ(s.to_json().dump(),
+            R"({"accuracy":{"atol":0.001,"elementwise":true,"min_cosine":0.99,"rtol":0.02},"batch":1,)"
+            R"("fusion":"none","fusion_limits":{"exclude_nodes":["/a/*"],"exclude_ops":["Softmax","Gelu"],)"
+            R"("partition_points":["t1"]},"gate":{"max_abs_err":0.001,"max_regression":0.05,"min_speedup":1.1},)"
+            R"("model":"zoo:mlp","model_hash":"00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff",)"
+            R"("plugins":{"cost":false,"insert":[],"libraries":[]},"precision":"fp32",)"
+            R"("precision_constraints":{"layers":[["Softmax","fp32"],["/x/*","bf16"]],"mode":"obey"},)"
+            R"("scenario":"all","scenario_file":"/s/all.json","seed":18446744073709551615,"threads":1,)"
+            R"("timing":{"alternation":"block","block_iterations":4,"inject_delay_us":12.5,"max_iterations":900,)"
+            R"("max_seconds":0.25,"min_iterations":7,"pin_cpus":[0,1],"processes":3,"stop_rule":"speedup-ci",)"
+            R"("target_rel_ci":0.125,"warmup_iterations":2,"warmup_ms":5.5}})");
+  EXPECT_EQ(CaseSpec::from_json(s.to_json()), s);
+  EXPECT_EQ(build_config_to_json(build_config_of(s)).dump(),
+            R"({"batch":1,"constant_inputs":{},"exclude_nodes":["/a/*"],"exclude_op_types":["Softmax","Gelu"],)"
+            R"("fusion":"none","input_shapes":{},"layer_precisions":[["Softmax","fp32"],["/x/*","bf16"]],)"
+            R"("partition_points":["t1"],"precision":"fp32","precision_mode":"obey","threads":1})");
 }
 
 TEST(CaseSpec, LabelNamesTheCase) {

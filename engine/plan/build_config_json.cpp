@@ -39,41 +39,68 @@ Tensor tensor_from_hex(const nlohmann::json& j) {
   return t;
 }
 
+// One row per BuildConfig member: its key in a plan's JSON, how it is written and read
+// back. The keys are the plan format's: plans already written must still read.
+struct Field {
+  const char* key;
+  nlohmann::json (*write)(const BuildConfig& c);
+  void (*read)(const nlohmann::json& j, BuildConfig& c);
+};
+
+// A member that nlohmann reads and writes as it is.
+#define MEMBER(key, member)                                                    \
+  Field {                                                                      \
+    key, [](const BuildConfig& c) { return nlohmann::json(c.member); },        \
+        [](const nlohmann::json& j, BuildConfig& c) { j.get_to(c.member); }    \
+  }
+
+const Field kFields[] = {
+    MEMBER("precision", precision),
+    {"layer_precisions",
+     [](const BuildConfig& c) {
+       nlohmann::json layers = nlohmann::json::array();
+       for (const LayerPrecision& l : c.layer_precisions) layers.push_back({l.pattern, l.precision});
+       return layers;
+     },
+     [](const nlohmann::json& j, BuildConfig& c) {
+       for (const auto& l : j)
+         c.layer_precisions.push_back(LayerPrecision{l.at(0).get<std::string>(), l.at(1).get<std::string>()});
+     }},
+    {"precision_mode", [](const BuildConfig& c) { return nlohmann::json(precision_mode_name(c.precision_mode)); },
+     [](const nlohmann::json& j, BuildConfig& c) { c.precision_mode = parse_precision_mode(j.get<std::string>()); }},
+    {"fusion", [](const BuildConfig& c) { return nlohmann::json(fusion_level_name(c.fusion)); },
+     [](const nlohmann::json& j, BuildConfig& c) { c.fusion = parse_fusion_level(j.get<std::string>()); }},
+    MEMBER("batch", batch),
+    MEMBER("threads", threads),
+    MEMBER("exclude_nodes", exclude_nodes),
+    MEMBER("exclude_op_types", exclude_op_types),
+    MEMBER("partition_points", partition_points),
+    MEMBER("input_shapes", input_shapes),
+    {"constant_inputs",
+     [](const BuildConfig& c) {
+       nlohmann::json constants = nlohmann::json::object();
+       for (const auto& [name, t] : c.constant_inputs)
+         constants[name] = {{"dtype", static_cast<int32_t>(t.dtype())}, {"shape", t.shape()}, {"hex", to_hex(t)}};
+       return constants;
+     },
+     [](const nlohmann::json& j, BuildConfig& c) {
+       for (const auto& [name, t] : j.items()) c.constant_inputs[name] = tensor_from_hex(t);
+     }},
+};
+
+#undef MEMBER
+
 }  // namespace
 
 nlohmann::json build_config_to_json(const BuildConfig& c) {
-  nlohmann::json constants = nlohmann::json::object();
-  for (const auto& [name, t] : c.constant_inputs)
-    constants[name] = {{"dtype", static_cast<int32_t>(t.dtype())}, {"shape", t.shape()}, {"hex", to_hex(t)}};
-  nlohmann::json layers = nlohmann::json::array();
-  for (const LayerPrecision& l : c.layer_precisions) layers.push_back({l.pattern, l.precision});
-  return {{"precision", c.precision},
-          {"layer_precisions", layers},
-          {"precision_mode", precision_mode_name(c.precision_mode)},
-          {"fusion", fusion_level_name(c.fusion)},
-          {"batch", c.batch},
-          {"threads", c.threads},
-          {"exclude_nodes", c.exclude_nodes},
-          {"exclude_op_types", c.exclude_op_types},
-          {"partition_points", c.partition_points},
-          {"input_shapes", c.input_shapes},
-          {"constant_inputs", constants}};
+  nlohmann::json j = nlohmann::json::object();
+  for (const Field& f : kFields) j[f.key] = f.write(c);
+  return j;
 }
 
 BuildConfig build_config_from_json(const nlohmann::json& j) {
   BuildConfig c;
-  c.precision = j.at("precision").get<std::string>();
-  for (const auto& l : j.at("layer_precisions"))
-    c.layer_precisions.push_back(LayerPrecision{l.at(0).get<std::string>(), l.at(1).get<std::string>()});
-  c.precision_mode = parse_precision_mode(j.at("precision_mode").get<std::string>());
-  c.fusion = parse_fusion_level(j.at("fusion").get<std::string>());
-  c.batch = j.at("batch").get<int64_t>();
-  c.threads = j.at("threads").get<int>();
-  c.exclude_nodes = j.at("exclude_nodes").get<std::vector<std::string>>();
-  c.exclude_op_types = j.at("exclude_op_types").get<std::vector<std::string>>();
-  c.partition_points = j.at("partition_points").get<std::vector<std::string>>();
-  c.input_shapes = j.at("input_shapes").get<std::map<std::string, Shape>>();
-  for (const auto& [name, t] : j.at("constant_inputs").items()) c.constant_inputs[name] = tensor_from_hex(t);
+  for (const Field& f : kFields) f.read(j.at(f.key), c);
   return c;
 }
 

@@ -23,18 +23,18 @@ std::string pad(std::string s, size_t width) {
 
 // "-4.8% ±1.9%": a figure's change and the noise it was judged against.
 std::string change_text(const FigureChange& f) {
-  return num("%+.1f%%", 100 * f.change) + (std::isfinite(f.detectable) ? num(" ±%.1f%%", 100 * f.detectable) : " ±?");
+  return format_number("%+.1f%%", 100 * f.change) + (std::isfinite(f.detectable) ? format_number(" ±%.1f%%", 100 * f.detectable) : " ±?");
 }
 
 // What the machine was doing while the candidate was timed.
 std::string machine_noise(const CaseResult& r) {
   const Interference& in = r.interference;
-  std::string s = "load " + num("%.1f", in.load_before) + "→" + num("%.1f", in.load_after);
+  std::string s = "load " + format_number("%.1f", in.load_before) + "→" + format_number("%.1f", in.load_after);
   if (in.timed_wall_ms > 0 && std::isfinite(in.other_cpu_ms))
-    s += ", other processes " + num("%.2f", in.other_cpu_ms / in.timed_wall_ms) + " CPUs";
+    s += ", other processes " + format_number("%.2f", in.other_cpu_ms / in.timed_wall_ms) + " CPUs";
   if (std::isfinite(r.process_noise.speedup))
     s += ", spread between " + std::to_string(r.process_noise.processes) + " processes: speedup " +
-         num("%.1f%%", 100 * r.process_noise.speedup) + ", engine " + num("%.1f%%", 100 * r.process_noise.engine);
+         format_number("%.1f%%", 100 * r.process_noise.speedup) + ", engine " + format_number("%.1f%%", 100 * r.process_noise.engine);
   return s;
 }
 
@@ -87,7 +87,7 @@ int cmd_compare(int argc, char** argv) {
       compare_runs(base_store.load_cases(*base_run), store.load_cases(run), o, &history, same_machine);
   const std::string base_name = (other ? other->path() + " " : std::string()) + "run " + std::to_string(*base_run);
   std::cout << "compare: run " << run << " against " << base_name << " (alpha " << o.alpha << ", min effect "
-            << num("%.1f%%", 100 * o.min_effect) << "; ± is the smallest change this case's noise lets through)\n";
+            << format_number("%.1f%%", 100 * o.min_effect) << "; ± is the smallest change this case's noise lets through)\n";
   if (same_machine)
     std::cout << "machine: " << machine << "\n";
   else
@@ -105,9 +105,9 @@ int cmd_compare(int argc, char** argv) {
     const CaseJudgement& j = *c.judgement;
     ++counts[static_cast<int>(j.verdict)];
     std::cout << pad(verdict_name(j.verdict), 13)
-              << pad(num("%.2f", j.speedup.baseline) + "→" + num("%.2fx ", j.speedup.candidate) + change_text(j.speedup), 28) << " "
-              << pad(num("%.3f", j.engine.baseline) + "→" + num("%.3f ", j.engine.candidate) + change_text(j.engine), 30) << " "
-              << pad(num("%+.1f%%", 100 * j.reference.change), 10) << " " << name << "\n"
+              << pad(format_number("%.2f", j.speedup.baseline) + "→" + format_number("%.2fx ", j.speedup.candidate) + change_text(j.speedup), 28) << " "
+              << pad(format_number("%.3f", j.engine.baseline) + "→" + format_number("%.3f ", j.engine.candidate) + change_text(j.engine), 30) << " "
+              << pad(format_number("%+.1f%%", 100 * j.reference.change), 10) << " " << name << "\n"
               << "             " << j.reason << "; noise from " << j.speedup.noise_source << "; " << machine_noise(*c.candidate)
               << "\n";
   }

@@ -113,7 +113,7 @@ int cmd_history(int argc, char** argv) {
     const std::vector<ChangePoint> found = e_divisive(s.values, o);
     changes += static_cast<int>(found.size());
     std::cout << s.label << "  [" << key << "]  " << s.values.size() << " runs (spread between runs: speedup "
-              << num("%.1f%%", 100 * log_spread(s.figures.speedup)) << ", engine " << num("%.1f%%", 100 * log_spread(s.figures.engine))
+              << format_number("%.1f%%", 100 * log_spread(s.figures.speedup)) << ", engine " << format_number("%.1f%%", 100 * log_spread(s.figures.engine))
               << "): ";
     if (s.values.size() < static_cast<size_t>(2 * o.min_segment)) {
       std::cout << "too few to judge\n";
@@ -124,8 +124,8 @@ int cmd_history(int argc, char** argv) {
     for (const ChangePoint& cp : found) {
       const StoredRun& at = *s.runs[cp.index];
       std::cout << "  from run " << at.id << " (" << at.info.started_at << ", #" << cp.index + 1 << " in the series): "
-                << num("%+.1f%%", 100 * cp.step) << "  (" << num("%.4f", cp.before) << " → " << num("%.4f", cp.after)
-                << unit << ", p=" << num("%.3f", cp.p_value) << ")";
+                << format_number("%+.1f%%", 100 * cp.step) << "  (" << format_number("%.4f", cp.before) << " → " << format_number("%.4f", cp.after)
+                << unit << ", p=" << format_number("%.3f", cp.p_value) << ")";
       // The step judged as compare judges it: its first run against the run before, with
       // the runs before that as history, on the same machine only.
       const StoredRun& before = *s.runs[cp.index - 1];

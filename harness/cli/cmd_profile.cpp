@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "engine/builder/builder.h"
+#include "engine/plan/build_config_json.h"
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/profiler.h"
 #include "engine/runtime/thread_scope.h"
@@ -99,9 +100,9 @@ int cmd_profile(int argc, char** argv) {
   }
   if (cost) std::printf("\n%s", format_plugin_cost(*cost, "", true).c_str());
   if (store) {
-    nlohmann::json config{{"fusion", fusion_level_name(cfg.fusion)}, {"batch", cfg.batch}, {"threads", cfg.threads},
-                          {"exclude_nodes", cfg.exclude_nodes}, {"exclude_ops", cfg.exclude_op_types},
-                          {"partition_points", cfg.partition_points}};
+    // What the engine was built with, as a plan records it (report_model.cpp matches a
+    // case's profile on it).
+    nlohmann::json config = build_config_to_json(cfg);
     if (!plugins.empty()) config["plugins"] = plugin_settings_to_json(plugins);
     const int64_t id = store->write_profile(StoredProfile{m.reference, m.hash, config.dump(), p, peaks});
     std::printf("\nstored as profile %lld in %s\n", (long long)id, store->path().c_str());

@@ -24,7 +24,7 @@ namespace {
 // case's place in the matrix); returns the stored cases.
 std::vector<StoredCase> run_once(const std::vector<std::string>& files, const std::string& db, const std::string& what,
                                  const std::map<std::string, double>& delay_us = {}) {
-  std::cout << what << " (load " << num("%.2f", load_average()[0]) << ")" << std::endl;
+  std::cout << what << " (load " << format_number("%.2f", load_average()[0]) << ")" << std::endl;
   RunRequest request;
   request.scenario_files = files;
   request.db_path = db;
@@ -37,7 +37,7 @@ std::vector<StoredCase> run_once(const std::vector<std::string>& files, const st
   return session.store().load_cases(session.run_id());
 }
 
-std::string pct(double v) { return std::isfinite(v) ? num("%.1f%%", 100 * v) : "-"; }
+std::string pct(double v) { return std::isfinite(v) ? format_number("%.1f%%", 100 * v) : "-"; }
 
 }  // namespace
 

@@ -8,19 +8,14 @@
 #include <string>
 
 #include "engine/builder/build_config.h"
+#include "harness/case_fields.h"
+#include "harness/format_number.h"
 #include "harness/plugin_settings.h"
 #include "engine/ir/error.h"
 #include <iostream>
 #include <optional>
 
 namespace fb::cli {
-
-// One number formatted printf-style ("%.2f"), for the commands' tables.
-inline std::string num(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
 
 // Parses or prints help. Returns an exit code to return early with, or nullopt to go on.
 inline std::optional<int> parse_or_help(cxxopts::Options& opts, int argc, char** argv, cxxopts::ParseResult* out) {
@@ -38,38 +33,21 @@ inline std::optional<int> parse_or_help(cxxopts::Options& opts, int argc, char**
   return std::nullopt;
 }
 
-// The options every command that builds an engine from a MODEL takes.
+// The options every command that builds an engine from a MODEL takes: the MODEL and the
+// build flags of the case table (harness/case_fields.h).
 inline void add_build_options(cxxopts::Options& opts, const std::string& default_fusion) {
   opts.positional_help("MODEL");
-  opts.add_options()("model", "ONNX path or zoo:NAME[?k=v...]", cxxopts::value<std::string>())(
-      "fusion", "none, mark-all, standard, aggressive", cxxopts::value<std::string>()->default_value(default_fusion))(
-      "batch", "batch size bound at build time", cxxopts::value<int64_t>()->default_value("1"))(
-      "exclude-node", "node-name glob fusion must leave alone (repeatable)", cxxopts::value<std::vector<std::string>>())(
-      "exclude-op", "op type fusion must leave alone (repeatable)", cxxopts::value<std::vector<std::string>>())(
-      "partition", "tensor name fusion may not cross (repeatable)", cxxopts::value<std::vector<std::string>>())(
-      "precision", "fp32, bf16, fp16 or int8: every layer's, unless --layer-precision says otherwise",
-      cxxopts::value<std::string>()->default_value("fp32"))(
-      "layer-precision", "PATTERN=PRECISION: node-name glob or op type, e.g. 'Softmax=fp32' (repeatable; first match wins)",
-      cxxopts::value<std::vector<std::string>>())(
-      "precision-mode", "obey: a layer constraint that cannot be met fails the build; prefer: it falls back, logged",
-      cxxopts::value<std::string>()->default_value("prefer"));
+  opts.add_options()("model", "ONNX path or zoo:NAME[?k=v...]", cxxopts::value<std::string>());
+  for (const CaseField& f : case_fields())
+    if (f.add_flags) f.add_flags(opts, default_fusion);
   opts.parse_positional({"model"});
 }
 
 // The build config those options describe.
 inline BuildConfig build_config_from(const cxxopts::ParseResult& args) {
   BuildConfig cfg;
-  cfg.fusion = parse_fusion_level(args["fusion"].as<std::string>());
-  cfg.batch = args["batch"].as<int64_t>();
-  cfg.precision = args["precision"].as<std::string>();
-  check_precision(cfg.precision, "--precision");
-  if (args.count("layer-precision"))
-    for (const std::string& s : args["layer-precision"].as<std::vector<std::string>>())
-      cfg.layer_precisions.push_back(parse_layer_precision(s));
-  cfg.precision_mode = parse_precision_mode(args["precision-mode"].as<std::string>());
-  if (args.count("exclude-node")) cfg.exclude_nodes = args["exclude-node"].as<std::vector<std::string>>();
-  if (args.count("exclude-op")) cfg.exclude_op_types = args["exclude-op"].as<std::vector<std::string>>();
-  if (args.count("partition")) cfg.partition_points = args["partition"].as<std::vector<std::string>>();
+  for (const CaseField& f : case_fields())
+    if (f.from_flags) f.from_flags(args, /*only_given=*/false, cfg);
   return cfg;
 }
 

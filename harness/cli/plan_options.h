@@ -8,20 +8,10 @@
 namespace fb::cli {
 
 inline BuildConfig build_config_for(const cxxopts::ParseResult& args, const LoadedModel& m) {
-  BuildConfig cfg = build_config_from(args);
-  if (!m.plan) return cfg;
-  const BuildConfig& built = m.plan->config;
-  if (!args.count("fusion")) cfg.fusion = built.fusion;
-  if (!args.count("batch")) cfg.batch = built.batch;
-  if (!args.count("exclude-node")) cfg.exclude_nodes = built.exclude_nodes;
-  if (!args.count("exclude-op")) cfg.exclude_op_types = built.exclude_op_types;
-  if (!args.count("partition")) cfg.partition_points = built.partition_points;
-  if (!args.count("precision")) cfg.precision = built.precision;
-  if (!args.count("layer-precision")) cfg.layer_precisions = built.layer_precisions;
-  if (!args.count("precision-mode")) cfg.precision_mode = built.precision_mode;
-  cfg.input_shapes = built.input_shapes;
-  cfg.constant_inputs = built.constant_inputs;
-  cfg.threads = built.threads;
+  if (!m.plan) return build_config_from(args);
+  BuildConfig cfg = m.plan->config;
+  for (const CaseField& f : case_fields())
+    if (f.from_flags) f.from_flags(args, /*only_given=*/true, cfg);
   return cfg;
 }
 

@@ -1,0 +1,353 @@
+#include "harness/case_fields.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
+#include <cxxopts.hpp>
+
+#include "engine/ir/error.h"
+#include "harness/scenario.h"
+
+namespace fb {
+
+void FieldReader::error(const std::string& field, const std::string& msg) const {
+  fail(field, msg);
+  throw Error("field '" + field + "': " + msg);  // fail always throws; this keeps the promise
+}
+
+std::string show(const OrderedJson& j) {
+  std::string s = j.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+std::string element(const std::string& field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
+
+std::string non_empty_string(const OrderedJson& j, const std::string& field, const FieldReader& r) {
+  if (!j.is_string()) r.error(field, "expected a string, got " + show(j));
+  std::string s = j.get<std::string>();
+  if (s.empty()) r.error(field, "must not be empty");
+  return s;
+}
+
+namespace {
+
+using Json = OrderedJson;
+
+std::string join(const std::vector<std::string>& values, const char* sep = ", ") {
+  std::string out;
+  for (const auto& v : values) out += (out.empty() ? "" : sep) + v;
+  return out;
+}
+
+bool contains(const std::vector<std::string>& values, const std::string& v) {
+  return std::find(values.begin(), values.end(), v) != values.end();
+}
+
+// The value rules: each reads one JSON value, checks it and says what it expected.
+
+int64_t integer(const Json& j, const std::string& field, const FieldReader& r, int64_t lo, int64_t hi) {
+  const std::string expected = lo == 1 ? "a positive integer" : "an integer >= " + std::to_string(lo);
+  if (!j.is_number_integer()) r.error(field, "expected " + expected + ", got " + show(j));
+  // nlohmann stores every non-negative integer as unsigned; one above INT64_MAX is only too large.
+  if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(hi))
+    r.error(field, "must be at most " + std::to_string(hi) + ", got " + show(j));
+  int64_t v = j.get<int64_t>();
+  if (v < lo) r.error(field, "expected " + expected + ", got " + show(j));
+  if (v > hi) r.error(field, "must be at most " + std::to_string(hi) + ", got " + show(j));
+  return v;
+}
+
+template <int64_t lo, int64_t hi>
+int int_in(const Json& j, const std::string& field, const FieldReader& r) {
+  return static_cast<int>(integer(j, field, r, lo, hi));
+}
+
+int64_t batch_size(const Json& j, const std::string& field, const FieldReader& r) { return integer(j, field, r, 1, 65536); }
+int thread_count(const Json& j, const std::string& field, const FieldReader& r) { return int_in<1, 1024>(j, field, r); }
+
+uint64_t seed(const Json& v, const std::string& field, const FieldReader& r) {
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+    r.error(field, "expected an integer >= 0, got " + show(v));
+  return v.get<uint64_t>();
+}
+
+double positive(const Json& j, const std::string& field, const FieldReader& r) {
+  if (!j.is_number() || !(j.get<double>() > 0) || !std::isfinite(j.get<double>()))
+    r.error(field, "expected a positive number, got " + show(j));
+  return j.get<double>();
+}
+
+double non_negative(const Json& j, const std::string& field, const FieldReader& r) {
+  if (!j.is_number() || !(j.get<double>() >= 0) || !std::isfinite(j.get<double>()))
+    r.error(field, "expected a number >= 0, got " + show(j));
+  return j.get<double>();
+}
+
+double fraction(const Json& v, const std::string& field, const FieldReader& r) {
+  if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() < 1))
+    r.error(field, "expected a number between 0 and 1 (exclusive), got " + show(v));
+  return v.get<double>();
+}
+
+double cosine(const Json& v, const std::string& field, const FieldReader& r) {
+  if (!v.is_number() || !(v.get<double>() >= -1 && v.get<double>() <= 1))
+    r.error(field, "expected a number between -1 and 1, got " + show(v));
+  return v.get<double>();
+}
+
+bool boolean(const Json& v, const std::string& field, const FieldReader& r) {
+  if (!v.is_boolean()) r.error(field, "expected true or false, got " + show(v));
+  return v.get<bool>();
+}
+
+// A string that must be one of `allowed`: "expected "a" or "b", got "c"".
+std::string one_of(const Json& j, const std::string& field, const FieldReader& r, const std::vector<std::string>& allowed) {
+  std::string s = non_empty_string(j, field, r);
+  if (!contains(allowed, s)) {
+    std::vector<std::string> quoted;
+    for (const std::string& a : allowed) quoted.push_back("\"" + a + "\"");
+    r.error(field, "expected " + join(quoted, " or ") + ", got " + show(j));
+  }
+  return s;
+}
+
+std::string stop_rule(const Json& j, const std::string& f, const FieldReader& r) {
+  return one_of(j, f, r, {"median-ci", "speedup-ci"});
+}
+std::string alternation(const Json& j, const std::string& f, const FieldReader& r) {
+  return one_of(j, f, r, {"iteration", "block"});
+}
+std::string precision_mode(const Json& j, const std::string& f, const FieldReader& r) {
+  return one_of(j, f, r, {"obey", "prefer"});
+}
+
+// A matrix value from its list: "precision 'int4' is not supported (supported: ...)".
+std::string supported(const Json& v, const std::string& f, const FieldReader& r, const char* what,
+                      const std::vector<std::string>& values, const char* listed) {
+  if (!v.is_string()) r.error(f, "expected a string, got " + show(v));
+  std::string s = v.get<std::string>();
+  if (!contains(values, s))
+    r.error(f, std::string(what) + " '" + s + "' is not supported (" + listed + ": " + join(values) + ")");
+  return s;
+}
+std::string precision(const Json& v, const std::string& f, const FieldReader& r) {
+  return supported(v, f, r, "precision", supported_precisions(), "supported");
+}
+std::string fusion(const Json& v, const std::string& f, const FieldReader& r) {
+  return supported(v, f, r, "fusion", supported_fusions(), "allowed");
+}
+
+std::vector<int> cpus(const Json& j, const std::string& f, const FieldReader& r) {
+  return read_list<int>(j, f, r, int_in<0, CPU_SETSIZE - 1>);
+}
+std::vector<std::string> names(const Json& j, const std::string& f, const FieldReader& r) {
+  return read_list<std::string>(j, f, r, non_empty_string);
+}
+
+// Per-layer precision constraints, in order (the first matching pattern decides): in a
+// scenario an object {PATTERN: PRECISION, ...}, stored as a list of [pattern, precision].
+std::vector<LayerPrecision> layer_precisions(const Json& j, const std::string& field, const FieldReader& r) {
+  std::vector<LayerPrecision> out;
+  auto add = [&](const std::string& pattern, const Json& value, const std::string& f) {
+    if (pattern.empty()) r.error(field, "a pattern must not be empty");
+    std::string p = non_empty_string(value, f, r);
+    if (!contains(known_precisions(), p))
+      r.error(f, "unknown precision '" + p + "' (known: " + join(known_precisions()) + ")");
+    out.push_back(LayerPrecision{pattern, p});
+  };
+  if (r.scenario) {
+    if (!j.is_object()) r.error(field, "expected an object, got " + show(j));
+    if (j.empty()) r.error(field, "must not be empty");
+    for (const auto& [pattern, value] : j.items()) add(pattern, value, field + "." + pattern);
+    return out;
+  }
+  if (!j.is_array()) r.error(field, "expected a list of [pattern, precision] pairs, got " + show(j));
+  for (size_t i = 0; i < j.size(); ++i) {
+    const Json& e = j[i];
+    if (!e.is_array() || e.size() != 2 || !e[0].is_string())
+      r.error(element(field, i), "expected a [pattern, precision] pair, got " + show(e));
+    add(e[0].get<std::string>(), e[1], element(field, i));
+  }
+  return out;
+}
+
+nlohmann::json layer_precisions_json(const std::vector<LayerPrecision>& layers) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const LayerPrecision& l : layers) out.push_back({l.pattern, l.precision});
+  return out;
+}
+
+bool always(const CaseSpec&) { return true; }
+bool with_fusion_limits(const CaseSpec& s) { return !s.fusion_limits.empty(); }
+bool with_precision_constraints(const CaseSpec& s) { return !s.precision_constraints.empty(); }
+
+// The stored config writes plugins only when there are any (or cost is switched off), so
+// configs without them read as they always did.
+nlohmann::json plugins_json(const CaseSpec& s) {
+  return !s.plugins.empty() || !s.plugins.cost ? plugin_settings_to_json(s.plugins) : nlohmann::json();
+}
+
+}  // namespace
+
+// .read and .write of a member read by RULE, a function (value, field, reader) -> value.
+#define VALUE(member, rule)                                                                                    \
+  .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) { s.member = rule(v, f, r); }, \
+  .write = [](const CaseSpec& s) { return nlohmann::json(s.member); }
+// The same for an optional member: left out when unset.
+#define OPTIONAL_VALUE(member, rule)                                                                           \
+  .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) { s.member = rule(v, f, r); }, \
+  .write = [](const CaseSpec& s) { return s.member ? nlohmann::json(*s.member) : nlohmann::json(); }
+// A repeatable build flag holding a list of names.
+#define LIST_FLAG(flag, help, target)                                                                           \
+  .add_flags = [](cxxopts::Options& o, const std::string&) {                                                   \
+    o.add_options()(flag, help, cxxopts::value<std::vector<std::string>>());                                  \
+  },                                                                                                           \
+  .from_flags = [](const cxxopts::ParseResult& a, bool, BuildConfig& c) {                                      \
+    if (a.count(flag)) c.target = a[flag].as<std::vector<std::string>>();                                      \
+  }
+
+const std::vector<CaseField>& case_fields() {
+  using enum InScenario;
+  static const std::vector<CaseField> fields{
+      // The matrix: one case per combination.
+      {.path = "precision", .in_scenario = kInMatrix, VALUE(precision, precision), .in_key = always,
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.precision = s.precision; },
+       .add_flags = [](cxxopts::Options& o, const std::string&) {
+         o.add_options()("precision", "fp32, bf16, fp16 or int8: every layer's, unless --layer-precision says otherwise",
+                         cxxopts::value<std::string>()->default_value("fp32"));
+       },
+       .from_flags = [](const cxxopts::ParseResult& a, bool only_given, BuildConfig& c) {
+         if (only_given && !a.count("precision")) return;
+         c.precision = a["precision"].as<std::string>();
+         check_precision(c.precision, "--precision");
+       }},
+      {.path = "batch", .in_scenario = kInMatrix, VALUE(batch, batch_size), .in_key = always,
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.batch = s.batch; },
+       .add_flags = [](cxxopts::Options& o, const std::string&) {
+         o.add_options()("batch", "batch size bound at build time", cxxopts::value<int64_t>()->default_value("1"));
+       },
+       .from_flags = [](const cxxopts::ParseResult& a, bool only_given, BuildConfig& c) {
+         if (!only_given || a.count("batch")) c.batch = a["batch"].as<int64_t>();
+       }},
+      {.path = "fusion", .in_scenario = kInMatrix, VALUE(fusion, fusion), .in_key = always,
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.fusion = parse_fusion_level(s.fusion); },
+       .add_flags = [](cxxopts::Options& o, const std::string& default_fusion) {
+         o.add_options()("fusion", "none, mark-all, standard, aggressive",
+                         cxxopts::value<std::string>()->default_value(default_fusion));
+       },
+       .from_flags = [](const cxxopts::ParseResult& a, bool only_given, BuildConfig& c) {
+         if (!only_given || a.count("fusion")) c.fusion = parse_fusion_level(a["fusion"].as<std::string>());
+       }},
+      // A scenario also takes "threads": N at the top level (scenario.cpp).
+      {.path = "threads", .in_scenario = kInMatrix, VALUE(threads, thread_count), .in_key = always,
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.threads = s.threads; }},
+
+      // How the case is timed: not in the case key, so a change of method keeps history.
+      {.path = "timing.warmup_ms", .in_scenario = kAtPath, VALUE(timing.warmup_ms, positive)},
+      {.path = "timing.warmup_iterations", .in_scenario = kAtPath, VALUE(timing.warmup_iterations, (int_in<1, INT_MAX>))},
+      {.path = "timing.min_iterations", .in_scenario = kAtPath, VALUE(timing.min_iterations, (int_in<1, INT_MAX>))},
+      {.path = "timing.max_iterations", .in_scenario = kAtPath, VALUE(timing.max_iterations, (int_in<1, INT_MAX>))},
+      {.path = "timing.max_seconds", .in_scenario = kAtPath, VALUE(timing.max_seconds, positive)},
+      {.path = "timing.target_rel_ci", .in_scenario = kAtPath, VALUE(timing.target_rel_ci, fraction)},
+      {.path = "timing.stop_rule", .in_scenario = kAtPath, VALUE(timing.stop_rule, stop_rule)},
+      {.path = "timing.pin_cpus", .in_scenario = kAtPath, VALUE(timing.pin_cpus, cpus)},
+      {.path = "timing.inject_delay_us", .in_scenario = kAtPath, VALUE(timing.inject_delay_us, non_negative)},
+      {.path = "timing.processes", .in_scenario = kAtPath, VALUE(timing.processes, (int_in<1, 64>))},
+      {.path = "timing.alternation", .in_scenario = kAtPath, VALUE(timing.alternation, alternation)},
+      {.path = "timing.block_iterations", .in_scenario = kAtPath, VALUE(timing.block_iterations, (int_in<1, 100000>))},
+
+      // Tolerances: a scenario's "accuracy" block is for fp32 cases and holds a block per
+      // other precision; expand_cases picks each case's (scenario.cpp).
+      {.path = "accuracy.atol", .in_scenario = kAtPath, VALUE(accuracy.atol, non_negative)},
+      {.path = "accuracy.rtol", .in_scenario = kAtPath, VALUE(accuracy.rtol, non_negative)},
+      {.path = "accuracy.elementwise", .in_scenario = kNotThere, VALUE(accuracy.elementwise, boolean)},
+      {.path = "accuracy.min_cosine", .in_scenario = kAtPath, OPTIONAL_VALUE(accuracy.min_cosine, cosine)},
+
+      {.path = "gate.min_speedup", .in_scenario = kAtPath, OPTIONAL_VALUE(gate.min_speedup, positive)},
+      {.path = "gate.max_regression", .in_scenario = kAtPath, OPTIONAL_VALUE(gate.max_regression, non_negative)},
+      {.path = "gate.max_abs_err", .in_scenario = kAtPath, OPTIONAL_VALUE(gate.max_abs_err, non_negative)},
+
+      {.path = "seed", .in_scenario = kAtPath, VALUE(seed, seed), .in_key = always},
+
+      // Where fusion must stop: in the case key when any is set (absent otherwise, so the
+      // keys of cases without limits stay what they were). "exclude_ops" is the JSON
+      // spelling scenarios and stored keys have always used.
+      {.path = "fusion_limits.exclude_nodes", .in_scenario = kAtPath, VALUE(fusion_limits.exclude_nodes, names),
+       .in_key = with_fusion_limits,
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.exclude_nodes = s.fusion_limits.exclude_nodes; },
+       LIST_FLAG("exclude-node", "node-name glob fusion must leave alone (repeatable)", exclude_nodes)},
+      {.path = "fusion_limits.exclude_ops", .in_scenario = kAtPath, VALUE(fusion_limits.exclude_op_types, names),
+       .in_key = with_fusion_limits,
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.exclude_op_types = s.fusion_limits.exclude_op_types; },
+       LIST_FLAG("exclude-op", "op type fusion must leave alone (repeatable)", exclude_op_types)},
+      {.path = "fusion_limits.partition_points", .in_scenario = kAtPath,
+       VALUE(fusion_limits.partition_points, names), .in_key = with_fusion_limits,
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.partition_points = s.fusion_limits.partition_points; },
+       LIST_FLAG("partition", "tensor name fusion may not cross (repeatable)", partition_points)},
+
+      // Per-layer precision constraints: in the case key when there are any.
+      {.path = "precision_constraints.mode", .in_scenario = kAtPath, VALUE(precision_constraints.mode, precision_mode),
+       .in_key = with_precision_constraints,
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.precision_mode = parse_precision_mode(s.precision_constraints.mode); },
+       .add_flags = [](cxxopts::Options& o, const std::string&) {
+         o.add_options()("precision-mode", "obey: a layer constraint that cannot be met fails the build; prefer: it falls back, logged",
+                         cxxopts::value<std::string>()->default_value("prefer"));
+       },
+       .from_flags = [](const cxxopts::ParseResult& a, bool only_given, BuildConfig& c) {
+         if (!only_given || a.count("precision-mode"))
+           c.precision_mode = parse_precision_mode(a["precision-mode"].as<std::string>());
+       }},
+      {.path = "precision_constraints.layers", .in_scenario = kAtPath,
+       .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) {
+         s.precision_constraints.layers = layer_precisions(v, f, r);
+       },
+       .write = [](const CaseSpec& s) { return layer_precisions_json(s.precision_constraints.layers); },
+       .in_key = with_precision_constraints,
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.layer_precisions = s.precision_constraints.layers; },
+       .add_flags = [](cxxopts::Options& o, const std::string&) {
+         o.add_options()("layer-precision",
+                         "PATTERN=PRECISION: node-name glob or op type, e.g. 'Softmax=fp32' (repeatable; first match wins)",
+                         cxxopts::value<std::vector<std::string>>());
+       },
+       .from_flags = [](const cxxopts::ParseResult& a, bool, BuildConfig& c) {
+         if (!a.count("layer-precision")) return;
+         c.layer_precisions.clear();
+         for (const std::string& s : a["layer-precision"].as<std::vector<std::string>>())
+           c.layer_precisions.push_back(parse_layer_precision(s));
+       }},
+
+      // Plugins: one reader and writer of their own (harness/plugin_settings.h); a scenario
+      // gives them as "plugins", "insert_plugins" and "plugin_cost" (scenario.cpp).
+      {.path = "plugins", .in_scenario = kNotThere,
+       .read = [](const Json& v, const std::string&, const FieldReader& r, CaseSpec& s) {
+         s.plugins = plugin_settings_from_json(nlohmann::json(v), r.fail);
+       },
+       .write = plugins_json,
+       .in_key = [](const CaseSpec& s) { return !s.plugins.empty(); },
+       .key_value = [](const CaseSpec& s) { return plugin_settings_key(s.plugins); }},
+  };
+  return fields;
+}
+
+#undef VALUE
+#undef OPTIONAL_VALUE
+#undef LIST_FLAG
+
+const CaseField& case_field(const std::string& path) {
+  for (const CaseField& f : case_fields())
+    if (path == f.path) return f;
+  throw Error("no case setting '" + path + "'");
+}
+
+BuildConfig build_config_of(const CaseSpec& s) {
+  BuildConfig c;
+  for (const CaseField& f : case_fields())
+    if (f.to_build) f.to_build(s, c);
+  return c;
+}
+
+}  // namespace fb
