@@ -173,7 +173,7 @@ std::vector<CaseComparison> compare_runs(const std::vector<StoredCase>& baseline
   auto entry = [&](const CaseResult& r) -> CaseComparison& {
     const std::string key = r.spec.case_key();
     auto [it, fresh] = index_of.emplace(key, out.size());
-    if (fresh) out.push_back(CaseComparison{key, r.spec.label(), {}, {}, {}, {}, {}});
+    if (fresh) out.push_back(CaseComparison{key, r.spec.label(), {}, {}, {}, {}});
     return out[it->second];
   };
   for (const StoredCase& sc : candidate) entry(sc.result).candidate = sc.result;
@@ -194,8 +194,6 @@ std::vector<CaseComparison> compare_runs(const std::vector<StoredCase>& baseline
       if (history)
         if (auto it = history->find(c.case_key); it != history->end()) h = &it->second;
       c.judgement = judge_case(*c.baseline, *c.candidate, h, same_machine, o);
-      const FigureChange& f = o.executor == "reference" ? c.judgement->reference : c.judgement->engine;
-      c.comparison = SampleComparison{f.baseline, f.candidate, f.change, f.change_ci, f.rank_p, c.judgement->verdict};
     }
   }
   return out;
@@ -224,6 +222,20 @@ HistoryByKey load_history(const ResultStore& store, int64_t up_to) {
     if (run.id == up_to) break;
   }
   return history;
+}
+
+JudgementContext judgement_context(const ResultStore& store, int64_t run, const ResultStore& baseline_store,
+                                   int64_t baseline_run, bool with_history) {
+  JudgementContext c;
+  c.machine = machine_fingerprint(store.load_run(run).info);
+  c.baseline_machine = machine_fingerprint(baseline_store.load_run(baseline_run).info);
+  c.same_machine = c.machine == c.baseline_machine;
+  if (with_history) c.history = load_history(baseline_store, baseline_run);
+  return c;
+}
+
+std::string change_text(const FigureChange& f) {
+  return pct(f.change) + (std::isfinite(f.detectable) ? fmt(" ±%.1f%%", 100 * f.detectable) : " ±?");
 }
 
 }  // namespace fb
