@@ -553,8 +553,8 @@ void render_engine(std::ostringstream& o, const ReportModel& m, size_t i) {
   if (!v.modules.empty())
     o << "<figure>" << svg::icicle(v.modules, v.profile->profile.total_ms)
       << "<figcaption>Time per module (the name prefixes the exporter wrote), outermost on top; width is the share of "
-         "the run. Hatched and starred: includes time apportioned from fused layers by the unfused run's proportions "
-         "(an estimate). Hover for figures.</figcaption></figure>\n";
+         "the run. Hatched and marked est.: includes time apportioned from fused layers by the unfused run's "
+         "proportions (an estimate). Hover for figures.</figcaption></figure>\n";
 }
 
 // What the case's plugins cost (harness/plugin_cost.h): the end-to-end difference against
