@@ -21,6 +21,7 @@
 #include "harness/result_store.h"
 #include "reports/html_report.h"
 #include "reports/report_model.h"
+#include "reports/svg_charts.h"
 
 namespace fs = std::filesystem;
 using fb::CaseResult;
@@ -696,4 +697,15 @@ TEST_F(ReportTest, JUnitAndExportAgreeWithTheReportModel) {
       EXPECT_NE(line.find("," + std::string(executor) + ","), std::string::npos) << line;
     }
   EXPECT_FALSE(std::getline(lines, line));
+}
+
+// The icicle marks a module whose time was apportioned from fused layers "est." (a star
+// read as a glob in a module path), hatched; a measured one is plain.
+TEST(Icicle, MarksEstimatedModulesEst) {
+  const std::vector<fb::ModuleProfile> modules = {{"/encoder/", 1.0, 1.0, true}, {"/encoder/layer.0/", 0.4, 0.4, false}};
+  const std::string svg = fb::svg::icicle(modules, 1.0);
+  EXPECT_NE(svg.find(">encoder/ 100.0% est.</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">layer.0/ 40.0%</text>"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find('*'), std::string::npos) << svg;
+  EXPECT_EQ(count(svg, "fill=\"url(#hatch)\""), 1u) << svg;
 }
