@@ -241,7 +241,7 @@ void render_changes(std::ostringstream& o, const ReportModel& m, const std::vect
   }
   o << "<div class=\"scroll\"><table class=\"full verdicts\"><thead><tr><th>Case</th><th>Verdict</th><th>Speedup</th>"
        "<th>Speedup change ±noise [interval]</th><th>Engine</th><th>Engine change ±noise [interval]</th>"
-       "<th class=\"num\">Reference</th><th>Why; noise from</th><th>Speedup history</th></tr></thead><tbody>\n";
+       "<th class=\"num\">Reference</th><th>Speedup history</th></tr></thead><tbody>\n";
   for (size_t i : list) {
     const ReportCase& c = m.cases[i];
     const CaseJudgement& j = *c.judgement;
@@ -249,8 +249,10 @@ void render_changes(std::ostringstream& o, const ReportModel& m, const std::vect
     o << "<tr class=\"" << cls << "\"><td>" << case_link(m, i) << "</td><td>" << badge(v, v) << "</td><td class=\"nowrap\">"
       << figure_values(j.speedup, true) << "</td><td class=\"nowrap\">" << figure_change(j.speedup) << "</td><td class=\"nowrap\">"
       << figure_values(j.engine, false) << "</td><td class=\"nowrap\">" << figure_change(j.engine) << "</td><td class=\"num\">"
-      << fmt_pct(j.reference.change) << "</td><td class=\"wrap\">" << html_escape(j.reason) << "; noise from "
-      << html_escape(j.speedup.noise_source) << "</td><td>" << since_text(m, c, Metric::kSpeedup) << "</td></tr>\n";
+      << fmt_pct(j.reference.change) << "</td><td>" << since_text(m, c, Metric::kSpeedup) << "</td></tr>\n";
+    // Why, on a line of its own as compare prints it.
+    o << "<tr class=\"" << cls << " why\"><td></td><td colspan=\"7\" class=\"wrap\">" << html_escape(j.reason)
+      << "; noise from " << html_escape(j.speedup.noise_source) << "</td></tr>\n";
   }
   o << "</tbody></table></div>\n";
 }
