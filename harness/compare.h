@@ -129,8 +129,9 @@ std::vector<CaseComparison> compare_runs(const std::vector<StoredCase>& baseline
 // fingerprints differ are not compared on times.
 std::string machine_fingerprint(const RunInfo& info);
 
-// The history of every case up to and including run `up_to` (by list_runs order), over the
-// runs of `store` with the same machine fingerprint; errored cases are left out.
+// The history of each case of run `up_to`: its values in the runs up to and including
+// `up_to` (by list_runs order) on the same machine fingerprint, errored results left out,
+// oldest first, and only the latest 10 of them (all that judge_figure reads).
 HistoryByKey load_history(const ResultStore& store, int64_t up_to);
 
 // What judging a run against a baseline needs besides their cases: the baseline's history on
