@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "engine/ir/error.h"
 #include "harness/format_number.h"
@@ -167,7 +168,7 @@ std::vector<CaseComparison> compare_runs(const std::vector<StoredCase>& baseline
   auto entry = [&](const CaseResult& r) -> CaseComparison& {
     const std::string key = r.spec.case_key();
     auto [it, fresh] = index_of.emplace(key, out.size());
-    if (fresh) out.push_back(CaseComparison{key, r.spec.label(), {}, {}, {}, {}, {}});
+    if (fresh) out.push_back(CaseComparison{key, r.spec.label(), {}, {}, {}, {}});
     return out[it->second];
   };
   for (const StoredCase& sc : candidate) entry(sc.result).candidate = sc.result;
@@ -188,8 +189,6 @@ std::vector<CaseComparison> compare_runs(const std::vector<StoredCase>& baseline
       if (history)
         if (auto it = history->find(c.case_key); it != history->end()) h = &it->second;
       c.judgement = judge_case(*c.baseline, *c.candidate, h, same_machine, o);
-      const FigureChange& f = o.executor == "reference" ? c.judgement->reference : c.judgement->engine;
-      c.comparison = SampleComparison{f.baseline, f.candidate, f.change, f.change_ci, f.rank_p, c.judgement->verdict};
     }
   }
   return out;
@@ -201,23 +200,50 @@ std::string machine_fingerprint(const RunInfo& info) {
 
 HistoryByKey load_history(const ResultStore& store, int64_t up_to) {
   const std::string machine = machine_fingerprint(store.load_run(up_to).info);
+  std::vector<StoredRun> runs = store.list_runs();
+  const auto last_run = std::find_if(runs.begin(), runs.end(), [&](const StoredRun& r) { return r.id == up_to; });
+  if (last_run != runs.end()) runs.erase(last_run + 1, runs.end());
+  // Newest first, until every case of run `up_to` has the kMaxHistory values judge_figure
+  // reads: a nightly database of a year need not be read whole for each comparison.
   HistoryByKey history;
-  for (const StoredRun& run : store.list_runs()) {
-    if (machine_fingerprint(run.info) == machine) {
-      std::map<std::string, const CaseResult*> last;  // a key listed twice: its last result
-      const std::vector<StoredCase> cases = store.load_cases(run.id, CaseDetail::kSummary);
-      for (const StoredCase& sc : cases)
-        if (sc.result.status != "error") last[sc.result.spec.case_key()] = &sc.result;
-      for (const auto& [key, r] : last) {
-        CaseHistory& h = history[key];
-        h.engine.push_back(r->engine.stats.median);
-        h.reference.push_back(r->reference.stats.median);
-        h.speedup.push_back(r->speedup);
-      }
+  std::set<std::string> wanted;
+  size_t complete = 0;
+  for (auto run = runs.rbegin(); run != runs.rend(); ++run) {
+    if (machine_fingerprint(run->info) != machine) continue;
+    std::map<std::string, const CaseResult*> last;  // a key listed twice: its last result
+    const std::vector<StoredCase> cases = store.load_cases(run->id, CaseDetail::kSummary);
+    for (const StoredCase& sc : cases)
+      if (sc.result.status != "error") last[sc.result.spec.case_key()] = &sc.result;
+    if (run == runs.rbegin())
+      for (const auto& [key, r] : last) wanted.insert(key);
+    for (const auto& [key, r] : last) {
+      if (!wanted.count(key)) continue;
+      CaseHistory& h = history[key];
+      if (h.engine.size() == kMaxHistory) continue;
+      h.engine.push_back(r->engine.stats.median);
+      h.reference.push_back(r->reference.stats.median);
+      h.speedup.push_back(r->speedup);
+      complete += h.engine.size() == kMaxHistory;
     }
-    if (run.id == up_to) break;
+    if (complete == wanted.size()) break;
   }
+  for (auto& [key, h] : history)
+    for (std::vector<double>* v : {&h.engine, &h.reference, &h.speedup}) std::reverse(v->begin(), v->end());
   return history;
+}
+
+JudgementContext judgement_context(const ResultStore& store, int64_t run, const ResultStore& baseline_store,
+                                   int64_t baseline_run, bool with_history) {
+  JudgementContext c;
+  c.machine = machine_fingerprint(store.load_run(run).info);
+  c.baseline_machine = machine_fingerprint(baseline_store.load_run(baseline_run).info);
+  c.same_machine = c.machine == c.baseline_machine;
+  if (with_history) c.history = load_history(baseline_store, baseline_run);
+  return c;
+}
+
+std::string change_text(const FigureChange& f) {
+  return signed_percent(f.change) + (std::isfinite(f.detectable) ? format_number(" ±%.1f%%", 100 * f.detectable) : " ±?");
 }
 
 }  // namespace fb

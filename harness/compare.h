@@ -38,8 +38,6 @@ struct CompareOptions {
   // Judge engine and reference times across different machines too (by default only the
   // speedup is compared when host, CPU or core count differ).
   bool cross_host = false;
-  // Whose median SampleComparison (the one-figure view) reports: "engine" or "reference".
-  std::string executor = "engine";
 };
 
 enum class Verdict {
@@ -97,17 +95,6 @@ struct CaseJudgement {
   bool speedup_only = false;          // different machines: times were not judged
 };
 
-// One figure per case, for views that show a single change (the HTML report): the case's
-// verdict beside the change of CompareOptions::executor's median, its interval at the noise
-// it was judged against, and the rank test's p-value of the per-process medians.
-struct SampleComparison {
-  double baseline_median = 0, candidate_median = 0;
-  double change = 0;
-  Interval change_ci;
-  double p_value = 1;
-  Verdict verdict = Verdict::kNoisy;  // the case's verdict, not the figure's own
-};
-
 // One case key's comparison. `judgement` is empty when the case is missing on a side or
 // errored there; `note` then says which.
 struct CaseComparison {
@@ -116,7 +103,6 @@ struct CaseComparison {
   std::optional<CaseResult> baseline, candidate;
   std::optional<CaseJudgement> judgement;
   std::string note;
-  std::optional<SampleComparison> comparison;  // the one-figure view of `judgement`
 };
 
 // Judges one figure (higher_is_better: the speedup) of two runs, given its earlier values.
@@ -143,8 +129,24 @@ std::vector<CaseComparison> compare_runs(const std::vector<StoredCase>& baseline
 // fingerprints differ are not compared on times.
 std::string machine_fingerprint(const RunInfo& info);
 
-// The history of every case up to and including run `up_to` (by list_runs order), over the
-// runs of `store` with the same machine fingerprint; errored cases are left out.
+// The history of each case of run `up_to`: its values in the runs up to and including
+// `up_to` (by list_runs order) on the same machine fingerprint, errored results left out,
+// oldest first, and only the latest 10 of them (all that judge_figure reads).
 HistoryByKey load_history(const ResultStore& store, int64_t up_to);
+
+// What judging a run against a baseline needs besides their cases: the baseline's history on
+// its machine and whether the two machines agree. compare, gate and the report take it from
+// here, so the three judge a case alike.
+struct JudgementContext {
+  std::string machine, baseline_machine;  // machine_fingerprint of each run
+  bool same_machine = true;
+  HistoryByKey history;  // empty when not wanted (compare --no-history)
+};
+JudgementContext judgement_context(const ResultStore& store, int64_t run, const ResultStore& baseline_store,
+                                   int64_t baseline_run, bool with_history = true);
+
+// "-4.8% ±1.9%": a figure's change and the smallest change its noise lets through, as
+// compare prints it and the report shows it.
+std::string change_text(const FigureChange& f);
 
 }  // namespace fb

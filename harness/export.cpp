@@ -6,19 +6,21 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/ir/error.h"
+#include "harness/run_cases.h"
 
 namespace fb {
 namespace {
 
 using Row = nlohmann::ordered_json;  // keeps the documented column order
 
-Row make_row(const StoredRun& run, const CaseResult& r, const char* executor, const Measurement& m) {
+Row make_row(const StoredRun& run, const KeyedCase& c, const char* executor, const Measurement& m) {
+  const CaseResult& r = c.stored.result;
   const CaseSpec& s = r.spec;
   const SampleStats& st = m.stats;
   Row row;
   row["run"] = run.id;
   row["started_at"] = run.info.started_at;
-  row["case_key"] = s.case_key();
+  row["case_key"] = c.key;
   row["scenario"] = s.scenario;
   row["model"] = s.model;
   row["precision"] = s.precision;
@@ -74,7 +76,7 @@ std::string csv_field(const Row& v) {
 const std::vector<std::string>& export_columns() {
   // Read off a row, so the list and the rows cannot disagree.
   static const std::vector<std::string> columns = [] {
-    const Row row = make_row(StoredRun{}, CaseResult{}, "engine", Measurement{});
+    const Row row = make_row(StoredRun{}, KeyedCase{}, "engine", Measurement{});
     std::vector<std::string> names;
     for (auto it = row.begin(); it != row.end(); ++it) names.push_back(it.key());
     return names;
@@ -98,11 +100,11 @@ void export_runs(const ResultStore& store, const std::vector<int64_t>& runs, Exp
   }
   bool first = true;
   for (int64_t id : runs) {
-    const StoredRun run = store.load_run(id);
-    for (const StoredCase& sc : store.load_cases(id, CaseDetail::kSummary)) {
-      for (auto [executor, m] : {std::pair<const char*, const Measurement*>{"engine", &sc.result.engine},
-                                 {"reference", &sc.result.reference}}) {
-        Row row = make_row(run, sc.result, executor, *m);
+    const RunCases run = load_run_cases(store, id, CaseDetail::kSummary);
+    for (const KeyedCase& c : run.cases) {
+      for (auto [executor, m] : {std::pair<const char*, const Measurement*>{"engine", &c.stored.result.engine},
+                                 {"reference", &c.stored.result.reference}}) {
+        Row row = make_row(run.run, c, executor, *m);
         if (format == ExportFormat::kCsv) {
           bool first_field = true;
           for (const auto& [key, value] : row.items()) {

@@ -16,7 +16,8 @@ const std::vector<std::string>& export_columns();
 enum class ExportFormat { kCsv, kJson };
 ExportFormat parse_export_format(const std::string& name);  // "csv" or "json"; fb::Error otherwise
 
-// Writes the rows of `runs` (every case, engine then reference). CSV: a header line, then
+// Writes the rows of `runs` (every case, engine then reference), read as the report reads a
+// run (harness/run_cases.h). CSV: a header line, then
 // RFC 4180 fields (quoted when they hold a comma, quote or line break), numbers with 17
 // significant digits, empty for a missing number. JSON: an array of objects keyed by column
 // name, null for a missing number.

@@ -80,7 +80,6 @@ std::string fmt_speedup(double v) {
 
 std::string fmt_pct(double v) { return std::isfinite(v) ? printf_double("%+.1f%%", 100 * v) : kNone; }
 std::string fmt_err(double v) { return std::isnan(v) ? "NaN" : printf_double("%.2e", v); }
-std::string fmt_p(double p) { return p < 1e-4 ? "&lt;1e-4" : printf_double("%.2g", p); }
 
 std::string or_none(const std::string& s) { return s.empty() ? kNone : html_escape(s); }
 std::string mono(const std::string& s) { return "<span class=\"mono\">" + or_none(s) + "</span>"; }
@@ -141,8 +140,8 @@ void kv_row(std::ostringstream& o, const std::string& key, const std::string& va
   o << "<tr><th>" << html_escape(key) << "</th><td>" << value_html << "</td></tr>\n";
 }
 
-// The run where a case's engine series last changed, per `fusebench history`, if any:
-// "since run 37 (+5.1%)".
+// The run where a case's series of `metric` last changed, per `fusebench history`, if any:
+// "since run 37 (-5.1%)". The verdicts read the speedup's, as compare's verdict rests on it.
 std::string since_text(const ReportModel& m, const ReportCase& c, Metric metric) {
   const auto& changes = c.history.changes[size_t(metric)];
   if (changes.empty()) return "";
@@ -181,7 +180,8 @@ void render_banner(std::ostringstream& o, const ReportModel& m) {
   } else {
     cls = "green", head = "All clear";
     body = "All " + std::to_string(n) + " cases pass the gate; none is slower than " + m.baseline_name +
-           " (Mann–Whitney, α " + printf_double("%g", m.options.compare.alpha) + ", a change of at least " +
+           " (as fusebench compare judges: against the noise between processes and runs, α " +
+           printf_double("%g", m.options.compare.alpha) + ", a change of at least " +
            printf_double("%g%%", 100 * m.options.compare.min_effect) + "); no case is noisy or errored.";
   }
   o << "<div class=\"banner " << cls << "\" id=\"banner\"><strong>" << html_escape(head) << ".</strong> " << html_escape(body)
@@ -216,6 +216,22 @@ void render_gate(std::ostringstream& o, const ReportModel& m) {
   o << "</tbody></table></div>\n";
 }
 
+// A figure's change as compare prints it ("+10.0% ±2.1%": the change and the smallest change
+// its noise lets through), then its interval at compare's level.
+std::string figure_change(const FigureChange& f) {
+  if (!std::isfinite(f.noise)) return "<b>" + html_escape(change_text(f)) + "</b> <span class=\"muted\">(" + or_none(f.noise_source) + ")</span>";
+  return "<b>" + html_escape(change_text(f)) + "</b> <span class=\"ci\">[" + fmt_pct(f.change_ci.low) + ", " +
+         fmt_pct(f.change_ci.high) + "]</span>";
+}
+
+// "1.41× → 1.32×" or "2.000 → 2.200 ms": a figure in the baseline and in this run.
+std::string figure_values(const FigureChange& f, bool speedup) {
+  return speedup ? fmt_speedup(f.baseline) + " → " + fmt_speedup(f.candidate)
+                 : fmt_ms(f.baseline) + " → " + fmt_ms(f.candidate) + " ms";
+}
+
+// A case's judgement as `fusebench compare` makes it: verdict, the speedup's and the engine's
+// change with interval and noise, the reference's change, why, and where the noise came from.
 void render_changes(std::ostringstream& o, const ReportModel& m, const std::vector<size_t>& list, const char* title,
                     const char* cls) {
   o << "<h3>" << title << " <span class=\"muted\">(" << list.size() << ")</span></h3>\n";
@@ -223,19 +239,20 @@ void render_changes(std::ostringstream& o, const ReportModel& m, const std::vect
     o << "<p class=\"muted\">None.</p>\n";
     return;
   }
-  o << "<div class=\"scroll\"><table class=\"full\"><thead><tr><th>Case</th><th class=\"num\">Change</th>"
-       "<th class=\"num\">95% interval</th><th class=\"num\">Baseline ms</th><th class=\"num\">This run ms</th>"
-       "<th class=\"num\">p</th><th>Noise (baseline · this run)</th><th>Engine history</th></tr></thead><tbody>\n";
+  o << "<div class=\"scroll\"><table class=\"full verdicts\"><thead><tr><th>Case</th><th>Verdict</th><th>Speedup</th>"
+       "<th>Speedup change ±noise [interval]</th><th>Engine</th><th>Engine change ±noise [interval]</th>"
+       "<th class=\"num\">Reference</th><th>Speedup history</th></tr></thead><tbody>\n";
   for (size_t i : list) {
     const ReportCase& c = m.cases[i];
-    const SampleComparison& s = *c.comparison;
-    const Measurement& now = m.options.compare.executor == "reference" ? c.stored.result.reference : c.stored.result.engine;
-    const Measurement& then = m.options.compare.executor == "reference" ? c.baseline->reference : c.baseline->engine;
-    o << "<tr class=\"" << cls << "\"><td>" << case_link(m, i) << "</td><td class=\"num\"><b>" << fmt_pct(s.change)
-      << "</b></td><td class=\"num\">[" << fmt_pct(s.change_ci.low) << ", " << fmt_pct(s.change_ci.high)
-      << "]</td><td class=\"num\">" << fmt_ms(s.baseline_median) << "</td><td class=\"num\">" << fmt_ms(s.candidate_median)
-      << "</td><td class=\"num\">" << fmt_p(s.p_value) << "</td><td class=\"mono\">" << noise_of(then) << " · "
-      << noise_of(now) << "</td><td>" << since_text(m, c, Metric::kEngine) << "</td></tr>\n";
+    const CaseJudgement& j = *c.judgement;
+    const char* v = verdict_name(j.verdict);
+    o << "<tr class=\"" << cls << "\"><td>" << case_link(m, i) << "</td><td>" << badge(v, v) << "</td><td class=\"nowrap\">"
+      << figure_values(j.speedup, true) << "</td><td class=\"nowrap\">" << figure_change(j.speedup) << "</td><td class=\"nowrap\">"
+      << figure_values(j.engine, false) << "</td><td class=\"nowrap\">" << figure_change(j.engine) << "</td><td class=\"num\">"
+      << fmt_pct(j.reference.change) << "</td><td>" << since_text(m, c, Metric::kSpeedup) << "</td></tr>\n";
+    // Why, on a line of its own as compare prints it.
+    o << "<tr class=\"" << cls << " why\"><td></td><td colspan=\"7\" class=\"wrap\">" << html_escape(j.reason)
+      << "; noise from " << html_escape(j.speedup.noise_source) << "</td></tr>\n";
   }
   o << "</tbody></table></div>\n";
 }
@@ -247,21 +264,25 @@ void render_noisy(std::ostringstream& o, const ReportModel& m) {
     return;
   }
   o << "<div class=\"scroll\"><table class=\"full\"><thead><tr><th>Case</th><th>Why</th><th>Engine noise</th>"
-       "<th>Reference noise</th><th>Against the baseline</th></tr></thead><tbody>\n";
+       "<th>Reference noise</th><th>Against the baseline: speedup change ±noise [interval]</th></tr></thead><tbody>\n";
   for (size_t i : m.noisy) {
     const ReportCase& c = m.cases[i];
     const CaseResult& r = c.stored.result;
-    std::string why = r.noisy ? "timing stopped (" + html_escape(r.stop_reason) + ") before its target of ±" +
-                                    printf_double("%g%%", 100 * r.spec.timing.target_rel_ci)
-                              : std::string("the comparison could not tell");
-    o << "<tr class=\"warn\"><td>" << case_link(m, i) << "</td><td>" << why << "</td><td class=\"mono\">"
-      << noise_of(r.engine) << "</td><td class=\"mono\">" << noise_of(r.reference) << "</td><td>";
-    if (c.comparison)
-      o << badge(verdict_name(c.comparison->verdict), verdict_name(c.comparison->verdict)) << " " << fmt_pct(c.comparison->change)
-        << " <span class=\"ci\">[" << fmt_pct(c.comparison->change_ci.low) << ", " << fmt_pct(c.comparison->change_ci.high)
-        << "]</span>";
-    else
+    std::vector<std::string> why;
+    if (r.noisy)
+      why.push_back("timing stopped (" + html_escape(r.stop_reason) + ") before its target of ±" +
+                    printf_double("%g%%", 100 * r.spec.timing.target_rel_ci));
+    if (c.judgement && (c.judgement->verdict == Verdict::kNoisy || c.judgement->verdict == Verdict::kEnvironment))
+      why.push_back(html_escape(c.judgement->reason) + "; noise from " + html_escape(c.judgement->speedup.noise_source));
+    o << "<tr class=\"warn\"><td>" << case_link(m, i) << "</td><td class=\"wrap\">";
+    for (size_t k = 0; k < why.size(); ++k) o << (k ? "<br>" : "") << why[k];
+    o << "</td><td class=\"mono\">" << noise_of(r.engine) << "</td><td class=\"mono\">" << noise_of(r.reference) << "</td><td>";
+    if (c.judgement) {
+      const char* v = verdict_name(c.judgement->verdict);
+      o << badge(v, v) << " " << figure_change(c.judgement->speedup);
+    } else {
       o << html_escape(c.compare_note);
+    }
     o << "</td></tr>\n";
   }
   o << "</tbody></table></div>\n";
@@ -275,11 +296,18 @@ void render_verdicts(std::ostringstream& o, const ReportModel& m) {
          "<code>--baseline RUN</code> or <code>--baseline-db FILE</code>.</p>\n";
   } else {
     o << "<p class=\"muted\">Against " << html_escape(m.baseline_name) << " (started "
-      << mono(m.baseline->info.started_at) << ", commit " << mono(short_commit(m.baseline->info.git_commit)) << "): "
-      << m.options.compare.executor << " samples, Mann–Whitney α " << printf_double("%g", m.options.compare.alpha)
-      << ", changes under " << printf_double("%g%%", 100 * m.options.compare.min_effect)
-      << " count as unchanged; the interval is the 95% bootstrap interval of the change of the median. Noise: each side's "
-         "coefficient of variation and the half-width of its median's 95% interval.</p>\n";
+      << mono(m.baseline->info.started_at) << ", commit " << mono(short_commit(m.baseline->info.git_commit))
+      << "), judged as <code>fusebench compare</code> judges: each figure's change against how far the case moves between "
+         "worker processes and between earlier runs on this machine (the noise), at α "
+      << printf_double("%g", m.options.compare.alpha) << "; ± is the smallest change that noise lets through, the interval is "
+      << printf_double("%g%%", 100 * (1 - m.options.compare.alpha)) << ", and a change under "
+      << printf_double("%g%%", 100 * m.options.compare.min_effect)
+      << " is never a verdict. The verdict rests on the speedup (reference / engine, timed interleaved); an engine that "
+         "moved with the reference is <em>environment</em>."
+      << (m.same_machine ? std::string()
+                         : " The machines differ (" + html_escape(m.baseline_machine) + " → " + html_escape(m.machine) +
+                               "): judged on the speedup only.")
+      << "</p>\n";
     render_changes(o, m, m.regressions, "Regressions", "bad");
     render_changes(o, m, m.improvements, "Improvements", "good");
   }
@@ -318,21 +346,21 @@ void render_environment(std::ostringstream& o, const ReportModel& m) {
 // ---- per case ----
 
 std::string compare_cell(const ReportCase& c) {
-  if (!c.comparison) return "<span class=\"muted\">" + html_escape(c.compare_note) + "</span>";
-  const char* v = verdict_name(c.comparison->verdict);
-  return badge(v, v) + " " + fmt_pct(c.comparison->change);
+  if (!c.judgement) return "<span class=\"muted\">" + html_escape(c.compare_note) + "</span>";
+  const char* v = verdict_name(c.judgement->verdict);
+  return badge(v, v) + " " + html_escape(change_text(c.judgement->speedup));
 }
 
 void render_case_table(std::ostringstream& o, const ReportModel& m, const std::vector<size_t>& list) {
   o << "<div class=\"scroll\"><table class=\"full cases\"><thead><tr><th>Case</th><th class=\"num\">Engine ms [95%]</th>"
-       "<th class=\"num\">Reference ms [95%]</th><th class=\"num\">Speedup [95%]</th><th>vs baseline (engine)</th>"
+       "<th class=\"num\">Reference ms [95%]</th><th class=\"num\">Speedup [95%]</th><th>vs baseline (speedup ±noise)</th>"
        "<th class=\"num\">Max abs err</th><th>Gate</th><th>Status</th></tr></thead><tbody>\n";
   for (size_t i : list) {
     const ReportCase& c = m.cases[i];
     const CaseResult& r = c.stored.result;
     const Outcome gate = m.gate.cases[i].outcome;
     const bool bad = r.status != "passed" || gate == Outcome::kFail ||
-                     (c.comparison && c.comparison->verdict == Verdict::kSlower);
+                     (c.judgement && c.judgement->verdict == Verdict::kSlower);
     o << "<tr class=\"" << (bad ? "bad" : "") << "\"><td><a class=\"nowrap\" href=\"#" << case_anchor(i) << "\">"
       << html_escape(short_label(r.spec)) << "</a>" << (r.noisy ? " " + badge("noisy", "noisy") : "")
       << "</td><td class=\"num\">" << with_ci(r.engine) << "</td><td class=\"num\">" << with_ci(r.reference)
@@ -527,8 +555,8 @@ void render_engine(std::ostringstream& o, const ReportModel& m, size_t i) {
   if (!v.modules.empty())
     o << "<figure>" << svg::icicle(v.modules, v.profile->profile.total_ms)
       << "<figcaption>Time per module (the name prefixes the exporter wrote), outermost on top; width is the share of "
-         "the run. Hatched and starred: includes time apportioned from fused layers by the unfused run's proportions "
-         "(an estimate). Hover for figures.</figcaption></figure>\n";
+         "the run. Hatched and marked est.: includes time apportioned from fused layers by the unfused run's "
+         "proportions (an estimate). Hover for figures.</figcaption></figure>\n";
 }
 
 // What the case's plugins cost (harness/plugin_cost.h): the end-to-end difference against

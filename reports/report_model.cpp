@@ -281,8 +281,10 @@ ReportModel build_report_model(const ResultStore& store, const ReportOptions& op
   model.db_path = store.path();
   model.options = options;
   const int64_t run_id = pick(store, options.run);
-  model.run = store.load_run(run_id);
-  std::vector<StoredCase> cases = store.load_cases(run_id);
+  RunCases run_cases = load_run_cases(store, run_id);
+  model.run = std::move(run_cases.run);
+  std::vector<StoredCase> cases;  // as gate and compare take them
+  for (const KeyedCase& c : run_cases.cases) cases.push_back(c.stored);
 
   // The baseline: named, else the run before (or the latest of the other database).
   const std::vector<StoredRun> runs = store.list_runs();
@@ -294,17 +296,25 @@ ReportModel build_report_model(const ResultStore& store, const ReportOptions& op
     for (size_t i = 1; i < runs.size(); ++i)
       if (runs[i].id == run_id) base_id = runs[i - 1].id;
   std::vector<StoredCase> base_cases;
+  JudgementContext context;
   if (base_id) {
     model.baseline = base_store.load_run(*base_id);
     model.baseline_name = (baseline_store ? baseline_store->path() + " " : std::string()) + "run " + std::to_string(*base_id);
     base_cases = base_store.load_cases(*base_id);
+    context = judgement_context(store, run_id, base_store, *base_id);
+    model.machine = context.machine;
+    model.baseline_machine = context.baseline_machine;
+    model.same_machine = context.same_machine;
   }
 
-  // Verdicts, from the harness as they are.
-  model.gate = evaluate_gate(cases, options.gate, base_id ? &base_cases : nullptr, options.compare);
+  // Verdicts, from the harness as `fusebench gate` and `fusebench compare` reach them: the
+  // baseline's history on its machine, speedup only across machines.
+  model.gate = evaluate_gate(cases, options.gate, base_id ? &base_cases : nullptr, options.compare, &context.history,
+                             context.same_machine);
   std::map<std::string, CaseComparison> compared;
   if (base_id)
-    for (CaseComparison& c : compare_runs(base_cases, cases, options.compare)) compared[c.case_key] = std::move(c);
+    for (CaseComparison& c : compare_runs(base_cases, cases, options.compare, &context.history, context.same_machine))
+      compared[c.case_key] = std::move(c);
 
   // History: the last N runs up to this one, summary figures only.
   size_t end = 0;
@@ -313,11 +323,10 @@ ReportModel build_report_model(const ResultStore& store, const ReportOptions& op
   model.history_runs.assign(runs.begin() + std::ptrdiff_t(begin), runs.begin() + std::ptrdiff_t(end + 1));
 
   std::map<std::string, size_t> index_of_key;
-  for (size_t i = 0; i < cases.size(); ++i) {
+  for (size_t i = 0; i < run_cases.cases.size(); ++i) {
     ReportCase rc;
-    rc.key = cases[i].result.spec.case_key();
+    static_cast<KeyedCase&>(rc) = std::move(run_cases.cases[i]);
     index_of_key[rc.key] = i;  // a key stored twice: history follows its last result, as `history` does
-    rc.stored = std::move(cases[i]);
     model.cases.push_back(std::move(rc));
   }
   // Each run's points, read in parallel (a connection per worker: SQLite reads in WAL mode
@@ -364,7 +373,7 @@ ReportModel build_report_model(const ResultStore& store, const ReportOptions& op
     auto it = compared.find(rc.key);
     if (it != compared.end()) {
       rc.baseline = it->second.baseline;
-      rc.comparison = it->second.comparison;
+      rc.judgement = it->second.judgement;
       rc.compare_note = it->second.note;
     } else {
       rc.compare_note = base_id ? "not compared" : "no baseline run";
@@ -374,19 +383,20 @@ ReportModel build_report_model(const ResultStore& store, const ReportOptions& op
     rc.engine = engine_view(r, fetch(store, loaded, pid), fetch(base_store, baseline_store ? base_loaded : loaded, bid));
 
     if (r.status == "error") model.errors.push_back(i);
-    if (rc.comparison && rc.comparison->verdict == Verdict::kSlower) model.regressions.push_back(i);
-    if (rc.comparison && rc.comparison->verdict == Verdict::kFaster) model.improvements.push_back(i);
-    if ((rc.comparison && rc.comparison->verdict == Verdict::kNoisy) || (r.noisy && r.status != "error"))
-      model.noisy.push_back(i);
+    const std::optional<Verdict> v = rc.judgement ? std::optional(rc.judgement->verdict) : std::nullopt;
+    if (v == Verdict::kSlower) model.regressions.push_back(i);
+    if (v == Verdict::kFaster) model.improvements.push_back(i);
+    if (v == Verdict::kNoisy || v == Verdict::kEnvironment || (r.noisy && r.status != "error")) model.noisy.push_back(i);
   }
-  const auto by_change = [&](bool largest_first) {
-    return [&, largest_first](size_t a, size_t b) {
-      const double ca = model.cases[a].comparison->change, cb = model.cases[b].comparison->change;
-      return largest_first ? ca > cb : ca < cb;
+  // The verdict rests on the speedup: the largest loss (regressions) or gain first.
+  const auto by_speedup_change = [&](bool largest_loss_first) {
+    return [&, largest_loss_first](size_t a, size_t b) {
+      const double ca = model.cases[a].judgement->speedup.change, cb = model.cases[b].judgement->speedup.change;
+      return largest_loss_first ? ca < cb : ca > cb;
     };
   };
-  std::stable_sort(model.regressions.begin(), model.regressions.end(), by_change(true));
-  std::stable_sort(model.improvements.begin(), model.improvements.end(), by_change(false));
+  std::stable_sort(model.regressions.begin(), model.regressions.end(), by_speedup_change(true));
+  std::stable_sort(model.improvements.begin(), model.improvements.end(), by_speedup_change(false));
 
   std::vector<const CaseResult*> run_results;
   for (const ReportCase& rc : model.cases) run_results.push_back(&rc.stored.result);

@@ -15,6 +15,7 @@
 #include "harness/gate.h"
 #include "harness/history.h"
 #include "harness/result_store.h"
+#include "harness/run_cases.h"
 
 namespace fb {
 
@@ -22,7 +23,7 @@ struct ReportOptions {
   std::optional<int64_t> run;       // default: the latest run
   std::optional<int64_t> baseline;  // default: the run before `run` (or the latest of the baseline database)
   int last = 60;                    // runs of history per case, ending at `run`
-  CompareOptions compare;           // as `fusebench compare` (engine samples, alpha 0.01, 2% effect)
+  CompareOptions compare;           // as `fusebench compare` (alpha 0.01, 3% effect)
   ChangePointOptions change_points; // as `fusebench history`
   GateRules gate;                   // none: each case's stored scenario rules, as `fusebench gate`
 };
@@ -76,12 +77,14 @@ struct EngineView {
   std::vector<PassSummary> passes;
 };
 
-struct ReportCase {
-  StoredCase stored;                 // this run's result, samples and layer map included
-  std::string key;                   // case key
-  std::optional<CaseResult> baseline;          // the baseline run's result for the key
-  std::optional<SampleComparison> comparison;  // absent when a side is missing or errored
-  std::string compare_note;                    // then: why
+// This run's result (samples and layer map included) and its case key, as load_run_cases
+// reads them for every report (export and JUnit too), then what the report adds.
+struct ReportCase : KeyedCase {
+  std::optional<CaseResult> baseline;      // the baseline run's result for the key
+  // `fusebench compare`'s judgement of the case against the baseline (same history, same
+  // machine rule); absent when a side is missing or errored.
+  std::optional<CaseJudgement> judgement;
+  std::string compare_note;                // then: why
   CaseTrend history;
   EngineView engine;
 };
@@ -105,14 +108,19 @@ struct ReportModel {
   StoredRun run;
   std::optional<StoredRun> baseline;
   std::string baseline_name;           // "run 6" or "other.db run 3"; "" without a baseline
+  // The machines of the run and the baseline (machine_fingerprint) and whether they agree:
+  // when not, compare and gate judge on the speedup only.
+  std::string machine, baseline_machine;
+  bool same_machine = true;
   ReportOptions options;
   std::vector<StoredRun> history_runs; // oldest first, ending with `run`
   std::vector<ReportCase> cases;       // the run's order
   GateReport gate;                     // gate.cases[i] judges cases[i]
   std::vector<EnvField> environment;   // the run's fingerprint (and the baseline's)
   std::vector<BatchCurve> batch_curves;
-  // Indices into cases: slower (largest change first), faster (largest first), noisy
-  // (compare said noisy or the case was flagged), errored.
+  // Indices into cases, by compare's verdict: slower (largest speedup loss first), faster
+  // (largest gain first), noisy (compare said noisy or environment, or the timer flagged the
+  // case), errored.
   std::vector<size_t> regressions, improvements, noisy, errors;
 };
 

@@ -245,7 +245,7 @@ std::string icicle(const std::vector<ModuleProfile>& modules, double total_ms, i
       << (m->estimated ? " (includes time apportioned from fused layers: an estimate)" : "") << "</title><rect x=\""
       << num(x) << "\" y=\"" << d * row << "\" width=\"" << num(std::max(0.5, width - 1)) << "\" height=\"" << row - 2
       << "\" fill=\"" << (m->estimated ? "url(#hatch)" : "#b6e3ff") << "\" stroke=\"#54aeff\"/>";
-    const std::string text = name + (m->estimated ? "* " : " ") + share;
+    const std::string text = name + " " + share + (m->estimated ? " est." : "");
     if (width > 7.0 * static_cast<double>(text.size()))
       o << "<text x=\"" << num(x + 4) << "\" y=\"" << d * row + 16 << "\">" << html_escape(text) << "</text>";
     else if (width > 40)

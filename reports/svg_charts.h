@@ -40,7 +40,7 @@ struct Box {
 std::string box_plot(const std::string& aria, const std::vector<Box>& boxes, const std::string& unit);
 
 // The module roll-up as an icicle: one row per module depth, widths in proportion to time;
-// modules whose time was apportioned from fused layers are hatched and starred.
+// modules whose time was apportioned from fused layers are hatched and marked "est.".
 std::string icicle(const std::vector<ModuleProfile>& modules, double total_ms, int max_depth = 7);
 
 }  // namespace fb::svg

@@ -5,8 +5,11 @@
 #include "harness/compare.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 #include "engine/ir/error.h"
 #include "harness/process_merge.h"
@@ -277,3 +280,46 @@ TEST(JudgeFigure, OneWildProcessIsNotAVerdict) {
 }
 
 }  // namespace
+
+// load_history reads each case of the baseline run back to its latest 10 values on the same
+// machine (all judge_figure reads), oldest first, errored results and other machines left
+// out, and nothing for keys the baseline run does not hold.
+TEST(LoadHistory, TheLatestTenValuesOfEachBaselineCaseOnItsMachine) {
+  const std::string db = ::testing::TempDir() + "fusebench_load_history_" + std::to_string(::getpid()) + ".db";
+  std::remove(db.c_str());
+  int64_t up_to = 0;
+  {
+    fb::ResultStore store(db);
+    for (int n = 0; n < 15; ++n) {
+      fb::RunInfo info;
+      info.started_at = "2024-08-" + std::string(n < 9 ? "0" : "") + std::to_string(n + 1) + "T02:00:00Z";
+      info.host = n == 12 ? "other-host" : "bench";  // night 13 ran elsewhere
+      const int64_t run = store.begin_run(info);
+      fb::CaseResult kept;
+      kept.spec.model_hash = "kept";
+      kept.engine.stats.median = 1 + n;  // the night's number, to see which nights were read
+      kept.reference.stats.median = 2 * (1 + n);
+      kept.speedup = 2;
+      if (n == 10) kept.status = "error";
+      store.write_case(run, kept);
+      if (n < 14) {  // a case the last night does not hold
+        fb::CaseResult gone = kept;
+        gone.spec.model_hash = "gone";
+        gone.status = "passed";
+        store.write_case(run, gone);
+      }
+      store.finish_run(run);
+      up_to = run;
+    }
+    const fb::HistoryByKey h = fb::load_history(store, up_to);
+    fb::CaseResult key;
+    key.spec.model_hash = "kept";
+    ASSERT_EQ(h.size(), 1u);
+    const fb::CaseHistory& kept = h.at(key.spec.case_key());
+    // Nights 15 back to 4, without 13 (another host) and 11 (errored): ten values.
+    EXPECT_EQ(kept.engine, (std::vector<double>{4, 5, 6, 7, 8, 9, 10, 12, 14, 15}));
+    EXPECT_EQ(kept.reference, (std::vector<double>{8, 10, 12, 14, 16, 18, 20, 24, 28, 30}));
+    EXPECT_EQ(kept.speedup, std::vector<double>(10, 2.0));
+  }
+  std::remove(db.c_str());
+}

@@ -3,19 +3,26 @@
 // figures, and that every string taken from stored data is escaped (in text, attributes and
 // the JSON the charts read).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <sstream>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "engine/ir/error.h"
 #include "engine/plan/build_config_json.h"
+#include "harness/export.h"
+#include "harness/junit.h"
 #include "harness/result_store.h"
 #include "reports/html_report.h"
 #include "reports/report_model.h"
+#include "reports/svg_charts.h"
 
 namespace fs = std::filesystem;
 using fb::CaseResult;
@@ -331,11 +338,13 @@ TEST_F(ReportTest, RegressionAgainstTheBaselineWithItsChangePoint) {
   EXPECT_EQ(m.run.id, runs.back());
   ASSERT_TRUE(m.baseline.has_value());
   EXPECT_EQ(m.baseline->id, runs[10]);
-  // Night 11 against night 10: both after the step, so unchanged...
+  // Night 11 against night 10: both after the step, so no regression; as compare judges it,
+  // against the spread of the 10 nights before (the step among them), noisy, not unchanged...
   EXPECT_TRUE(m.regressions.empty());
   ASSERT_EQ(m.cases.size(), 1u);
-  ASSERT_TRUE(m.cases[0].comparison.has_value());
-  EXPECT_EQ(m.cases[0].comparison->verdict, fb::Verdict::kUnchanged);
+  ASSERT_TRUE(m.cases[0].judgement.has_value());
+  EXPECT_EQ(m.cases[0].judgement->verdict, fb::Verdict::kNoisy);
+  EXPECT_EQ(m.cases[0].judgement->speedup.noise_source, "runs (10)");
   // ...but history finds where it began: night 7 (index 6), 10% up.
   const fb::CaseTrend& h = m.cases[0].history;
   ASSERT_EQ(h.points.size(), 12u);
@@ -354,14 +363,14 @@ TEST_F(ReportTest, RegressionAgainstTheBaselineWithItsChangePoint) {
   o.baseline = runs[5];
   const fb::ReportModel vs = fb::build_report_model(store, o);
   ASSERT_EQ(vs.regressions.size(), 1u);
-  EXPECT_NEAR(vs.cases[0].comparison->change, 0.10, 0.005);
+  EXPECT_NEAR(vs.cases[0].judgement->engine.change, 0.10, 0.005);
   const std::string page = fb::render_html_report(vs);
   EXPECT_NE(page.find("<div class=\"banner red\" id=\"banner\"><strong>Attention.</strong> 1 of 1 cases fail the gate; 1 slower than run " +
                       std::to_string(runs[5])),
             std::string::npos)
       << "the scenario's max_regression rule fails too";
   EXPECT_NE(page.find("<h3>Regressions <span class=\"muted\">(1)</span></h3>"), std::string::npos);
-  EXPECT_NE(page.find("<b>+10.0%</b>"), std::string::npos);
+  EXPECT_NE(page.find("<b>+10.0% ±"), std::string::npos);
   EXPECT_NE(page.find("since <a href=\"#run-" + std::to_string(runs[6]) + "\">"), std::string::npos);
   // The fingerprint fields that moved with the step are marked.
   std::map<std::string, bool> differs;
@@ -504,4 +513,209 @@ TEST(HtmlEscape, EscapesTheFiveSpecialCharacters) {
   EXPECT_EQ(fb::html_escape("a<b>&\"'c"), "a&lt;b&gt;&amp;&quot;&#39;c");
   EXPECT_EQ(fb::html_escape("plain ünïcödé"), "plain ünïcödé");
   EXPECT_EQ(fb::html_escape(""), "");
+}
+
+namespace {
+
+// A result timed in 5 worker processes of 6 samples each: process p's engine median is
+// `engine_ms` * (1 + 0.002 (p - 2)) and its reference median `reference_ms` * (1 + 0.002
+// ((3p mod 5) - 2)), so compare reads a spread of a few tenths of a percent between processes
+// in each figure, the speedup included.
+CaseResult five_process_case(const std::string& scenario, int64_t batch, double engine_ms, double reference_ms) {
+  CaseResult r = make_case(scenario, batch, "standard", engine_ms, reference_ms);
+  for (fb::Measurement* m : {&r.engine, &r.reference}) {
+    const double median = m->stats.median;
+    m->samples_ms.clear();
+    m->sample_process.clear();
+    for (int p = 0; p < 5; ++p)
+      for (int i = 0; i < 6; ++i) {
+        const int shift = m == &r.engine ? p - 2 : (3 * p) % 5 - 2;
+        m->samples_ms.push_back(median * (1 + 0.002 * shift) * (1 + 0.001 * (i - 2)));
+        m->sample_process.push_back(p);
+      }
+    m->stats.n = 30;
+  }
+  r.spec.timing.processes = 5;
+  r.speedup_ci_low = r.speedup * 0.99;
+  r.speedup_ci_high = r.speedup * 1.01;
+  return r;
+}
+
+// Five nights of two cases, each with max_regression 5%. "steady": speedup 2.50x every
+// night, then the engine 10% slower on the last. "jumpy": its speedup wanders by about 8%
+// from night to night (within each night the processes agree closely), then the same 10%:
+// between processes alone that is a regression; against the earlier nights it is noise.
+void steady_and_jumpy(ResultStore& store) {
+  const double jumpy_reference[] = {5.0, 4.6, 5.4, 5.0, 5.0};
+  for (int n = 0; n < 5; ++n) {
+    const int64_t run = store.begin_run(run_info("2024-07-0" + std::to_string(n + 1) + "T02:00:00Z"));
+    const double step = n == 4 ? 1.10 : 1.0;
+    for (CaseResult r : {five_process_case("steady", 1, 2.0 * step, 5.0),
+                         five_process_case("jumpy", 2, 2.0 * step, jumpy_reference[n])}) {
+      r.spec.gate.max_regression = 0.05;
+      store.write_case(run, r);
+    }
+    store.finish_run(run);
+  }
+}
+
+// What `fusebench compare` printed for the case whose line ends in "[KEY]": the verdict,
+// the speedup's and the engine's change with their noise ("-9.1% ±0.7%"), and the second
+// line up to where the machine's state begins (the reason and where the noise came from).
+struct PrintedVerdict {
+  std::string verdict, speedup, engine, why;
+};
+
+PrintedVerdict printed_verdict(const std::string& output, const std::string& key) {
+  PrintedVerdict v;
+  const size_t end = output.find("[" + key + "]");
+  if (end == std::string::npos) return v;
+  const size_t begin = output.rfind('\n', end) + 1;
+  const std::string line = output.substr(begin, end - begin);
+  v.verdict = line.substr(0, line.find(' '));
+  // Each change is "+N.N% ±N.N%" after a value ending in "x " or " ".
+  std::vector<std::string> changes;
+  for (size_t at = line.find(" ±"); at != std::string::npos && changes.size() < 2; at = line.find(" ±", at + 2)) {
+    const size_t from = line.rfind(' ', at - 1) + 1, to = line.find(' ', at + 2);
+    changes.push_back(line.substr(from, to - from));
+  }
+  if (changes.size() == 2) v.speedup = changes[0], v.engine = changes[1];
+  const size_t next = output.find('\n', end) + 1;
+  std::string second = output.substr(next, output.find('\n', next) - next);
+  second = second.substr(second.find_first_not_of(' '));
+  v.why = second.substr(0, second.find("; load "));
+  return v;
+}
+
+// "+1.2%" or "-0.7%" as a fraction, and back as the report writes it.
+double percent(const std::string& s) { return std::stod(s) / 100; }
+std::string signed_percent(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * v);
+  return buf;
+}
+
+}  // namespace
+
+// The page and `fusebench compare` never disagree: for a stored baseline/candidate pair with
+// earlier runs (so compare's noise comes from between runs for one case and between
+// processes for the other), the report's verdicts, changes, noise, reasons and intervals
+// are the ones compare prints.
+TEST_F(ReportTest, VerdictsAreTheOnesComparePrints) {
+  const std::string db = file("results.db");
+  ResultStore store(db);
+  steady_and_jumpy(store);
+  const fb::ReportModel m = fb::build_report_model(store, {});
+  ASSERT_EQ(m.cases.size(), 2u);
+  ASSERT_TRUE(m.cases[0].judgement && m.cases[1].judgement);
+  EXPECT_EQ(m.cases[0].judgement->verdict, fb::Verdict::kSlower);
+  EXPECT_EQ(m.cases[0].judgement->speedup.noise_source, "processes (5+5)");
+  EXPECT_EQ(m.cases[1].judgement->verdict, fb::Verdict::kNoisy);
+  EXPECT_EQ(m.cases[1].judgement->speedup.noise_source, "runs (4)");
+  EXPECT_EQ(m.regressions, std::vector<size_t>{0});
+  EXPECT_EQ(m.noisy, std::vector<size_t>{1});
+
+  // The same judgement as the harness's compare path (the baseline's history, same machine).
+  const fb::JudgementContext context = fb::judgement_context(store, m.run.id, store, m.baseline->id);
+  const std::vector<fb::CaseComparison> direct =
+      fb::compare_runs(store.load_cases(m.baseline->id), store.load_cases(m.run.id), {}, &context.history, true);
+  ASSERT_EQ(direct.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const fb::CaseJudgement& a = *m.cases[i].judgement;
+    const fb::CaseJudgement& b = *direct[i].judgement;
+    EXPECT_EQ(a.verdict, b.verdict);
+    EXPECT_EQ(a.reason, b.reason);
+    EXPECT_EQ(a.speedup.change_ci.low, b.speedup.change_ci.low);
+    EXPECT_EQ(a.speedup.change_ci.high, b.speedup.change_ci.high);
+    EXPECT_EQ(a.engine.change_ci.low, b.engine.change_ci.low);
+    EXPECT_EQ(a.engine.change_ci.high, b.engine.change_ci.high);
+  }
+
+  // And as the binary prints it.
+  const std::string out = file("compare.txt");
+  ASSERT_EQ(std::system((std::string(FUSEBENCH_BINARY) + " compare --db " + db + " > " + out + " 2>&1").c_str()), 0);
+  std::ifstream f(out);
+  const std::string printed((std::istreambuf_iterator<char>(f)), {});
+  const std::string html = fb::render_html_report(m);
+  for (size_t i = 0; i < 2; ++i) {
+    const PrintedVerdict p = printed_verdict(printed, m.cases[i].key);
+    ASSERT_FALSE(p.speedup.empty()) << printed;
+    const fb::CaseJudgement& j = *m.cases[i].judgement;
+    EXPECT_EQ(p.verdict, fb::verdict_name(j.verdict));
+    EXPECT_EQ(p.speedup, fb::change_text(j.speedup));
+    EXPECT_EQ(p.engine, fb::change_text(j.engine));
+    EXPECT_EQ(p.why, j.reason + "; noise from " + j.speedup.noise_source);
+    // The page's row for the case, in the verdicts section: the printed verdict, changes
+    // and reason, and the interval the printed change and noise span (to their rounding).
+    const std::string link = "<td><a class=\"wrap\" href=\"#case-" + std::to_string(i) + "\">";
+    const size_t row = html.find(link, html.find(i == 0 ? "<h3>Regressions" : "<h3>Noisy cases"));
+    ASSERT_NE(row, std::string::npos);
+    // A regression takes two rows (figures, then why), a noisy case one.
+    const size_t row_end = html.find("</tr>", row);
+    const std::string tr = html.substr(row, (i == 0 ? html.find("</tr>", row_end + 5) : row_end) - row);
+    EXPECT_NE(tr.find("<span class=\"badge " + p.verdict + "\">" + p.verdict + "</span>"), std::string::npos) << tr;
+    EXPECT_NE(tr.find("<b>" + p.speedup + "</b>"), std::string::npos) << tr;
+    EXPECT_NE(tr.find(p.why), std::string::npos) << tr;
+    if (i == 0) {  // the noisy table shows the speedup only
+      EXPECT_NE(tr.find("<b>" + p.engine + "</b>"), std::string::npos) << tr;
+    }
+    const std::string speedup_ci =
+        "[" + signed_percent(j.speedup.change_ci.low) + ", " + signed_percent(j.speedup.change_ci.high) + "]";
+    EXPECT_NE(tr.find(speedup_ci), std::string::npos) << tr;
+    const double change = percent(p.speedup.substr(0, p.speedup.find(' ')));
+    const double noise = percent(p.speedup.substr(p.speedup.find("±") + 2));
+    // Rounding each printed figure to 0.1% moves the interval's ends by at most about 0.2%.
+    EXPECT_NEAR(j.speedup.change_ci.low, (1 + change) / (1 + noise) - 1, 0.002);
+    EXPECT_NEAR(j.speedup.change_ci.high, (1 + change) * (1 + noise) - 1, 0.002);
+  }
+}
+
+// JUnit and export render the run as the report's model holds it: `fusebench gate --junit`
+// writes exactly the JUnit of the model's gate verdicts (the same baseline, history and
+// machine rule: "steady" fails max_regression, "jumpy" is inconclusive, as compare calls it
+// noisy), and export's rows are the model's cases, keyed and ordered alike.
+TEST_F(ReportTest, JUnitAndExportAgreeWithTheReportModel) {
+  const std::string db = file("results.db");
+  {
+    ResultStore writer(db);
+    steady_and_jumpy(writer);
+  }
+  const ResultStore store(db);
+  const fb::ReportModel m = fb::build_report_model(store, {});
+  ASSERT_EQ(m.gate.cases.size(), 2u);
+  EXPECT_EQ(m.gate.cases[0].outcome, fb::Outcome::kFail);
+  EXPECT_EQ(m.gate.cases[1].outcome, fb::Outcome::kInconclusive);
+
+  const std::string xml = file("gate.xml");
+  const int status = std::system((std::string(FUSEBENCH_BINARY) + " gate --db " + db + " --junit " + xml + " > " +
+                                  file("gate.txt") + " 2>&1").c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 1);  // a case fails
+  std::ifstream f(xml);
+  const std::string written((std::istreambuf_iterator<char>(f)), {});
+  EXPECT_EQ(written, fb::render_junit(m.gate));
+
+  std::ostringstream csv;
+  fb::export_runs(store, {m.run.id}, fb::ExportFormat::kCsv, csv);
+  std::istringstream lines(csv.str());
+  std::string line;
+  std::getline(lines, line);  // header
+  for (const fb::ReportCase& c : m.cases)
+    for (const char* executor : {"engine", "reference"}) {
+      ASSERT_TRUE(std::getline(lines, line));
+      EXPECT_EQ(line.rfind(std::to_string(m.run.id) + "," + m.run.info.started_at + "," + c.key + "," +
+                               c.stored.result.spec.scenario + ",", 0), 0u) << line;
+      EXPECT_NE(line.find("," + std::string(executor) + ","), std::string::npos) << line;
+    }
+  EXPECT_FALSE(std::getline(lines, line));
+}
+
+// The icicle marks a module whose time was apportioned from fused layers "est." (a star
+// read as a glob in a module path), hatched; a measured one is plain.
+TEST(Icicle, MarksEstimatedModulesEst) {
+  const std::vector<fb::ModuleProfile> modules = {{"/encoder/", 1.0, 1.0, true}, {"/encoder/layer.0/", 0.4, 0.4, false}};
+  const std::string svg = fb::svg::icicle(modules, 1.0);
+  EXPECT_NE(svg.find(">encoder/ 100.0% est.</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">layer.0/ 40.0%</text>"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find('*'), std::string::npos) << svg;
+  EXPECT_EQ(count(svg, "fill=\"url(#hatch)\""), 1u) << svg;
 }

@@ -21,11 +21,6 @@ std::string pad(std::string s, size_t width) {
   return s;
 }
 
-// "-4.8% ±1.9%": a figure's change and the noise it was judged against.
-std::string change_text(const FigureChange& f) {
-  return format_number("%+.1f%%", 100 * f.change) + (std::isfinite(f.detectable) ? format_number(" ±%.1f%%", 100 * f.detectable) : " ±?");
-}
-
 // What the machine was doing while the candidate was timed.
 std::string machine_noise(const CaseResult& r) {
   const Interference& in = r.interference;
@@ -78,13 +73,12 @@ int cmd_compare(int argc, char** argv) {
     throw Error(store.path() + ": run " + std::to_string(run) + " has no run before it to compare with; "
                 "give --baseline RUN or --baseline-db FILE");
 
-  const std::string machine = machine_fingerprint(store.load_run(run).info);
-  const std::string base_machine = machine_fingerprint(base_store.load_run(*base_run).info);
-  const bool same_machine = machine == base_machine;
-  HistoryByKey history;
-  if (!args.count("no-history")) history = load_history(base_store, *base_run);
+  const JudgementContext context = judgement_context(store, run, base_store, *base_run, !args.count("no-history"));
+  const std::string& machine = context.machine;
+  const std::string& base_machine = context.baseline_machine;
+  const bool same_machine = context.same_machine;
   const std::vector<CaseComparison> rows =
-      compare_runs(base_store.load_cases(*base_run), store.load_cases(run), o, &history, same_machine);
+      compare_runs(base_store.load_cases(*base_run), store.load_cases(run), o, &context.history, same_machine);
   const std::string base_name = (other ? other->path() + " " : std::string()) + "run " + std::to_string(*base_run);
   std::cout << "compare: run " << run << " against " << base_name << " (alpha " << o.alpha << ", min effect "
             << format_number("%.1f%%", 100 * o.min_effect) << "; ± is the smallest change this case's noise lets through)\n";

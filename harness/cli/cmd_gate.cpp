@@ -74,11 +74,12 @@ int cmd_gate(int argc, char** argv) {
     if (base_run) {
       baseline = bs.load_cases(*base_run);
       baseline_name = (other ? other->path() + " " : std::string()) + "run " + std::to_string(*base_run);
-      history = load_history(bs, *base_run);
-      same_machine = machine_fingerprint(bs.load_run(*base_run).info) == machine_fingerprint(store.load_run(run).info);
+      JudgementContext context = judgement_context(store, run, bs, *base_run);
+      history = std::move(context.history);
+      same_machine = context.same_machine;
       if (!same_machine)
         std::printf("gate: the baseline ran on another machine (%s); max_regression %s\n",
-                    machine_fingerprint(bs.load_run(*base_run).info).c_str(),
+                    context.baseline_machine.c_str(),
                     args.count("cross-host") ? "judges times too (--cross-host)" : "judges the speedup only");
     }
   }
