@@ -23,6 +23,7 @@ int cmd_exec(int argc, char** argv);
 int cmd_build(int argc, char** argv);
 int cmd_merge(int argc, char** argv);
 int cmd_selfcheck(int argc, char** argv);
+int cmd_debug(int argc, char** argv);   // debug precision
 int cmd_worker(int argc, char** argv);  // internal: one timing worker process
 
 }  // namespace fb::cli

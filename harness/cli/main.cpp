@@ -30,6 +30,7 @@ commands:
   inspect MODEL                engine layers, kernels, source nodes and the build log
   profile MODEL                per-layer and per-module time, seen through fusion
   exec MODEL [--input N=FILE]  run once; save every output as .npy (check against other runtimes)
+  debug precision MODEL        the first tensor a bf16/fp16 build gets wrong; what to keep in fp32
   zoo list | zoo export NAME   the built-in models, as real ONNX files
 
 A MODEL is an ONNX path, zoo:NAME[?param=value&...] or a FILE.plan from 'build'.
@@ -83,6 +84,7 @@ int main(int argc, char** argv) {
     if (cmd == "export") return fb::cli::cmd_export(argc - 1, argv + 1);
     if (cmd == "merge") return fb::cli::cmd_merge(argc - 1, argv + 1);
     if (cmd == "selfcheck") return fb::cli::cmd_selfcheck(argc - 1, argv + 1);
+    if (cmd == "debug") return fb::cli::cmd_debug(argc - 1, argv + 1);
     if (cmd == "worker") return fb::cli::cmd_worker(argc - 1, argv + 1);
   } catch (const std::exception& e) {
     std::cerr << "fusebench " << cmd << ": error: " << e.what() << "\n";

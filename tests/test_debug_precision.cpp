@@ -1,0 +1,109 @@
+// `fusebench debug precision`: the bisection on its own (a known answer), and the command
+// as a user meets it: its override block, pasted into a scenario, makes a case that failed
+// its tolerance pass, with the listed nodes stored as run in fp32.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/ir/error.h"
+#include "harness/precision_debug.h"
+#include "harness/result_store.h"
+#include "shell_command.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Items = std::vector<size_t>;
+
+bool contains(const Items& s, size_t i) { return std::find(s.begin(), s.end(), i) != s.end(); }
+
+TEST(BisectNeededItems, FindsTheItemsThePredicateNeeds) {
+  int checks = 0;
+  const Items found = fb::bisect_needed_items(
+      40, [](const Items& s) { return contains(s, 3) && contains(s, 17) && contains(s, 38); }, &checks);
+  EXPECT_EQ(found, (Items{3, 17, 38}));
+  EXPECT_LE(checks, 30);  // about log2(40) per item, not one build per node
+}
+
+TEST(BisectNeededItems, NothingWhenItAlreadyPassesAndAnErrorWhenNothingCan) {
+  EXPECT_EQ(fb::bisect_needed_items(10, [](const Items&) { return true; }), Items{});
+  EXPECT_THROW(fb::bisect_needed_items(10, [](const Items&) { return false; }), fb::Error);
+}
+
+TEST(BisectNeededItems, OneOfTwoAlternativesNotBoth) {
+  // Passes with 9 and either 2 or 5: the shortest passing prefix (0..9) gives 9, then the
+  // shortest prefix of the rest that passes beside it (0..2) gives 2; 5 is never added.
+  const Items found =
+      fb::bisect_needed_items(12, [](const Items& s) { return contains(s, 9) && (contains(s, 2) || contains(s, 5)); });
+  EXPECT_EQ(found, (Items{2, 9}));
+}
+
+class DebugPrecisionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("fusebench_debugprec_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+const char* kModel = "zoo:bert?layers=1&hidden=64&heads=2&seq=16";
+
+TEST_F(DebugPrecisionTest, ItsOverrideBlockPastedIntoAScenarioMeetsTheTolerance) {
+  const std::string bin = FUSEBENCH_BINARY;
+  const fb::Outcome o = fb::sh(bin + " debug precision '" + kModel + "' --precision bf16 --fusion aggressive --min-cosine 0.999995");
+  ASSERT_EQ(o.code, 0) << o.output;
+  // Per tensor: the first one over the tolerance is named, with its node and precision.
+  EXPECT_NE(o.output.find("first tensor over the tolerance: /"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("(over the tolerance)"), std::string::npos) << o.output;  // bf16 everywhere misses it
+  const size_t block = o.output.find("paste into the scenario:\n");
+  ASSERT_NE(block, std::string::npos) << o.output;
+  const nlohmann::json constraints = nlohmann::json::parse(o.output.substr(block + 25))["precision_constraints"];
+  ASSERT_FALSE(constraints["layers"].empty()) << o.output;
+
+  // The same case with and without the block: only with it does bf16 meet cosine 0.999995.
+  auto scenario = [&](const std::string& name, const nlohmann::json& extra) {
+    nlohmann::json s = {{"name", name},
+                        {"model", kModel},
+                        {"matrix", {{"precision", {"bf16"}}, {"fusion", {"aggressive"}}}},
+                        {"threads", 1},
+                        {"accuracy", {{"bf16", {{"min_cosine", 0.999995}}}}},
+                        {"timing", {{"warmup_ms", 1}, {"min_iterations", 3}, {"max_iterations", 3}, {"processes", 1}}}};
+    s.update(extra);
+    std::ofstream(path(name + ".json")) << s.dump(2);
+    return path(name + ".json");
+  };
+  const std::string with = scenario("with", {{"precision_constraints", constraints}});
+  const std::string without = scenario("without", nlohmann::json::object());
+  const fb::Outcome run = fb::sh(bin + " run " + without + " " + with + " --db " + path("r.db") + " --report " + path("r.html"));
+  EXPECT_EQ(run.code, 1) << run.output;  // the case without the block fails its accuracy
+  const auto cases = fb::ResultStore(path("r.db")).load_cases(1);
+  ASSERT_EQ(cases.size(), 2u);
+  for (const auto& c : cases) {
+    if (c.result.spec.scenario == "without") {
+      EXPECT_EQ(c.result.status, "failed") << c.result.accuracy.detail;
+      continue;
+    }
+    EXPECT_EQ(c.result.status, "passed") << c.result.accuracy.detail;
+    // Every node the block names ran in fp32, and said why.
+    std::set<std::string> fp32_sources;
+    for (const auto& l : c.result.layers)
+      if (l.precision == "fp32")
+        for (const std::string& s : l.sources) fp32_sources.insert(s);
+    for (const auto& [node, precision] : constraints["layers"].items()) EXPECT_TRUE(fp32_sources.count(node)) << node;
+  }
+}
+
+}  // namespace
