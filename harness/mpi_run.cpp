@@ -381,12 +381,9 @@ int run_distributed(const RunRequest& request, const DistributedOptions& options
   bool abort = false;
   try {
     if (size < 2) throw Error("an MPI run needs at least 2 ranks: rank 0 hands out cases, the others run them");
-    RunSession session(request, std::cout);
-    if (options.cores_per_worker > 0)
-      for (const PendingCase& p : session.pending())
-        if (p.spec.threads > options.cores_per_worker)
-          throw Error("case '" + p.spec.label() + "' uses " + std::to_string(p.spec.threads) +
-                      " threads, more than --cores-per-worker " + std::to_string(options.cores_per_worker));
+    RunRequest checked = request;
+    checked.max_threads = options.cores_per_worker;
+    RunSession session(checked, std::cout);
     session.order_longest_first();
     Coordinator coordinator(session, options, size);
     coordinator.run();

@@ -86,6 +86,11 @@ RunSession::RunSession(const RunRequest& request, std::ostream& out)
           c.plugins.libraries.push_back(lib);
       cases.push_back(std::move(c));
     }
+  if (request.max_threads > 0)
+    for (const CaseSpec& c : cases)
+      if (c.threads > request.max_threads)
+        throw Error("case '" + c.label() + "' uses " + std::to_string(c.threads) + " threads, more than --cores-per-worker " +
+                    std::to_string(request.max_threads));
   // Every plugin library is loaded and its API version checked before anything runs.
   for (const CaseSpec& c : cases) registry_with_plugins(c.plugins.libraries);
   const size_t all_cases = cases.size();

@@ -38,6 +38,9 @@ struct RunRequest {
   std::optional<Shard> shard;  // run only this slice of the cases
   std::string command;         // the command line, stored with the run
   std::vector<std::string> plugin_libraries;  // --plugin: absolute paths, loaded for every case
+  // Under mpirun --cores-per-worker K: a case may use at most K threads (0: no limit).
+  // Checked with the scenarios, before a run is begun in the database.
+  int max_threads = 0;
 };
 
 struct PendingCase {

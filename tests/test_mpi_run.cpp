@@ -90,6 +90,19 @@ TEST_F(MpiRunTest, CoresPerWorkerPinsEachWorkerToItsOwnCores) {
   for (const std::string& p : pinned) EXPECT_TRUE(p == "0" || p == "1") << p;
 }
 
+TEST_F(MpiRunTest, ACaseWithMoreThreadsThanCoresPerWorkerIsRefusedBeforeARunBegins) {
+  std::ofstream(path("wide.json")) << R"({"name": "wide", "model": "zoo:mlp?in=16&hidden=16&layers=1", "threads": 2,
+    "timing": {"warmup_ms": 1, "min_iterations": 3, "max_iterations": 3}})";
+  // Without --enable-recovery, mpirun passes rank 0's exit code on.
+  const auto o = fb::sh("mpirun --oversubscribe --allow-run-as-root -np 2 " + std::string(FUSEBENCH_BINARY) + " run " +
+                        path("wide.json") + " --db " + path("wide.db") + " --cores-per-worker 1");
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("case 'wide b=1 fp32 standard t=2' uses 2 threads, more than --cores-per-worker 1"),
+            std::string::npos)
+      << o.output;
+  EXPECT_TRUE(fb::ResultStore(path("wide.db")).list_runs().empty());  // no empty run left behind
+}
+
 // The pid of the fusebench process that is MPI rank `rank` among our own children's children.
 pid_t find_rank(int rank) {
   for (const auto& e : fs::directory_iterator("/proc")) {
