@@ -2,9 +2,7 @@
 // as a user meets it: its override block, pasted into a scenario, makes a case that failed
 // its tolerance pass, with the listed nodes stored as run in fp32.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -13,9 +11,8 @@
 #include "engine/ir/error.h"
 #include "harness/precision_debug.h"
 #include "harness/result_store.h"
+#include "scratch_dir.h"
 #include "shell_command.h"
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -46,17 +43,8 @@ TEST(BisectNeededItems, OneOfTwoAlternativesNotBoth) {
 
 class DebugPrecisionTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("fusebench_debugprec_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
+  std::string path(const std::string& name) const { return dir_.path(name); }
+  fb::ScratchDir dir_{"fusebench_debugprec"};
 };
 
 const char* kModel = "zoo:bert?layers=1&hidden=64&heads=2&seq=16";

@@ -11,12 +11,14 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <thread>
 
 #include "harness/mpi_run.h"
 #include "harness/result_store.h"
 #include "harness/run_loop.h"
+#include "scratch_dir.h"
 #include "shell_command.h"
 
 namespace fs = std::filesystem;
@@ -30,15 +32,9 @@ class MpiRunTest : public ::testing::Test {
   void SetUp() override {
     if (!fb::built_with_mpi()) GTEST_SKIP() << "built without MPI";
     if (fb::sh("command -v mpirun").code != 0) GTEST_SKIP() << "mpirun not installed";
-    dir_ = fs::temp_directory_path() / ("fusebench_mpi_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_.emplace("fusebench_mpi");
   }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string path(const std::string& name) const { return dir_->path(name); }
   void scenario(const std::string& name, double max_seconds, int iterations) const {
     std::ofstream(path(name + ".json")) << R"({"name": ")" << name << R"(", "model": "zoo:mlp?in=16&hidden=16&layers=1",
       "matrix": {"batch": [1, 2, 3], "fusion": ["none", "standard"]},
@@ -55,7 +51,7 @@ class MpiRunTest : public ::testing::Test {
     for (const auto& c : fb::ResultStore(path(db)).load_cases(run)) keys.insert(c.result.spec.case_key());
     return keys;
   }
-  fs::path dir_;
+  std::optional<fb::ScratchDir> dir_;  // made once the test is known to run
 };
 
 TEST_F(MpiRunTest, ThreeRanksStoreTheSameCasesAsOneProcess) {
