@@ -210,19 +210,19 @@ HistoryByKey load_history(const ResultStore& store, int64_t up_to) {
   size_t complete = 0;
   for (auto run = runs.rbegin(); run != runs.rend(); ++run) {
     if (machine_fingerprint(run->info) != machine) continue;
-    std::map<std::string, const CaseResult*> last;  // a key listed twice: its last result
-    const std::vector<StoredCase> cases = store.load_cases(run->id, CaseDetail::kSummary);
-    for (const StoredCase& sc : cases)
-      if (sc.result.status != "error") last[sc.result.spec.case_key()] = &sc.result;
+    std::map<std::string, const CaseFigures*> last;  // a key listed twice: its last result
+    const std::vector<CaseFigures> cases = store.load_case_figures(run->id);
+    for (const CaseFigures& f : cases)
+      if (f.status != "error") last[f.case_key] = &f;
     if (run == runs.rbegin())
       for (const auto& [key, r] : last) wanted.insert(key);
     for (const auto& [key, r] : last) {
       if (!wanted.count(key)) continue;
       CaseHistory& h = history[key];
       if (h.engine.size() == kMaxHistory) continue;
-      h.engine.push_back(r->engine.stats.median);
-      h.reference.push_back(r->reference.stats.median);
-      h.speedup.push_back(r->speedup);
+      h.engine.push_back(r->engine.median);
+      h.reference.push_back(r->reference.median);
+      h.speedup.push_back(r->speedup.median);
       complete += h.engine.size() == kMaxHistory;
     }
     if (complete == wanted.size()) break;

@@ -42,6 +42,20 @@ struct StoredCase {
   CaseResult result;  // fully rehydrated, samples included
 };
 
+// One case's summary figures in a run, read from their columns alone (no configuration
+// JSON, samples or layers): what trends over hundreds of runs need (the report's history,
+// compare's recent values). NaN where the store holds none.
+struct CaseFigures {
+  struct Interval {
+    double median = 0, low = 0, high = 0;
+  };
+  std::string case_key;  // CaseSpec::case_key()
+  std::string status;    // passed, failed or error
+  bool noisy = false;
+  Interval engine, reference, speedup;  // ms, ms, ratio
+};
+CaseFigures figures_of(const CaseResult& r);
+
 // How much of a case load_cases reads: everything, or the summary figures only (no samples,
 // build log or layer map) for commands that read many runs (history, export).
 enum class CaseDetail { kAll, kSummary };
@@ -91,6 +105,8 @@ class ResultStore {
   StoredProfile load_profile(int64_t profile_id) const;
   // In insertion order.
   std::vector<StoredCase> load_cases(int64_t run_id, CaseDetail detail = CaseDetail::kAll) const;
+  // In insertion order; many times faster than load_cases for reading a long history.
+  std::vector<CaseFigures> load_case_figures(int64_t run_id) const;
 
   const std::string& path() const { return path_; }
   int schema_version() const;  // as recorded in the meta table

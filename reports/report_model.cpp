@@ -31,18 +31,18 @@ int64_t pick(const ResultStore& store, std::optional<int64_t> run) {
   return *latest;
 }
 
-HistoryPoint point_of(const CaseResult& r, size_t run) {
+HistoryPoint point_of(const CaseFigures& f, size_t run) {
   HistoryPoint p;
   p.run = run;
-  const auto set = [&](Metric m, double v, double lo, double hi) {
-    p.value[size_t(m)] = v;
-    p.low[size_t(m)] = lo;
-    p.high[size_t(m)] = hi;
+  const auto set = [&](Metric m, const CaseFigures::Interval& v) {
+    p.value[size_t(m)] = v.median;
+    p.low[size_t(m)] = v.low;
+    p.high[size_t(m)] = v.high;
   };
-  set(Metric::kEngine, r.engine.stats.median, r.engine.stats.ci_low, r.engine.stats.ci_high);
-  set(Metric::kReference, r.reference.stats.median, r.reference.stats.ci_low, r.reference.stats.ci_high);
-  set(Metric::kSpeedup, r.speedup, r.speedup_ci_low, r.speedup_ci_high);
-  p.noisy = r.noisy;
+  set(Metric::kEngine, f.engine);
+  set(Metric::kReference, f.reference);
+  set(Metric::kSpeedup, f.speedup);
+  p.noisy = f.noisy;
   return p;
 }
 
@@ -334,15 +334,15 @@ ReportModel build_report_model(const ResultStore& store, const ReportOptions& op
   std::vector<std::map<size_t, HistoryPoint>> in_run(model.history_runs.size());
   for (size_t i = 0; i < model.cases.size(); ++i) {
     const CaseResult& r = model.cases[i].stored.result;
-    if (r.status != "error") in_run.back()[index_of_key[model.cases[i].key]] = point_of(r, in_run.size() - 1);
+    if (r.status != "error") in_run.back()[index_of_key[model.cases[i].key]] = point_of(figures_of(r), in_run.size() - 1);
   }
   parallel_for(in_run.size() - 1, [&](size_t begin, size_t end) {
     const ResultStore reader(store.path());
     for (size_t h = begin; h < end; ++h)
-      for (const StoredCase& sc : reader.load_cases(model.history_runs[h].id, CaseDetail::kSummary)) {
-        if (sc.result.status == "error") continue;
-        auto it = index_of_key.find(sc.result.spec.case_key());
-        if (it != index_of_key.end()) in_run[h][it->second] = point_of(sc.result, h);
+      for (const CaseFigures& f : reader.load_case_figures(model.history_runs[h].id)) {
+        if (f.status == "error") continue;
+        auto it = index_of_key.find(f.case_key);
+        if (it != index_of_key.end()) in_run[h][it->second] = point_of(f, h);
       }
   });
   for (const auto& run : in_run)

@@ -608,6 +608,43 @@ TEST_F(StoreTest, SummaryLoadSkipsSamplesLogsAndLayers) {
   EXPECT_EQ(r.spec.gate.min_speedup, 1.2);
 }
 
+TEST_F(StoreTest, CaseFiguresMatchTheFullLoadWithoutParsingTheConfiguration) {
+  ResultStore store(file("results.db"));
+  const int64_t run = store.begin_run(make_run_info());
+  CaseResult noisy = make_case("s", 1, "none");
+  noisy.noisy = true;
+  store.write_case(run, noisy);
+  CaseResult failed = make_case("s", 8, "standard");
+  failed.status = "error";
+  failed.error = "build failed";
+  failed.engine = {};
+  failed.reference = {};
+  failed.speedup = failed.speedup_ci_low = failed.speedup_ci_high = std::nan("");
+  store.write_case(run, failed);
+
+  const auto full = store.load_cases(run, fb::CaseDetail::kSummary);
+  const auto figures = store.load_case_figures(run);
+  ASSERT_EQ(figures.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const fb::CaseFigures want = fb::figures_of(full[i].result);
+    const fb::CaseFigures& got = figures[i];
+    EXPECT_EQ(got.case_key, want.case_key);
+    EXPECT_EQ(got.status, want.status);
+    EXPECT_EQ(got.noisy, want.noisy);
+    // Exactly what the full load reads, NaN where it reads NaN.
+    const auto same = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+    for (auto [g, w] : {std::pair{got.engine, want.engine}, {got.reference, want.reference}, {got.speedup, want.speedup}})
+      EXPECT_TRUE(same(g.median, w.median) && same(g.low, w.low) && same(g.high, w.high))
+          << i << ": " << g.median << " [" << g.low << ", " << g.high << "] against " << w.median << " [" << w.low << ", "
+          << w.high << "]";
+  }
+  EXPECT_EQ(figures[0].case_key, noisy.spec.case_key());
+  EXPECT_TRUE(figures[0].noisy);
+  EXPECT_EQ(figures[1].status, "error");
+  EXPECT_TRUE(std::isnan(figures[1].speedup.median));
+  EXPECT_THROW(store.load_case_figures(run + 1), fb::Error);
+}
+
 TEST_F(StoreTest, AResultReplacesTheRecordOfALostAttemptInOneTransaction) {
   ResultStore store(file("results.db"));
   const int64_t run = store.begin_run(make_run_info());

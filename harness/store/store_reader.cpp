@@ -161,6 +161,45 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id, CaseDetail detai
   return out;
 }
 
+CaseFigures figures_of(const CaseResult& r) {
+  CaseFigures f;
+  f.case_key = r.spec.case_key();
+  f.status = r.status;
+  f.noisy = r.noisy;
+  f.engine = {r.engine.stats.median, r.engine.stats.ci_low, r.engine.stats.ci_high};
+  f.reference = {r.reference.stats.median, r.reference.stats.ci_low, r.reference.stats.ci_high};
+  f.speedup = {r.speedup, r.speedup_ci_low, r.speedup_ci_high};
+  return f;
+}
+
+std::vector<CaseFigures> ResultStore::load_case_figures(int64_t run_id) const {
+  store::ReadSnapshot snapshot(db(), path_);
+  if (!run_exists(run_id)) throw Error(run_missing(run_id));
+  // A missing measurement (an errored case) reads as NULL, i.e. NaN, through the LEFT JOINs.
+  Statement s(db_, path_,
+              "SELECT c.case_key AS case_key, c.status AS status, c.noisy AS noisy, c.speedup AS speedup, "
+              "c.speedup_ci_low AS speedup_low, c.speedup_ci_high AS speedup_high, "
+              "e.median_ms AS engine, e.ci_low_ms AS engine_low, e.ci_high_ms AS engine_high, "
+              "r.median_ms AS reference, r.ci_low_ms AS reference_low, r.ci_high_ms AS reference_high "
+              "FROM cases c "
+              "LEFT JOIN measurements e ON e.case_id = c.id AND e.executor = 'engine' "
+              "LEFT JOIN measurements r ON r.case_id = c.id AND r.executor = 'reference' "
+              "WHERE c.run_id = :run_id ORDER BY c.id");
+  s.bind(":run_id", run_id);
+  std::vector<CaseFigures> out;
+  while (s.step("load the case figures of run " + std::to_string(run_id))) {
+    CaseFigures f;
+    f.case_key = s.text("case_key");
+    f.status = s.text("status");
+    f.noisy = s.integer("noisy") != 0;
+    f.engine = {s.real("engine"), s.real("engine_low"), s.real("engine_high")};
+    f.reference = {s.real("reference"), s.real("reference_low"), s.real("reference_high")};
+    f.speedup = {s.real("speedup"), s.real("speedup_low"), s.real("speedup_high")};
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 std::optional<MachinePeaks> ResultStore::cached_peaks(const std::string& host, const std::string& cpu_model, int threads) const {
   Statement s(db(), path_,
               "SELECT gflops, gbps FROM machine_peaks WHERE host = :host AND cpu_model = :cpu_model AND threads = :threads");
