@@ -55,23 +55,31 @@ bool is_plan_path(const std::string& reference) {
 
 LoadedModel load_model(const std::string& reference) {
   LoadedModel m;
+  onnx::ModelProto proto;
   if (is_zoo_spec(reference)) {
     m.reference = normalize_zoo_spec(reference);
-    m.proto = build_zoo_model(m.reference);
+    proto = build_zoo_model(m.reference);
   } else if (is_plan_path(reference)) {
     m.reference = reference;
     m.plan = std::make_shared<const Plan>(read_plan_file(reference));
-    m.proto = plan_source_model(*m.plan, reference);
+    proto = plan_source_model(*m.plan, reference);
   } else {
     m.reference = reference;
-    m.proto = load_onnx_file(reference);
+    proto = load_onnx_file(reference);
     m.base_dir = std::filesystem::absolute(reference).parent_path().string();
   }
-  m.hash = sha256_hex(m.proto.SerializeAsString());
-  m.graph = import_onnx(m.proto, m.plan ? reference + " (its source model " + m.plan->source_name + ")" : m.reference,
-                        m.base_dir);
+  m.serialized = proto.SerializeAsString();
+  m.hash = sha256_hex(m.serialized);
+  m.graph = import_onnx(std::move(proto),
+                        m.plan ? reference + " (its source model " + m.plan->source_name + ")" : m.reference, m.base_dir);
   m.onnx_nodes = m.graph.nodes.size();
   return m;
+}
+
+onnx::ModelProto LoadedModel::source_model() const {
+  onnx::ModelProto proto;
+  if (!proto.ParseFromString(serialized)) throw Error(reference + ": the loaded model no longer parses");
+  return proto;
 }
 
 std::unique_ptr<Engine> make_engine(const LoadedModel& m, const BuildConfig& wanted) {

@@ -13,14 +13,18 @@ namespace fb {
 
 struct LoadedModel {
   std::string reference;  // as given; zoo specs normalized
-  std::string hash;       // sha-256 hex of the serialized model
-  onnx::ModelProto proto;
+  std::string hash;       // sha-256 hex of `serialized`
+  std::string serialized; // the model's bytes (external data not inlined); see source_model()
   Graph graph;
   size_t onnx_nodes = 0;
   std::string base_dir;  // where external data is read from ("" for zoo models and plans)
-  // For a plan file: the plan. proto, graph and hash are then the source model's it
+  // For a plan file: the plan. serialized, graph and hash are then the source model's it
   // carries (the reference executor runs that model; case keys match it).
   std::shared_ptr<const Plan> plan;
+
+  // The model as loaded, parsed again from `serialized` (for the few commands that need
+  // the proto itself, such as writing a plan): import consumes its own copy.
+  onnx::ModelProto source_model() const;
 };
 
 // A reference ending in ".plan" names a plan file (fusebench build).

@@ -10,7 +10,8 @@ PluginModel apply_plugins(const LoadedModel& m, const PluginSettings& s) {
                 "name the ONNX model or zoo spec instead");
   PluginModel pm;
   pm.ops = registry_with_plugins(s.libraries);
-  pm.graph = s.placements.empty() ? m.graph : place_plugins(m.graph, s.placements, &pm.log);
+  pm.model_graph = &m.graph;
+  if (!s.placements.empty()) pm.placed = place_plugins(m.graph, s.placements, &pm.log);
   return pm;
 }
 

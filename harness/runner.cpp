@@ -62,7 +62,7 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
     // both executors run (the model without them is the cost analysis' baseline).
     const PluginSettings& plugins = r.spec.plugins;
     const PluginModel pm = apply_plugins(m, plugins);
-    const Graph& graph = pm.graph;
+    const Graph& graph = pm.graph();
     const std::shared_ptr<const OpRegistry>& ops = pm.ops;
 
     ThreadScope threads(r.spec.threads);

@@ -99,7 +99,7 @@ TEST(Precision, EveryLayerSaysItsPrecisionAndWhyThroughFusionAndPlans) {
     EXPECT_EQ(n.precision, Precision::FP32) << n.name;
     EXPECT_EQ(n.precision_reason, "default") << n.name;
   }
-  const Plan plan = make_plan(*engine, m.reference, m.proto, m.base_dir);
+  const Plan plan = make_plan(*engine, m.reference, m.source_model(), m.base_dir);
   const Plan back = parse_plan(serialize_plan(plan), "bert.plan");
   ASSERT_EQ(back.optimized.nodes.size(), engine->graph().nodes.size());
   for (const Node& n : back.optimized.nodes) EXPECT_EQ(n.precision_reason, "default") << n.name;

@@ -30,7 +30,7 @@ std::string small_plan_bytes(Plan* plan_out = nullptr) {
   LoadedModel m = load_model("zoo:mlp?hidden=16&in=8&layers=2&out=4");
   BuildConfig cfg;
   auto engine = build_engine(m.graph, cfg);
-  Plan p = make_plan(*engine, m.reference, m.proto, m.base_dir);
+  Plan p = make_plan(*engine, m.reference, m.source_model(), m.base_dir);
   if (plan_out) *plan_out = p;
   return serialize_plan(p);
 }
@@ -63,7 +63,7 @@ TEST_P(PlanRoundTrip, SameLayersAndBitIdenticalOutputs) {
   const fs::path file = fs::temp_directory_path() / ("fb_plan_" + std::to_string(::getpid()) + ".plan");
   threads.run([&] {
     auto built = build_engine(m.graph, cfg);
-    write_plan_file(make_plan(*built, m.reference, m.proto, m.base_dir), file.string());
+    write_plan_file(make_plan(*built, m.reference, m.source_model(), m.base_dir), file.string());
     const Plan plan = read_plan_file(file.string());
     auto loaded = engine_from_plan(plan, file.string());
     fs::remove(file);

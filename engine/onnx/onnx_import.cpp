@@ -256,8 +256,7 @@ Graph import_subgraph(const onnx::GraphProto& gp, int64_t opset, const std::stri
 
 }  // namespace
 
-Graph import_onnx(const onnx::ModelProto& model_in, const std::string& source, const std::string& base_dir) {
-  onnx::ModelProto model = model_in;
+Graph import_onnx(onnx::ModelProto model, const std::string& source, const std::string& base_dir) {
   // External data is read (and its location checked) by us, before the checker: the
   // checker would resolve it against the working directory, not the model's folder.
   std::map<std::string, Tensor> initializers;

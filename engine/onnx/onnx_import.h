@@ -16,7 +16,9 @@ onnx::ModelProto load_onnx_file(const std::string& path);
 
 // Converts a model to the IR. `source` names the model in messages (its path or zoo spec);
 // `base_dir` is where external data files live ("" for in-memory models: external data is refused).
-Graph import_onnx(const onnx::ModelProto& model, const std::string& source, const std::string& base_dir);
+// Takes the model by value: import rewrites it (external data, opset upgrade, shape
+// inference), so a caller done with its model moves it in instead of paying for a copy.
+Graph import_onnx(onnx::ModelProto model, const std::string& source, const std::string& base_dir);
 
 // One TensorProto to a Tensor (typed fields, raw_data or external data under base_dir).
 Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir);

@@ -41,7 +41,7 @@ int cmd_build(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Engine> engine = threads.run([&] { return naming_model(m, [&] { return build_engine(m.graph, cfg); }); });
   const double build_ms = ms_since(t0);
-  write_plan_file(make_plan(*engine, m.reference, m.proto, m.base_dir), out);
+  write_plan_file(make_plan(*engine, m.reference, m.source_model(), m.base_dir), out);
   std::printf("built %s (%s, batch %lld, %d thread(s)): %zu ONNX nodes -> %zu engine layers in %.1f ms\n",
               m.reference.c_str(), fusion_level_name(cfg.fusion), (long long)cfg.batch, cfg.threads, m.onnx_nodes,
               engine->layers().size(), build_ms);

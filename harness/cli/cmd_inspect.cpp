@@ -58,7 +58,7 @@ int cmd_inspect(int argc, char** argv) {
   const BuildConfig cfg = build_config_for(args, m);
   const PluginSettings plugins = plugin_settings_from(args);
   const PluginModel pm = apply_plugins(m, plugins);
-  std::unique_ptr<Engine> engine = plugins.empty() ? make_engine(m, cfg) : build_engine(pm.graph, cfg, {pm.ops});
+  std::unique_ptr<Engine> engine = plugins.empty() ? make_engine(m, cfg) : build_engine(pm.graph(), cfg, {pm.ops});
   std::vector<std::string> build_log = pm.log;
   build_log.insert(build_log.end(), engine->build_log().begin(), engine->build_log().end());
 

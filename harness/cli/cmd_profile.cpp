@@ -50,16 +50,16 @@ int cmd_profile(int argc, char** argv) {
   MachinePeaks peaks = cached ? *cached : measure_machine_peaks(cfg.threads);
   if (store && !cached) store->store_peaks(env.host, env.cpu_model, cfg.threads, peaks);
   threads.run([&] {
-    auto engine = plugins.empty() ? make_engine(m, cfg) : build_engine(pm.graph, cfg, {pm.ops});
+    auto engine = plugins.empty() ? make_engine(m, cfg) : build_engine(pm.graph(), cfg, {pm.ops});
     std::unique_ptr<Engine> unfused;
     const bool fused = cfg.fusion == FusionLevel::Standard || cfg.fusion == FusionLevel::Aggressive;
     if (fused) {
       BuildConfig none = cfg;
       none.fusion = FusionLevel::None;
-      unfused = build_engine(pm.graph, none, {pm.ops});
+      unfused = build_engine(pm.graph(), none, {pm.ops});
     }
-    ReferenceExecutor ref(pm.graph, cfg.batch, {}, pm.ops);
-    auto inputs = make_inputs(pm.graph, ref.input_shapes(), 1234);
+    ReferenceExecutor ref(pm.graph(), cfg.batch, {}, pm.ops);
+    auto inputs = make_inputs(pm.graph(), ref.input_shapes(), 1234);
     p = profile_engine(*engine, unfused.get(), inputs, iterations);
     // With plugins placed: what they cost against the same model without them.
     if (!plugins.placements.empty()) {
