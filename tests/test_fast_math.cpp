@@ -16,7 +16,13 @@ TEST(FastMath, ExpRelativeErrorUnder2e7) {
     worst = std::max(worst, std::fabs(double(fast_exp(x)) - want) / want);
   }
   EXPECT_LT(worst, 2e-7);
-  EXPECT_EQ(fast_exp(-200.f), fast_exp(-87.3f));  // clamped, no denormal garbage
+  // Below the range exactly 0 (a masked score, -3.4e38, must not leave a tiny normal
+  // that a softmax's division turns into a denormal); at its edge still a normal float.
+  EXPECT_EQ(fast_exp(-200.f), 0.f);
+  EXPECT_EQ(fast_exp(-3.4e38f), 0.f);
+  EXPECT_EQ(fast_exp(-INFINITY), 0.f);
+  EXPECT_EQ(std::fpclassify(fast_exp(-87.2f)), FP_NORMAL);
+  EXPECT_EQ(fast_exp(1000.f), fast_exp(88.3f));  // clamped above
 }
 
 TEST(FastMath, ErfWithinItsBoundsEverywhere) {
