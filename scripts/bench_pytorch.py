@@ -26,10 +26,13 @@ OPENBLAS_BLAS = "/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3"
 for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
     os.environ.pop(var, None)
 os.environ["OMP_NUM_THREADS"] = str(THREADS)
-# As the fusebench binary does for itself (harness/cli/main.cpp): idle OpenMP workers sleep
-# rather than spin. On a shared machine spinning workers that lose their core made torch
-# 2-60x slower here (a 128x256x256 matmul: 43 ms instead of 0.7 ms at load 8 on 2 cores).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# As the fusebench binary does for itself (harness/cli/main.cpp): idle OpenMP workers spin
+# briefly, then sleep. On a shared machine workers that spin long and lose their core made
+# torch 2-60x slower here (a 128x256x256 matmul: 43 ms instead of 0.7 ms at load 8 on 2
+# cores); workers that never spin wait for a wake-up at every parallel region.
+if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    os.environ["GOMP_SPINCOUNT"] = "10000"
 
 import argparse  # noqa: E402
 import json  # noqa: E402
@@ -132,7 +135,7 @@ def main():
     torch.set_num_threads(THREADS)
     print(f"bench_pytorch: torch {torch.__version__}, {torch.get_num_threads()} threads; BLAS loaded: "
           f"{', '.join(libs)} (via {how}); OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset, "
-          f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}")
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '')} GOMP_SPINCOUNT={os.environ.get('GOMP_SPINCOUNT', '')}")
     with open("/proc/loadavg") as f:
         print(f"bench_pytorch: load average before: {' '.join(f.read().split()[:3])}")
 

@@ -1,8 +1,9 @@
 // Binds a case's thread count to both thread pools the engine runs on: oneTBB (our own
 // kernels) and OpenMP (Debian's oneDNN). Work runs inside a task_arena of that size with
 // the OpenMP thread count set on the calling thread. OpenMP workers must not keep
-// spinning after a oneDNN call while TBB workers want the same cores; the fusebench
-// binary sets OMP_WAIT_POLICY=passive before libgomp starts (see harness/main.cpp).
+// spinning long after a oneDNN call while TBB workers want the same cores; the fusebench
+// binary sets OMP_WAIT_POLICY=passive with a short GOMP_SPINCOUNT before libgomp starts
+// (see harness/cli/main.cpp).
 #pragma once
 #include <tbb/task_arena.h>
 
