@@ -4,6 +4,7 @@
 
 #include "engine/builder/builder.h"
 #include "engine/onnx/onnx_import.h"
+#include "engine/plan/build_config_json.h"
 #include "engine/util/sha256.h"
 #include "engine/zoo/zoo.h"
 
@@ -12,39 +13,20 @@ namespace fb {
 namespace {
 
 // A plan's engine is fixed at build time: what a case or command asks for must be what
-// the plan was built with.
+// the plan was built with. Compared field by field through the plan format's own table
+// (engine/plan/build_config_json.cpp), so a new build setting is checked without a line
+// here; threads may differ (a plan runs with any count).
 void check_plan_matches(const LoadedModel& m, const BuildConfig& wanted) {
-  const BuildConfig& built = m.plan->config;
-  auto differs = [&](const std::string& field, const std::string& want, const std::string& have) {
-    throw Error(m.reference + ": field '" + field + "': asked for " + want + " but the plan was built with " + have +
-                " (build another plan, or use the model " + m.plan->source_name + ")");
+  const nlohmann::json want = build_config_to_json(wanted), built = build_config_to_json(m.plan->config);
+  auto shown = [](const nlohmann::json& v) {
+    const std::string s = v.is_string() ? v.get<std::string>() : v.dump();
+    return s.size() > 120 ? s.substr(0, 117) + "..." : s;
   };
-  auto list = [](const std::vector<std::string>& v) {
-    std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
-    return s + "]";
-  };
-  if (wanted.precision != built.precision) differs("precision", wanted.precision, built.precision);
-  auto constraints = [](const std::vector<LayerPrecision>& v) {
-    std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i].pattern + "=" + v[i].precision;
-    return s + "]";
-  };
-  if (wanted.layer_precisions != built.layer_precisions)
-    differs("layer_precisions", constraints(wanted.layer_precisions), constraints(built.layer_precisions));
-  if (wanted.precision_mode != built.precision_mode)
-    differs("precision_mode", precision_mode_name(wanted.precision_mode), precision_mode_name(built.precision_mode));
-  if (wanted.fusion != built.fusion) differs("fusion", fusion_level_name(wanted.fusion), fusion_level_name(built.fusion));
-  if (wanted.batch != built.batch) differs("batch", std::to_string(wanted.batch), std::to_string(built.batch));
-  if (wanted.exclude_nodes != built.exclude_nodes)
-    differs("exclude_nodes", list(wanted.exclude_nodes), list(built.exclude_nodes));
-  if (wanted.exclude_op_types != built.exclude_op_types)
-    differs("exclude_ops", list(wanted.exclude_op_types), list(built.exclude_op_types));
-  if (wanted.partition_points != built.partition_points)
-    differs("partition_points", list(wanted.partition_points), list(built.partition_points));
-  if (wanted.input_shapes != built.input_shapes) differs("input_shapes", "other input shapes", "its own");
-  if (wanted.constant_inputs.size() != built.constant_inputs.size())
-    differs("constant_inputs", "other constant inputs", "its own");
+  for (const auto& [field, value] : want.items()) {
+    if (field == "threads" || value == built.at(field)) continue;
+    throw Error(m.reference + ": field '" + field + "': asked for " + shown(value) + " but the plan was built with " +
+                shown(built.at(field)) + " (build another plan, or use the model " + m.plan->source_name + ")");
+  }
 }
 
 }  // namespace

@@ -249,6 +249,14 @@ TEST(Plan, ModelSourceLoadsThePlanAndChecksTheCase) {
   wanted.fusion = FusionLevel::None;
   EXPECT_NE(error_of([&] { make_engine(m, wanted); }).find("field 'fusion': asked for none but the plan was built with standard"),
             std::string::npos);
+  // A constant input is compared by value, not only by count: another value baked into
+  // the same plan would be a silently wrong answer.
+  wanted = p.config;
+  wanted.constant_inputs["x"] = Tensor(DType::Float32, {1});
+  EXPECT_NE(error_of([&] { make_engine(m, wanted); }).find("field 'constant_inputs': asked for {\"x\":"), std::string::npos);
+  wanted.threads = p.config.threads + 1;  // a plan runs with any thread count
+  wanted.constant_inputs = p.config.constant_inputs;
+  EXPECT_EQ(make_engine(m, wanted)->layers().size(), p.optimized.nodes.size());
   fs::remove(f);
 }
 
