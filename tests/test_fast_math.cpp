@@ -2,7 +2,9 @@
 // here are the ones fast_math.h promises.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "engine/ops/fast_math.h"
 
@@ -23,6 +25,25 @@ TEST(FastMath, ExpRelativeErrorUnder2e7) {
   EXPECT_EQ(fast_exp(-INFINITY), 0.f);
   EXPECT_EQ(std::fpclassify(fast_exp(-87.2f)), FP_NORMAL);
   EXPECT_EQ(fast_exp(1000.f), fast_exp(88.3f));  // clamped above
+}
+
+TEST(FastMath, RowMaxIsTheLargestAndSkipsNaN) {
+  std::vector<float> x(1000);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(float(i)) * 100.f;
+  x[613] = 250.f;
+  EXPECT_EQ(row_max(x.data(), int64_t(x.size())), 250.f);
+  EXPECT_EQ(row_max(x.data(), 613), *std::max_element(x.begin(), x.begin() + 613));
+  x[7] = NAN;
+  EXPECT_EQ(row_max(x.data(), int64_t(x.size())), 250.f);
+  EXPECT_EQ(row_max(x.data(), 0), -INFINITY);
+}
+
+TEST(FastMath, SoftmaxExpLeavesNoDenormalAfterTheRowDivision) {
+  EXPECT_EQ(softmax_exp(-70.f), 0.f);
+  EXPECT_NEAR(softmax_exp(-68.f), std::exp(-68.0), 2e-7 * std::exp(-68.0));
+  EXPECT_EQ(softmax_exp(0.f), 1.f);
+  // The smallest term it keeps, divided by a row sum of 2^26 ones, is still a normal float.
+  EXPECT_EQ(std::fpclassify(softmax_exp(-68.99f) / float(1 << 26)), FP_NORMAL);
 }
 
 TEST(FastMath, ErfWithinItsBoundsEverywhere) {

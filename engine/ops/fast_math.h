@@ -32,6 +32,23 @@ inline float fast_exp(float x_in) {
   return e * static_cast<float>(x_in >= -87.3f);
 }
 
+// The largest of x[0..n) (-inf for n = 0; NaNs are skipped, as a softmax's exp then
+// brings them back). Written as a compare and select: GCC 12 leaves a std::max reduction
+// scalar, one 4-cycle vmaxss after another, and that was two thirds of a softmax's time.
+inline float row_max(const float* x, int64_t n) {
+  float mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
+  for (int64_t i = 0; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
+  return mx;
+}
+
+// exp(d) for a softmax's d = x - max(x) <= 0: exactly 0 below -69 (e^-69 is about 1e-30,
+// nothing beside the row's largest term, 1), so that no term, and no term divided by a
+// row sum of up to 2^26 terms, is a denormal. On Intel cores every operation on a
+// denormal takes a microcode assist, in the softmax and in the matmul that reads the
+// probabilities after it (ViT-tiny's unmasked scores reach far enough down for that).
+inline float softmax_exp(float d) { return fast_exp(d) * static_cast<float>(d >= -69.f); }
+
 // erf, vectorizable (glibc's erff is scalar: it made the reference's Erf ten times slower
 // than PyTorch's vectorized one). |x| < 0.5: the odd Taylor series to x^13, relative error
 // under 2e-7 (float rounding); beyond: Abramowitz & Stegun 7.1.26 with fast_exp, absolute error under 4e-7.

@@ -18,13 +18,11 @@ std::vector<ValueInfo> infer_softmax(const ShapeContext& c) {
 
 // Normalizes `len` contiguous elements (the common last-axis case), vectorized.
 void softmax_contiguous(const float* in, float* out, int64_t len, bool log) {
-  float mx = -INFINITY;
-#pragma omp simd reduction(max : mx)
-  for (int64_t i = 0; i < len; ++i) mx = std::max(mx, in[i]);
+  const float mx = row_max(in, len);
   float sum = 0.f;
 #pragma omp simd reduction(+ : sum)
   for (int64_t i = 0; i < len; ++i) {
-    const float e = fast_exp(in[i] - mx);
+    const float e = softmax_exp(in[i] - mx);
     if (!log) out[i] = e;
     sum += e;
   }

@@ -99,12 +99,10 @@ void AttentionKernel::run(const float* q, const float* k, const float* v, float*
 #pragma omp simd
                           for (int64_t j = 0; j < len; ++j) x[j] += m[j * mj];
                         }
-                        float mx = -INFINITY;
-#pragma omp simd reduction(max : mx)
-                        for (int64_t i = 0; i < len; ++i) mx = std::max(mx, x[i]);
+                        const float mx = row_max(x, len);
                         float sum = 0.f;
 #pragma omp simd reduction(+ : sum)
-                        for (int64_t i = 0; i < len; ++i) sum += (x[i] = fast_exp(x[i] - mx));
+                        for (int64_t i = 0; i < len; ++i) sum += (x[i] = softmax_exp(x[i] - mx));
                         const float inv = 1.f / sum;
 #pragma omp simd
                         for (int64_t i = 0; i < len; ++i) x[i] *= inv;
