@@ -69,33 +69,42 @@ struct Traffic {
   size_t messages = 0, bytes = 0;
 };
 
-void send_json(int dest, Tag tag, const json& j, Traffic& t) {
-  const std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
-  MPI_Send(s.data(), static_cast<int>(s.size()), MPI_CHAR, dest, tag, MPI_COMM_WORLD);
-  ++t.messages;
-  t.bytes += s.size();
-}
-
 [[noreturn]] void coordinator_gone(const std::string& what) {
   throw Error("rank 0 " + what + " for " + std::to_string(kCoordinatorSilence.count()) +
               " s: it is gone (every case it stored is in the database; `fusebench run --resume` goes on)");
 }
 
-// send_json for a worker's result, which can be too large for OpenMPI to send eagerly: a
-// blocking send would wait for ever on a rank 0 that died (under --enable-recovery nothing
-// ends it), so the send gives up after kCoordinatorSilence.
-void send_json_to_coordinator(Tag tag, const json& j, Traffic& t) {
-  const std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
+// Sends without blocking for longer than `limit`; false when the send did not complete by
+// then. A blocking send to a peer that died waits for ever (under --enable-recovery nothing
+// ends it): a worker's result to a rank 0 that is gone, or rank 0's next case or heartbeat
+// to a worker killed since the last liveness check. A send given up on keeps its buffer
+// (MPI may still read it), parked for the rest of the process.
+bool send_json_within(int dest, Tag tag, const json& j, Traffic& t, Clock::duration limit) {
+  static std::deque<std::string> abandoned;
+  std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
   MPI_Request request;
-  MPI_Isend(s.data(), static_cast<int>(s.size()), MPI_CHAR, 0, tag, MPI_COMM_WORLD, &request);
-  const auto give_up = Clock::now() + kCoordinatorSilence;
+  MPI_Isend(s.data(), static_cast<int>(s.size()), MPI_CHAR, dest, tag, MPI_COMM_WORLD, &request);
+  const auto give_up = Clock::now() + limit;
   for (int done = 0; MPI_Test(&request, &done, MPI_STATUS_IGNORE), !done;) {
-    if (Clock::now() > give_up) coordinator_gone("took no result");
+    if (Clock::now() > give_up) {
+      abandoned.push_back(std::move(s));
+      return false;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   ++t.messages;
   t.bytes += s.size();
+  return true;
 }
+
+// A worker's send to rank 0 (its results can be too large for OpenMPI to send eagerly).
+void send_json_to_coordinator(Tag tag, const json& j, Traffic& t) {
+  if (!send_json_within(0, tag, j, t, kCoordinatorSilence)) coordinator_gone("took no result");
+}
+
+// How long rank 0 waits for a send to a worker: its messages are small and go out at once
+// to a worker that is there.
+constexpr auto kWorkerSendLimit = std::chrono::seconds(10);
 
 json receive_json(const MPI_Status& probed, Traffic& t) {
   int n = 0;
@@ -118,10 +127,10 @@ int world_rank() {
 int worker_loop() {
   Traffic t;
   const HostFingerprint host = host_fingerprint(capture_environment());
-  send_json(0, kHello,
-            {{"host", host.host}, {"cpu_model", host.cpu_model}, {"cpu_flags", host.cpu_flags}, {"cores", host.cores},
-             {"pid", static_cast<int64_t>(getpid())}},
-            t);
+  send_json_to_coordinator(kHello,
+                           {{"host", host.host}, {"cpu_model", host.cpu_model}, {"cpu_flags", host.cpu_flags},
+                            {"cores", host.cores}, {"pid", static_cast<int64_t>(getpid())}},
+                           t);
   CaseRunner runner;
   std::unique_ptr<CpuPinning> pinned;  // --cores-per-worker: this whole process stays on its cores
   auto heard = Clock::now();
@@ -208,8 +217,9 @@ class Coordinator {
         if (Clock::now() - last_alive > kAliveEvery) {
           last_alive = Clock::now();
           Traffic heartbeats;  // not counted: the per-case cost is what the summary line reports
-          for (const Worker& w : workers_)
-            if (w.said_hello && !w.gone && !w.running) send_json(w.rank, kAlive, json::object(), heartbeats);
+          for (Worker& w : workers_)
+            if (w.said_hello && !w.gone && !w.running && !send_json_within(w.rank, kAlive, json::object(), heartbeats, kWorkerSendLimit))
+              lose_unreachable(w);
         }
       }
       if (!flag) std::this_thread::sleep_for(std::chrono::microseconds(200));
@@ -224,8 +234,8 @@ class Coordinator {
   // so that until then an idle worker hears from rank 0 and knows it is alive.
   void stop_all() {
     Traffic t;
-    for (const Worker& w : workers_)
-      if (!w.gone) send_json(w.rank, kStop, json::object(), t);
+    for (Worker& w : workers_)
+      if (!w.gone && !send_json_within(w.rank, kStop, json::object(), t, kWorkerSendLimit)) lose_unreachable(w);
   }
 
   bool unfinished() const { return unfinished_; }
@@ -292,12 +302,27 @@ class Coordinator {
       const size_t index = queue_.front();
       queue_.pop_front();
       const CaseSpec& spec = session_.pending()[index].spec;
-      send_json(w.rank, kCase, {{"index", index}, {"spec", spec.to_json()}, {"isolation", isolation_}, {"pin_cpus", w.cpus}},
-                traffic_);
+      if (!send_json_within(w.rank, kCase,
+                            {{"index", index}, {"spec", spec.to_json()}, {"isolation", isolation_}, {"pin_cpus", w.cpus}},
+                            traffic_, kWorkerSendLimit)) {
+        queue_.push_front(index);  // it never reached the worker: another one runs it
+        lose_unreachable(w);
+        continue;
+      }
       w.running = index;
       w.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s(spec)));
       ++busy_[w.host.host];
     }
+  }
+
+  // An idle worker that did not take a message within kWorkerSendLimit (killed since the
+  // last liveness check, or stuck): never given work again; killed if it is on this host.
+  void lose_unreachable(Worker& w) {
+    w.gone = true;
+    any_lost_ = true;
+    std::cout << "MPI rank " << w.rank << " (pid " << w.pid << " on " << w.host.host << ") took no message within "
+              << std::chrono::duration_cast<std::chrono::seconds>(kWorkerSendLimit).count() << " s: treated as gone\n";
+    if (w.host.host == my_host_ && w.pid > 0) kill(static_cast<pid_t>(w.pid), SIGKILL);
   }
 
   // A worker on this host whose process is gone died; any worker past its case's deadline
@@ -399,7 +424,8 @@ int run_distributed(const RunRequest& request, const DistributedOptions& options
     // The workers wait for cases that will never come: tell them to stop (under mpirun
     // --enable-recovery, MPI_Abort would leave them waiting).
     Traffic t;
-    for (int r = 1; r < size; ++r) send_json(r, kStop, json::object(), t);
+    for (int r = 1; r < size; ++r)
+      if (!send_json_within(r, kStop, json::object(), t, kWorkerSendLimit)) abort = true;  // it never reaches MPI_Finalize
     rc = 2;
   }
   if (abort)
