@@ -105,6 +105,7 @@ struct CaseSpec {
   GateConfig gate;
   FusionLimits fusion_limits;
   PrecisionConstraints precision_constraints;
+  Int8Calibration calibration;  // how an int8 case finds its thresholds (engine/builder/build_config.h)
   uint64_t seed = 1234;  // for the generated inputs
   PluginSettings plugins;  // plugin libraries and placements (harness/plugin_settings.h)
 

@@ -181,7 +181,44 @@ nlohmann::json layer_precisions_json(const std::vector<LayerPrecision>& layers) 
   return out;
 }
 
+// Calibration data: one object per batch of {graph input: .npy or .pb file}.
+std::vector<std::map<std::string, std::string>> calibration_data(const Json& j, const std::string& field, const FieldReader& r) {
+  if (j.is_array() && j.empty() && !r.scenario) return {};  // a stored config writes the empty default
+  if (!j.is_array() || j.empty()) r.error(field, "expected a non-empty list of {input: file} objects, one per batch, got " + show(j));
+  std::vector<std::map<std::string, std::string>> out;
+  for (size_t i = 0; i < j.size(); ++i) {
+    const std::string f = element(field, i);
+    if (!j[i].is_object() || j[i].empty()) r.error(f, "expected an object of {input: file}, got " + show(j[i]));
+    std::map<std::string, std::string> batch;
+    for (const auto& [input, file] : j[i].items()) batch[input] = non_empty_string(file, f + "." + input, r);
+    out.push_back(std::move(batch));
+  }
+  return out;
+}
+
+std::string cache_file(const Json& j, const std::string& f, const FieldReader& r) {
+  if (j.is_string() && j.get<std::string>().empty() && !r.scenario) return "";  // stored: none
+  return non_empty_string(j, f, r);
+}
+
+double percentile(const Json& j, const std::string& field, const FieldReader& r) {
+  if (!j.is_number() || !(j.get<double>() > 0 && j.get<double>() <= 100))
+    r.error(field, "expected a percentile in (0, 100], got " + show(j));
+  return j.get<double>();
+}
+
+std::string calibrator(const Json& j, const std::string& f, const FieldReader& r) {
+  return one_of(j, f, r, calibration_method_names());
+}
+
 bool always(const CaseSpec&) { return true; }
+// Calibration settings change an int8 case's numbers, and only an int8 case's.
+bool asks_for_int8(const CaseSpec& s) {
+  if (s.precision == "int8") return true;
+  for (const LayerPrecision& l : s.precision_constraints.layers)
+    if (l.precision == "int8") return true;
+  return false;
+}
 bool with_fusion_limits(const CaseSpec& s) { return !s.fusion_limits.empty(); }
 bool with_precision_constraints(const CaseSpec& s) { return !s.precision_constraints.empty(); }
 
@@ -318,6 +355,46 @@ const std::vector<CaseField>& case_fields() {
          c.layer_precisions.clear();
          for (const std::string& s : a["layer-precision"].as<std::vector<std::string>>())
            c.layer_precisions.push_back(parse_layer_precision(s));
+       }},
+
+      // int8 calibration (harness/calibration.h): in the key of int8 cases only; the cache
+      // file is where thresholds are kept, not how they were found.
+      {.path = "calibration.method", .in_scenario = kAtPath, VALUE(calibration.method, calibrator), .in_key = asks_for_int8,
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.calibration.method = s.calibration.method; },
+       .add_flags = [](cxxopts::Options& o, const std::string&) {
+         o.add_options()("calibrator", "int8 calibration: minmax, percentile or entropy",
+                         cxxopts::value<std::string>()->default_value("entropy"));
+       },
+       .from_flags = [](const cxxopts::ParseResult& a, bool only_given, BuildConfig& c) {
+         if (only_given && !a.count("calibrator")) return;
+         c.calibration.method = a["calibrator"].as<std::string>();
+         parse_calibration_method(c.calibration.method);
+       }},
+      {.path = "calibration.percentile", .in_scenario = kAtPath, VALUE(calibration.percentile, percentile),
+       .in_key = asks_for_int8,
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.calibration.percentile = s.calibration.percentile; }},
+      {.path = "calibration.batches", .in_scenario = kAtPath, VALUE(calibration.batches, (int_in<1, 10000>)),
+       .in_key = asks_for_int8,
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.calibration.batches = s.calibration.batches; },
+       .add_flags = [](cxxopts::Options& o, const std::string&) {
+         o.add_options()("calibration-batches", "int8 calibration: seeded random batches",
+                         cxxopts::value<int>()->default_value("8"));
+       },
+       .from_flags = [](const cxxopts::ParseResult& a, bool only_given, BuildConfig& c) {
+         if (!only_given || a.count("calibration-batches")) c.calibration.batches = a["calibration-batches"].as<int>();
+       }},
+      {.path = "calibration.seed", .in_scenario = kAtPath, VALUE(calibration.seed, seed), .in_key = asks_for_int8,
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.calibration.seed = s.calibration.seed; }},
+      {.path = "calibration.data", .in_scenario = kAtPath, VALUE(calibration.data, calibration_data), .in_key = asks_for_int8,
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.calibration.data = s.calibration.data; }},
+      {.path = "calibration.cache", .in_scenario = kAtPath, VALUE(calibration.cache, cache_file),
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.calibration.cache = s.calibration.cache; },
+       .add_flags = [](cxxopts::Options& o, const std::string&) {
+         o.add_options()("calibration-cache", "int8 calibration cache file: read when it matches the model and settings, else written",
+                         cxxopts::value<std::string>());
+       },
+       .from_flags = [](const cxxopts::ParseResult& a, bool, BuildConfig& c) {
+         if (a.count("calibration-cache")) c.calibration.cache = a["calibration-cache"].as<std::string>();
        }},
 
       // Plugins: one reader and writer of their own (harness/plugin_settings.h); a scenario

@@ -7,6 +7,7 @@
 #include "engine/plan/build_config_json.h"
 #include "engine/util/sha256.h"
 #include "engine/zoo/zoo.h"
+#include "harness/calibration.h"
 
 namespace fb {
 
@@ -66,7 +67,11 @@ onnx::ModelProto LoadedModel::source_model() const {
 
 std::unique_ptr<Engine> make_engine(const LoadedModel& m, const BuildConfig& wanted) {
   return naming_model(m, [&] {
-    if (!m.plan) return build_engine(m.graph, wanted);
+    if (!m.plan) {
+      BuildConfig cfg = wanted;
+      calibrate_for_int8(m, m.graph, cfg);
+      return build_engine(m.graph, cfg);
+    }
     check_plan_matches(m, wanted);
     return engine_from_plan(*m.plan, m.reference);
   });

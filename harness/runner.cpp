@@ -1,3 +1,4 @@
+#include "harness/calibration.h"
 #include "harness/runner.h"
 
 #include <chrono>
@@ -56,7 +57,7 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
     const LoadedModel& m = model(spec_in.model);
     r.spec.model_hash = m.hash;
     r.onnx_nodes = int(m.onnx_nodes);
-    const BuildConfig cfg = build_config_of(r.spec);
+    BuildConfig cfg = build_config_of(r.spec);
 
     // Plugins: the libraries' ops join this case's registry; placements edit the model
     // both executors run (the model without them is the cost analysis' baseline).
@@ -67,7 +68,8 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
 
     ThreadScope threads(r.spec.threads);
     const auto t0 = std::chrono::steady_clock::now();
-    std::unique_ptr<Engine> engine = threads.run([&] {  // built, or loaded from a plan
+    std::unique_ptr<Engine> engine = threads.run([&] {  // built (int8: after calibration), or loaded from a plan
+      naming_model(m, [&] { calibrate_for_int8(m, graph, cfg, ops); });
       return plugins.empty() ? make_engine(m, cfg) : build_engine(graph, cfg, {ops});
     });
     r.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -278,6 +278,15 @@ void ScenarioReader::settings(const Json& doc, Scenario& s) const {
   if (doc.contains("precision_constraints") && !doc["precision_constraints"].contains("layers"))
     fail("precision_constraints.layers", "is required (an object of PATTERN: PRECISION)");
   if (doc.contains("accuracy")) precision_accuracy(doc["accuracy"], s);
+  // Calibration files, like the model, are named relative to the scenario's folder.
+  Int8Calibration& cal = s.settings.calibration;
+  for (size_t i = 0; i < cal.data.size(); ++i)
+    for (auto& [input, file] : cal.data[i])
+      file = file_near_scenario(file, element("calibration.data", i) + "." + input, "calibration file");
+  if (!cal.cache.empty() && fs::path(cal.cache).is_relative()) {
+    const fs::path base = path_.empty() ? fs::current_path() : fs::absolute(fs::path(path_)).parent_path();
+    cal.cache = (base / cal.cache).lexically_normal().string();
+  }
 }
 
 // "accuracy": {"bf16": {atol, rtol, min_cosine}, ...}: a block per precision other than

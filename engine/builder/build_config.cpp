@@ -56,4 +56,11 @@ LayerPrecision parse_layer_precision(const std::string& s) {
   return lp;
 }
 
+bool BuildConfig::asks_for_int8() const {
+  if (precision == "int8") return true;
+  for (const LayerPrecision& l : layer_precisions)
+    if (l.precision == "int8") return true;
+  return false;
+}
+
 }  // namespace fb

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/ir/tensor.h"
+#include "engine/quant/calibrator.h"
 
 namespace fb {
 
@@ -37,6 +38,19 @@ struct LayerPrecision {
 // "PATTERN=PRECISION" as the command line writes it; throws Error naming the flag.
 LayerPrecision parse_layer_precision(const std::string& s);
 
+// How an int8 build finds its activation ranges (engine/quant/calibrator.h): the harness
+// runs the fp32 reference over the calibration set and fills BuildConfig::int8_ranges.
+struct Int8Calibration {
+  std::string method = "entropy";  // minmax, percentile, entropy
+  double percentile = kDefaultCalibrationPercentile;
+  int batches = 8;                 // seeded random batches, when no data files are given
+  uint64_t seed = 7;               // not the timed inputs' seed: calibrate on other data
+  // Data files: one entry per batch, each naming a .npy or .pb file per graph input.
+  std::vector<std::map<std::string, std::string>> data;
+  std::string cache;               // calibration cache file ("" for none), keyed by model hash
+  bool operator==(const Int8Calibration&) const = default;
+};
+
 struct BuildConfig {
   std::string precision = "fp32";  // every layer's, unless a constraint says otherwise
   std::vector<LayerPrecision> layer_precisions;
@@ -56,6 +70,14 @@ struct BuildConfig {
   // Graph inputs bound to fixed values at build time (shape tensors, like TensorRT's):
   // they become initializers and the engine no longer takes them as inputs.
   std::map<std::string, Tensor> constant_inputs;
+  Int8Calibration calibration;
+  // What calibration found, by tensor name: the builder gives each int8 layer its input's
+  // threshold (as node attributes, so a plan carries them). A result, not a setting: the
+  // plan format leaves it out.
+  std::map<std::string, TensorRange> int8_ranges;
+  std::string int8_ranges_from;  // for the build log: "8 seeded batches (seed 7)", "cache FILE"
+  // Whether any layer may run in int8 (the build precision or a layer constraint).
+  bool asks_for_int8() const;
 };
 
 }  // namespace fb

@@ -41,10 +41,6 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
                      std::vector<FusionEvent>* events) {
   check_precision(config.precision, "precision");
   for (const LayerPrecision& c : config.layer_precisions) check_precision(c.precision, "precision constraint '" + c.pattern + "'");
-  // Every layer falling back to fp32 would be an fp32 engine labelled int8.
-  if (config.precision == "int8")
-    throw Error("precision 'int8': the engine has no int8 kernels yet (calibration and quantized kernels are not built); "
-                "use fp32, bf16 or fp16");
   if (config.batch < 1) throw Error("batch must be at least 1");
   Graph g = imported;
   const std::vector<std::string> bound = describe_bound_inputs(imported, config, ops);

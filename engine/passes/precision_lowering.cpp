@@ -5,8 +5,12 @@
 // (Fused nodes always agree: can_fuse never joins nodes of different precisions.)
 // 1. A bf16/fp16 node that cannot run in 16 bits (no float outputs, control flow, float64
 //    tensors) falls back to fp32: with mode `prefer` the build log says why; with `obey`
-//    a node put there by a constraint fails the build, naming the node. int8 has no
-//    kernels yet: a node asked for int8 falls back (or fails) the same way.
+//    a node put there by a constraint fails the build, naming the node. int8 runs matrix
+//    products and convolutions with constant weights whose input calibration measured
+//    (engine/quant/calibrator.h); every other node asked for int8 falls back the same way,
+//    as TensorRT runs a layer without an int8 kernel in a wider type. An int8 layer takes
+//    and gives float32 tensors: it quantizes its input with the calibrated threshold
+//    (attributes int8_input_amax, int8_input_unsigned) and its weights per output channel.
 // 2. A 16-bit node's float32 outputs become 16-bit tensors; a view takes its input's type.
 // 3. Where a consumer wants another type than its producer wrote, one fusebench.Convert
 //    per value and type is inserted; graph outputs are converted back to float32, so the
@@ -14,6 +18,7 @@
 // 4. The weights (input 1) of a 16-bit MatMul, Gemm or Conv are rounded to 16-bit values.
 //    They stay in float32 containers: on this CPU oneDNN 2.6 runs float32 gemms only
 //    (no AVX-512), and the layer widens its 16-bit inputs for it (HalfStorageLayer).
+#include <cmath>
 #include <map>
 
 #include "engine/ops/half_float.h"
@@ -63,18 +68,58 @@ bool weight_input(const Node& n, size_t i) {
          (ours && (n.op_type == "FusedMatMul" || n.op_type == "FusedConv"));
 }
 
+bool is_onnx(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
+bool is_ours(const Node& n, const char* op) { return n.domain == "fusebench" && n.op_type == op; }
+
+// Why the node cannot run in int8 ("" when it can).
+std::string why_not_int8(const Graph& g, const Node& n, const BuildConfig& cfg) {
+  const bool matmul = is_onnx(n, "MatMul") || is_onnx(n, "Gemm") || is_ours(n, "FusedMatMul");
+  const bool conv = is_onnx(n, "Conv") || is_ours(n, "FusedConv");
+  if (!matmul && !conv) return "no int8 kernel for " + n.op_type;
+  if (n.inputs.size() < 2 || n.inputs[0].empty() || !g.is_initializer(n.inputs[1])) return "its weights are not a constant";
+  const Tensor& w = g.initializers.at(n.inputs[1]);
+  if (w.dtype() != DType::Float32 || g.value(n.inputs[0]).dtype != DType::Float32) return "its inputs are not float32";
+  if (matmul && w.rank() != 2) return "its weights have rank " + std::to_string(w.rank()) + " (int8 takes 2-D weights)";
+  if (matmul && g.value(n.inputs[0]).shape.size() < 2) return "its input is a vector";
+  if (n.attr_int("transA", 0) != 0) return "its input is transposed";
+  if (is_onnx(n, "Gemm") && n.inputs.size() > 2 && !n.inputs[2].empty()) {
+    const Shape& out = g.value(n.outputs[0]).shape;
+    const Shape& c = g.value(n.inputs[2]).shape;
+    if (n.attr_float("beta", 1.f) != 1.f || shape_numel(c) != out.back() || c.back() != out.back())
+      return "its C is not a bias over the columns";
+  }
+  auto it = cfg.int8_ranges.find(n.inputs[0]);
+  if (it == cfg.int8_ranges.end()) return "calibration has no range for its input '" + n.inputs[0] + "'";
+  if (!(it->second.amax > 0) || !std::isfinite(it->second.amax))
+    return "its input '" + n.inputs[0] + "' was 0 throughout calibration";
+  return "";
+}
+
 }  // namespace
 
 int precision_lowering(PassContext& ctx) {
   Graph& g = ctx.graph;
   const bool obey = ctx.config.precision_mode == PrecisionMode::Obey;
   bool any_reduced = false;
+  int int8_layers = 0;
   std::map<std::string, int> fallbacks;  // reason -> nodes
   for (Node& n : g.nodes) {
     if (n.precision == Precision::FP32) continue;
     const std::string asked = precision_name(n.precision);
-    std::string why = n.precision == Precision::INT8 ? "no int8 kernels yet" : why_not_16bit(g, n);
+    if (n.precision == Precision::INT8 && is_view(n, ctx.ops)) {  // int8 layers pass float32 tensors
+      n.precision = Precision::FP32;
+      n.precision_reason = "view of its input";
+      continue;
+    }
+    std::string why = n.precision == Precision::INT8 ? why_not_int8(g, n, ctx.config) : why_not_16bit(g, n);
     if (is_view(n, ctx.ops)) why.clear();
+    if (why.empty() && n.precision == Precision::INT8) {
+      const TensorRange& r = ctx.config.int8_ranges.at(n.inputs[0]);
+      n.attrs["int8_input_amax"] = Attribute{r.amax};
+      n.attrs["int8_input_unsigned"] = Attribute{int64_t(r.is_unsigned())};
+      ++int8_layers;
+      continue;
+    }
     if (why.empty()) {
       any_reduced = true;
       continue;
@@ -91,7 +136,19 @@ int precision_lowering(PassContext& ctx) {
   }
   for (const auto& [reason, count] : fallbacks)
     ctx.log.push_back("precision fallback " + reason + " (" + std::to_string(count) + " layer(s))");
-  if (!any_reduced) return 0;
+  // Every layer falling back to fp32 would be an fp32 engine labelled int8.
+  if (ctx.config.precision == "int8" && int8_layers == 0) {
+    std::string reasons;
+    for (const auto& [reason, count] : fallbacks)
+      if (reasons.size() < 300) reasons += (reasons.empty() ? "" : "; ") + reason + " (" + std::to_string(count) + ")";
+    throw Error("precision 'int8': no layer can run in int8 (" + reasons + ")" +
+                (ctx.config.int8_ranges.empty() ? "; the build was given no calibration ranges" : ""));
+  }
+  if (int8_layers)
+    ctx.log.push_back("precision: " + std::to_string(int8_layers) + " int8 layer(s), input thresholds from " +
+                      ctx.config.calibration.method + " calibration over " + ctx.config.int8_ranges_from +
+                      ", weights per output channel");
+  if (!any_reduced) return int8_layers;
 
   // 2. Output types, in topological order so a view sees its input's final type.
   for (Node& n : g.nodes) {

@@ -86,6 +86,24 @@ const Field kFields[] = {
      [](const nlohmann::json& j, BuildConfig& c) {
        for (const auto& [name, t] : j.items()) c.constant_inputs[name] = tensor_from_hex(t);
      }},
+    // How the int8 thresholds were found (the thresholds themselves are the int8 layers'
+    // attributes); the cache path is where they were kept, not how they were found.
+    {"calibration",
+     [](const BuildConfig& c) {
+       if (!c.asks_for_int8()) return nlohmann::json();
+       const Int8Calibration& k = c.calibration;
+       return nlohmann::json{{"method", k.method}, {"percentile", k.percentile}, {"batches", k.batches},
+                             {"seed", k.seed}, {"data", k.data}};
+     },
+     [](const nlohmann::json& j, BuildConfig& c) {
+       if (j.is_null()) return;
+       Int8Calibration& k = c.calibration;
+       j.at("method").get_to(k.method);
+       j.at("percentile").get_to(k.percentile);
+       j.at("batches").get_to(k.batches);
+       j.at("seed").get_to(k.seed);
+       j.at("data").get_to(k.data);
+     }},
 };
 
 #undef MEMBER
@@ -100,7 +118,8 @@ nlohmann::json build_config_to_json(const BuildConfig& c) {
 
 BuildConfig build_config_from_json(const nlohmann::json& j) {
   BuildConfig c;
-  for (const Field& f : kFields) f.read(j.at(f.key), c);
+  // A key missing from an older plan reads as null (calibration came later).
+  for (const Field& f : kFields) f.read(j.contains(f.key) ? j.at(f.key) : nlohmann::json(), c);
   return c;
 }
 

@@ -7,6 +7,7 @@
 
 #include "engine/builder/builder.h"
 #include "engine/runtime/thread_scope.h"
+#include "harness/calibration.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
 #include "harness/model_source.h"
@@ -39,7 +40,12 @@ int cmd_build(int argc, char** argv) {
   const LoadedModel m = load_model(model);
   ThreadScope threads(cfg.threads);
   auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<Engine> engine = threads.run([&] { return naming_model(m, [&] { return build_engine(m.graph, cfg); }); });
+  std::unique_ptr<Engine> engine = threads.run([&] {
+    return naming_model(m, [&] {
+      calibrate_for_int8(m, m.graph, cfg);
+      return build_engine(m.graph, cfg);
+    });
+  });
   const double build_ms = ms_since(t0);
   write_plan_file(make_plan(*engine, m.reference, m.source_model(), m.base_dir), out);
   std::printf("built %s (%s, batch %lld, %d thread(s)): %zu ONNX nodes -> %zu engine layers in %.1f ms\n",

@@ -5,6 +5,7 @@
 
 #include "engine/builder/builder.h"
 
+#include "harness/calibration.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/plan_options.h"
 #include "harness/model_source.h"
@@ -55,9 +56,10 @@ int cmd_inspect(int argc, char** argv) {
   if (format != "text" && format != "json") throw Error("--format must be text or json, got '" + format + "'");
 
   LoadedModel m = load_model(args["model"].as<std::string>());
-  const BuildConfig cfg = build_config_for(args, m);
+  BuildConfig cfg = build_config_for(args, m);
   const PluginSettings plugins = plugin_settings_from(args);
   const PluginModel pm = apply_plugins(m, plugins);
+  naming_model(m, [&] { calibrate_for_int8(m, pm.graph(), cfg, pm.ops); });
   std::unique_ptr<Engine> engine = plugins.empty() ? make_engine(m, cfg) : build_engine(pm.graph(), cfg, {pm.ops});
   std::vector<std::string> build_log = pm.log;
   build_log.insert(build_log.end(), engine->build_log().begin(), engine->build_log().end());

@@ -7,6 +7,7 @@
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/profiler.h"
 #include "engine/runtime/thread_scope.h"
+#include "harness/calibration.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/plan_options.h"
 #include "harness/environment.h"
@@ -50,6 +51,7 @@ int cmd_profile(int argc, char** argv) {
   MachinePeaks peaks = cached ? *cached : measure_machine_peaks(cfg.threads);
   if (store && !cached) store->store_peaks(env.host, env.cpu_model, cfg.threads, peaks);
   threads.run([&] {
+    naming_model(m, [&] { calibrate_for_int8(m, pm.graph(), cfg, pm.ops); });
     auto engine = plugins.empty() ? make_engine(m, cfg) : build_engine(pm.graph(), cfg, {pm.ops});
     std::unique_ptr<Engine> unfused;
     const bool fused = cfg.fusion == FusionLevel::Standard || cfg.fusion == FusionLevel::Aggressive;

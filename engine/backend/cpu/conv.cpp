@@ -5,6 +5,7 @@
 
 #include "engine/backend/cpu/conv.h"
 #include "engine/backend/cpu/dnnl_context.h"
+#include "engine/backend/cpu/int8_quantize.h"
 #include "engine/ops/nn_common.h"
 
 namespace fb {
@@ -107,16 +108,26 @@ struct ConvKernel::Impl {
   bool weights_ready = false;              // constant weights: reordered once, on the first run
   bool constant_weights = false;
   bool has_bias = false, has_residual = false;
+  bool int8 = false;
+  std::vector<float> out_scales;           // int8: input scale · weight scale, per output channel
+  std::vector<float> bias_scaled;          // int8: the bias in accumulator units
   std::unordered_map<int, memory> args;
   double flops = 0;
   std::string description;
   memory::desc y_md;                       // y as the caller keeps it
 };
 
-ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, bool constant_weights)
+ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, bool constant_weights,
+                       const float* int8_weights)
     : impl_(std::make_unique<Impl>()) {
   Impl& im = *impl_;
   im.constant_weights = constant_weights;
+  im.int8 = node.has_attr("int8_input_amax");
+  if (im.int8 && !int8_weights) throw Error(node.describe() + ": an int8 convolution needs its constant weights");
+  const bool x_unsigned = node.attr_int("int8_input_unsigned", 0) != 0;
+  const float x_scale = im.int8 ? int8_input_scale(node.attr_float("int8_input_amax", 0.f), x_unsigned) : 1.f;
+  const memory::data_type src_type = !im.int8 ? memory::data_type::f32 : x_unsigned ? memory::data_type::u8 : memory::data_type::s8;
+  const memory::data_type wei_type = im.int8 ? memory::data_type::s8 : memory::data_type::f32;
   Shape bshape{w.empty() ? 0 : w[0]};
   ConvShapes s = conv_shapes(node, x, w, has_bias ? &bshape : nullptr);
   output_ = s.out;
@@ -155,6 +166,16 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   }
   dnnl::primitive_attr attr;
   attr.set_post_ops(po);
+  std::vector<int8_t> w_q;
+  if (im.int8) {
+    w_q.resize(size_t(shape_numel(w)));
+    std::vector<float> w_scales;
+    quantize_weights_per_channel(int8_weights, 1, s.m, shape_numel(w) / std::max<int64_t>(s.m, 1), w_q.data(), w_scales);
+    im.out_scales.resize(size_t(s.m));
+    for (int64_t oc = 0; oc < s.m; ++oc) im.out_scales[oc] = x_scale * w_scales[oc];
+    im.bias_scaled.resize(has_bias ? size_t(s.m) : 0);
+    attr.set_output_scales(1 << 1, im.out_scales);
+  }
   // Plain activations: oneDNN picks its layouts ("any"); on plain NCHW it would fall back
   // to im2col + gemm, several times slower than its blocked kernels even counting the
   // reorders. Channels-last activations are asked for as such, so consecutive convolutions
@@ -162,9 +183,10 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   const memory::format_tag any = memory::format_tag::any;
   const bool dst_cl = layouts.y || layouts.residual;
   auto make_pd = [&](bool honour_layouts) {
-    memory::desc src_want = honour_layouts && layouts.x ? src_md : memory::desc(dims_of(x), memory::data_type::f32, any);
+    memory::desc src_want = honour_layouts && layouts.x ? memory::desc(dims_of(x), src_type, channels_last_tag(x.size()))
+                                                        : memory::desc(dims_of(x), src_type, any);
     memory::desc dst_want = honour_layouts && dst_cl ? f32_desc(s.out, true) : memory::desc(dims_of(s.out), memory::data_type::f32, any);
-    memory::desc w_any(dims_of(wd), memory::data_type::f32, any);
+    memory::desc w_any(dims_of(wd), wei_type, any);
     auto desc = has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                            src_want, w_any, b_md, dst_want, strides, dil, pl, pr)
                          : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
@@ -187,13 +209,22 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   im.wei = memory(w_md, eng, DNNL_MEMORY_NONE);
   im.dst = memory(im.y_md, eng, DNNL_MEMORY_NONE);
   memory src_used = im.src, wei_used = im.wei, dst_used = im.dst;
-  if (pd.src_desc() != src_md) {
+  if (pd.src_desc() != src_md) {  // int8: always, the reorder quantizes
     im.src_blocked = true;
     im.src_b = memory(pd.src_desc(), eng);
-    im.src_in = dnnl::reorder(im.src, im.src_b);
+    dnnl::primitive_attr quantize;
+    if (im.int8) quantize.set_output_scales(0, {1.f / x_scale});
+    im.src_in = dnnl::reorder(dnnl::reorder::primitive_desc(eng, src_md, eng, pd.src_desc(), quantize));
     src_used = im.src_b;
   }
-  if (pd.weights_desc() != w_md) {
+  if (im.int8) {  // quantized weights, once, into the primitive's layout
+    memory w_user(memory::desc(dims_of(wd), memory::data_type::s8, plain_tag(wd.size())), eng, w_q.data());
+    im.wei_b = memory(pd.weights_desc(), eng);
+    dnnl::reorder(w_user, im.wei_b).execute(dnnl_cpu_stream(), w_user, im.wei_b);
+    dnnl_cpu_stream().wait();
+    im.wei_blocked = im.constant_weights = im.weights_ready = true;
+    wei_used = im.wei_b;
+  } else if (pd.weights_desc() != w_md) {
     im.wei_blocked = true;
     im.wei_b = memory(pd.weights_desc(), eng);
     im.wei_in = dnnl::reorder(im.wei, im.wei_b);
@@ -211,7 +242,7 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   }
   im.args = {{DNNL_ARG_SRC, src_used}, {DNNL_ARG_WEIGHTS, wei_used}, {DNNL_ARG_DST, dst_used}};
   if (has_bias) {
-    im.bias = memory(b_md, eng, DNNL_MEMORY_NONE);
+    im.bias = memory(b_md, eng, im.int8 ? im.bias_scaled.data() : DNNL_MEMORY_NONE);
     im.args.emplace(DNNL_ARG_BIAS, im.bias);
   }
   auto layout_name = [](bool cl) { return cl ? "nhwc" : "nchw"; };
@@ -219,6 +250,7 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   if (im.has_residual) im.description += "+sum";
   if (act.kind != ConvActivation::Kind::None) im.description += "+" + node.attr_string("activation", "");
   im.description += std::string(" ") + layout_name(layouts.x) + "→" + layout_name(layouts.y);
+  if (im.int8) im.description += x_unsigned ? " u8s8" : " s8s8";
 }
 
 ConvKernel::~ConvKernel() = default;
@@ -231,7 +263,10 @@ void ConvKernel::run(const float* x, const float* w, const float* b, const float
   im.src.set_data_handle(const_cast<float*>(x));
   im.wei.set_data_handle(const_cast<float*>(w));
   im.dst.set_data_handle(y);
-  if (im.has_bias) im.bias.set_data_handle(const_cast<float*>(b));
+  if (im.has_bias && im.int8)
+    for (size_t oc = 0; oc < im.out_scales.size(); ++oc) im.bias_scaled[oc] = b[oc] / im.out_scales[oc];
+  else if (im.has_bias)
+    im.bias.set_data_handle(const_cast<float*>(b));
   auto& stream = dnnl_cpu_stream();
   if (im.src_blocked) im.src_in.execute(stream, im.src, im.src_b);
   if (im.wei_blocked && !(im.constant_weights && im.weights_ready)) im.wei_in.execute(stream, im.wei, im.wei_b);

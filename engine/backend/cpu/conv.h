@@ -37,7 +37,12 @@ class ConvKernel {
   // and the layouts come from `node`. With constant_weights the weights are reordered to
   // oneDNN's layout once, on the first run (the engine's initializers never change);
   // otherwise on every run, as eager PyTorch does.
-  ConvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, bool constant_weights = false);
+  //
+  // An int8 node (attributes int8_input_amax, int8_input_unsigned: precision lowering's)
+  // needs `int8_weights`, its constant float32 weights: they are quantized per output
+  // channel here, x is quantized on the way into the primitive's layout, y stays float32.
+  ConvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, bool constant_weights = false,
+             const float* int8_weights = nullptr);
   ~ConvKernel();
   const Shape& output_shape() const { return output_; }
   double flops() const;

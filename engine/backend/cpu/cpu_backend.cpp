@@ -5,7 +5,7 @@
 
 namespace fb {
 
-PrecisionSet CpuBackend::supported_precisions(const Node&, const OpDef& def) const {
+PrecisionSet CpuBackend::supported_precisions(const Node& node, const OpDef& def) const {
   // A float32 kernel also runs bf16 and fp16 layers: HalfStorageLayer keeps their tensors
   // in 16 bits and widens them for it (oneDNN 2.6 without AVX-512 has no 16-bit gemms).
   PrecisionSet s = def.precisions;
@@ -13,6 +13,12 @@ PrecisionSet CpuBackend::supported_precisions(const Node&, const OpDef& def) con
     s.insert(Precision::BF16);
     s.insert(Precision::FP16);
   }
+  // int8: matrix products and convolutions (with constant weights and a calibrated
+  // input, which precision lowering checks).
+  const bool ours = node.domain == "fusebench", onnx = node.domain.empty();
+  if ((onnx && (node.op_type == "MatMul" || node.op_type == "Gemm" || node.op_type == "Conv")) ||
+      (ours && (node.op_type == "FusedMatMul" || node.op_type == "FusedConv")))
+    s.insert(Precision::INT8);
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include "engine/backend/cpu/conv.h"
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/backend/cpu/dnnl_context.h"
+#include "engine/backend/cpu/int8_matmul.h"
 #include "engine/backend/cpu/matmul.h"
 #include "engine/ops/nn_common.h"
 #include "engine/backend/cpu/half_storage_layer.h"
@@ -73,6 +74,37 @@ class MatMulLayer : public Layer {
   Tensor* out_;
 };
 
+// MatMul, Gemm and FusedMatMul that precision lowering made int8 (constant 2-D weights, a
+// calibrated input threshold): float32 in and out (engine/backend/cpu/int8_matmul.h).
+class Int8MatMulLayer : public Layer {
+ public:
+  Int8MatMulLayer(const Node& n, std::vector<const Tensor*> ins, Tensor* out)
+      : kernel_(spec_of(n, ins), ins[1]->data<float>()), ins_(std::move(ins)), out_(out) {}
+  void run() override {
+    const bool bias = ins_.size() > 2 && ins_[2];
+    kernel_.run(ins_[0]->data<float>(), bias ? ins_[2]->data<float>() : nullptr, out_->data<float>());
+  }
+  std::string kernel() const override { return kernel_.describe(); }
+  double flops() const override { return kernel_.flops(); }
+
+ private:
+  static Int8MatMulSpec spec_of(const Node& n, const std::vector<const Tensor*>& ins) {
+    Int8MatMulSpec s;
+    s.a = ins[0]->shape();
+    s.b = ins[1]->shape();
+    s.trans_b = n.attr_int("transB", 0) != 0;
+    s.has_bias = ins.size() > 2 && ins[2];
+    s.alpha = n.attr_float("alpha", 1.f);
+    if (n.domain == "fusebench") s.activation = parse_matmul_activation(n.attr_string("activation", ""));
+    s.input_amax = n.attr_float("int8_input_amax", 0.f);
+    s.input_unsigned = n.attr_int("int8_input_unsigned", 0) != 0;
+    return s;
+  }
+  Int8MatMulKernel kernel_;
+  std::vector<const Tensor*> ins_;
+  Tensor* out_;
+};
+
 // fusebench.Attention on two prebuilt strided oneDNN matmuls.
 class AttentionLayer : public Layer {
  public:
@@ -97,7 +129,8 @@ class AttentionLayer : public Layer {
 class ConvLayer : public Layer {
  public:
   ConvLayer(const Node& n, std::vector<const Tensor*> ins, Tensor* out, bool weights_constant)
-      : kernel_(n, ins[0]->shape(), ins[1]->shape(), input(ins, 2) != nullptr, weights_constant),
+      : kernel_(n, ins[0]->shape(), ins[1]->shape(), input(ins, 2) != nullptr, weights_constant,
+                n.has_attr("int8_input_amax") ? ins[1]->data<float>() : nullptr),
         ins_(std::move(ins)), out_(out) {
     if (conv_has_residual(n) && !input(ins_, 3)) throw Error(n.describe() + ": residual input missing");
   }
@@ -211,6 +244,14 @@ bool reads_16bit_natively(const Node& n) {
 
 std::unique_ptr<Layer> make_cpu_layer(const LayerRequest& r) {
   const Node& node = r.node;
+  // An int8 layer: precision lowering checked the op, the constant weights and the
+  // calibrated input threshold it leaves as attributes.
+  if (node.precision == Precision::INT8 && node.has_attr("int8_input_amax")) {
+    if (!r.weights_constant) throw Error(node.describe() + ": an int8 layer needs constant weights");
+    const bool conv = node.op_type == "Conv" || node.op_type == "FusedConv";
+    if (conv) return std::make_unique<ConvLayer>(node, r.inputs, r.outputs[0], true);
+    return std::make_unique<Int8MatMulLayer>(node, r.inputs, r.outputs[0]);
+  }
   // Only layers the precision pass lowered to 16-bit storage are wrapped: a model's own
   // bf16/fp16 tensors (a Cast to bfloat16 in an fp32 build) are the op's business, and
   // widening around it would change its answer (ONNX's test_cast_FLOAT_to_BFLOAT16).

@@ -1,0 +1,106 @@
+#include "engine/backend/cpu/int8_matmul.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "engine/backend/cpu/dnnl_context.h"
+#include "engine/backend/cpu/int8_quantize.h"
+
+namespace fb {
+
+using dnnl::memory;
+
+struct Int8MatMulKernel::Impl {
+  Int8MatMulSpec spec;
+  int64_t m = 0, k = 0, n = 0;
+  float input_scale = 1;
+  std::vector<float> out_scales;   // alpha · input scale · weight scale, per column
+  std::vector<float> bias_scaled;  // the bias in accumulator units (oneDNN 2 adds it before the scale)
+  std::vector<uint8_t> a_q;        // A quantized
+  dnnl::matmul prim;
+  memory src, wei, dst, bias;
+  std::unordered_map<int, memory> args;
+  std::string impl;
+};
+
+Int8MatMulKernel::Int8MatMulKernel(const Int8MatMulSpec& spec, const float* b) : impl_(std::make_unique<Impl>()) {
+  Impl& im = *impl_;
+  im.spec = spec;
+  if (spec.a.size() < 2 || spec.b.size() != 2) throw Error("int8 matmul takes A of rank >= 2 and 2-D weights");
+  im.k = spec.a.back();
+  im.m = shape_numel(spec.a) / std::max<int64_t>(im.k, 1);
+  im.n = spec.trans_b ? spec.b[0] : spec.b[1];
+  if ((spec.trans_b ? spec.b[1] : spec.b[0]) != im.k)
+    throw Error("int8 matmul inner dimensions differ: " + shape_str(spec.a) + " x " + shape_str(spec.b));
+  if (!(spec.input_amax > 0)) throw Error("int8 matmul without a calibrated input threshold");
+  im.input_scale = int8_input_scale(spec.input_amax, spec.input_unsigned);
+
+  // Weights per output column: [K, N] has the columns inner, [N, K] (transposed) outer.
+  std::vector<int8_t> w_q(size_t(im.k * im.n));
+  std::vector<float> w_scales;
+  if (spec.trans_b) quantize_weights_per_channel(b, 1, im.n, im.k, w_q.data(), w_scales);
+  else quantize_weights_per_channel(b, im.k, im.n, 1, w_q.data(), w_scales);
+  im.out_scales.resize(im.n);
+  for (int64_t j = 0; j < im.n; ++j) im.out_scales[j] = spec.alpha * im.input_scale * w_scales[j];
+  im.bias_scaled.resize(spec.has_bias ? im.n : 0);
+
+  auto& eng = dnnl_cpu_engine();
+  const auto src_type = spec.input_unsigned ? memory::data_type::u8 : memory::data_type::s8;
+  memory::desc src_md({im.m, im.k}, src_type, memory::format_tag::ab);
+  memory::desc w_user_md({im.k, im.n}, memory::data_type::s8, spec.trans_b ? memory::dims{1, im.k} : memory::dims{im.n, 1});
+  memory::desc w_any({im.k, im.n}, memory::data_type::s8, memory::format_tag::any);
+  memory::desc dst_md({im.m, im.n}, memory::data_type::f32, memory::format_tag::ab);
+  memory::desc bias_md({1, im.n}, memory::data_type::f32, memory::format_tag::ab);
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(1 << 1, im.out_scales);
+  if (spec.activation != MatMulActivation::None) {
+    dnnl::post_ops po;
+    po.append_eltwise(1.f,
+                      spec.activation == MatMulActivation::Relu   ? dnnl::algorithm::eltwise_relu
+                      : spec.activation == MatMulActivation::Gelu ? dnnl::algorithm::eltwise_gelu_erf
+                                                                  : dnnl::algorithm::eltwise_gelu_tanh,
+                      0.f, 0.f);
+    attr.set_post_ops(po);
+  }
+  try {
+    auto desc = spec.has_bias ? dnnl::matmul::desc(src_md, w_any, bias_md, dst_md) : dnnl::matmul::desc(src_md, w_any, dst_md);
+    dnnl::matmul::primitive_desc pd(desc, attr, eng);
+    im.prim = dnnl::matmul(pd);
+    im.impl = pd.impl_info_str();
+    // The weights, once, in the layout the primitive chose.
+    memory w_user(w_user_md, eng, w_q.data());
+    im.wei = memory(pd.weights_desc(), eng);
+    dnnl::reorder(w_user, im.wei).execute(dnnl_cpu_stream(), w_user, im.wei);
+    dnnl_cpu_stream().wait();
+  } catch (const dnnl::error& e) {
+    throw Error("oneDNN could not create an int8 matmul for " + shape_str(spec.a) + " x " + shape_str(spec.b) + ": " +
+                e.what());
+  }
+  im.a_q.resize(size_t(im.m * im.k));
+  im.src = memory(src_md, eng, im.a_q.data());
+  im.dst = memory(dst_md, eng, DNNL_MEMORY_NONE);
+  im.args = {{DNNL_ARG_SRC, im.src}, {DNNL_ARG_WEIGHTS, im.wei}, {DNNL_ARG_DST, im.dst}};
+  if (spec.has_bias) {
+    im.bias = memory(bias_md, eng, im.bias_scaled.data());
+    im.args.emplace(DNNL_ARG_BIAS, im.bias);
+  }
+}
+
+Int8MatMulKernel::~Int8MatMulKernel() = default;
+
+double Int8MatMulKernel::flops() const { return 2.0 * double(impl_->m) * double(impl_->n) * double(impl_->k); }
+
+std::string Int8MatMulKernel::describe() const {
+  return "onednn.matmul[" + impl_->impl + "] " + (impl_->spec.input_unsigned ? "u8s8" : "s8s8");
+}
+
+void Int8MatMulKernel::run(const float* a, const float* bias, float* out) {
+  Impl& im = *impl_;
+  quantize_input(a, im.m * im.k, im.input_scale, im.spec.input_unsigned, im.a_q.data());
+  if (im.spec.has_bias)
+    for (int64_t j = 0; j < im.n; ++j) im.bias_scaled[j] = bias[j] / im.out_scales[j];
+  im.dst.set_data_handle(out);
+  im.prim.execute(dnnl_cpu_stream(), im.args);
+  dnnl_cpu_stream().wait();
+}
+
+}  // namespace fb

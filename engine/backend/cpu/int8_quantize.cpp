@@ -1,0 +1,53 @@
+#include "engine/backend/cpu/int8_quantize.h"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace fb {
+
+namespace {
+
+template <typename Q>
+void quantize_range(const float* x, int64_t begin, int64_t end, float inv_scale, Q* out) {
+  constexpr float lo = std::is_signed_v<Q> ? -127.f : 0.f, hi = std::is_signed_v<Q> ? 127.f : 255.f;
+  // Rounded and clamped in float, then converted: one vector loop.
+  for (int64_t i = begin; i < end; ++i) out[i] = static_cast<Q>(std::clamp(std::nearbyint(x[i] * inv_scale), lo, hi));
+}
+
+}  // namespace
+
+float int8_input_scale(float amax, bool is_unsigned) { return amax / (is_unsigned ? 255.f : 127.f); }
+
+void quantize_input(const float* x, int64_t n, float scale, bool is_unsigned, void* out) {
+  const float inv = 1.f / scale;
+  auto part = [&](int64_t b, int64_t e) {
+    if (is_unsigned) quantize_range(x, b, e, inv, static_cast<uint8_t*>(out));
+    else quantize_range(x, b, e, inv, static_cast<int8_t*>(out));
+  };
+  if (n < 65536) return part(0, n);
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, 32768),
+                    [&](const tbb::blocked_range<int64_t>& r) { part(r.begin(), r.end()); });
+}
+
+void quantize_weights_per_channel(const float* w, int64_t outer, int64_t channels, int64_t inner, int8_t* q,
+                                  std::vector<float>& scales) {
+  std::vector<float> amax(channels, 0.f);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < channels; ++c) {
+      const float* p = w + (o * channels + c) * inner;
+      for (int64_t i = 0; i < inner; ++i) amax[c] = std::max(amax[c], std::fabs(p[i]));
+    }
+  scales.resize(channels);
+  for (int64_t c = 0; c < channels; ++c) scales[c] = amax[c] > 0 ? amax[c] / 127.f : 1.f;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < channels; ++c) {
+      const int64_t at = (o * channels + c) * inner;
+      const float inv = 1.f / scales[c];
+      for (int64_t i = 0; i < inner; ++i)
+        q[at + i] = static_cast<int8_t>(std::clamp(std::nearbyint(w[at + i] * inv), -127.f, 127.f));
+    }
+}
+
+}  // namespace fb

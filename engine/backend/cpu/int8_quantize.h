@@ -1,0 +1,24 @@
+// The arithmetic an int8 layer shares: activations quantized per tensor with their
+// calibrated threshold (u8 over [0, amax] when calibration never saw a negative value,
+// else s8 symmetric), weights per output channel (s8 symmetric, their own |max|).
+// A quantized value q stands for q * scale; a layer's float32 output is
+// (input scale * weight scale[channel]) * the integer product.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace fb {
+
+// The step of one quantized unit: amax / 255 unsigned, amax / 127 signed.
+float int8_input_scale(float amax, bool is_unsigned);
+
+// x[0..n) → round(x / scale), saturated to u8 (is_unsigned) or s8; in parallel for large n.
+void quantize_input(const float* x, int64_t n, float scale, bool is_unsigned, void* out);
+
+// Weights viewed as [outer, channels, inner] (a [K, N] matrix: outer K, inner 1; [N, K]:
+// outer 1, inner K; a convolution's [M, C/G, k...]: outer 1, inner C/G·k...): s8 values
+// into `q` (same layout) and each channel's scale into `scales` (1 for an all-zero channel).
+void quantize_weights_per_channel(const float* w, int64_t outer, int64_t channels, int64_t inner, int8_t* q,
+                                  std::vector<float>& scales);
+
+}  // namespace fb

@@ -1,0 +1,145 @@
+#include "harness/calibration.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "engine/reference/reference_executor.h"
+#include "harness/inputs.h"
+#include "harness/tensor_file.h"
+
+namespace fb {
+
+namespace {
+
+constexpr const char* kCacheFormat = "fusebench-calibration";
+
+// Everything the ranges depend on.
+nlohmann::json calibration_key(const LoadedModel& m, const Graph& graph, const BuildConfig& cfg) {
+  const Int8Calibration& c = cfg.calibration;
+  nlohmann::json shapes = nlohmann::json::object();
+  for (const auto& [name, shape] : cfg.input_shapes) shapes[name] = shape;
+  return {{"model_hash", m.hash},          {"graph_nodes", graph.nodes.size()}, {"method", c.method},
+          {"percentile", c.percentile},    {"batches", c.batches},              {"seed", c.seed},
+          {"data", c.data},                {"batch", cfg.batch},                {"input_shapes", shapes}};
+}
+
+// The calibration batch `i`: the data files' tensors, or seeded random inputs.
+std::vector<Tensor> calibration_inputs(const Graph& g, const ReferenceExecutor& ref, const BuildConfig& cfg, size_t i) {
+  const Int8Calibration& c = cfg.calibration;
+  std::vector<Tensor> inputs;
+  if (c.data.empty()) {
+    inputs = make_inputs(g, ref.input_shapes(), c.seed + i);
+  } else {
+    const auto& files = c.data[i];
+    for (size_t k = 0; k < g.inputs.size(); ++k) {
+      const std::string& name = g.inputs[k].name;
+      auto f = files.find(name);
+      if (f == files.end())
+        throw Error("calibration.data[" + std::to_string(i) + "]: no file for the graph input '" + name + "'");
+      Tensor t = read_tensor_file(f->second);
+      if (t.shape() != ref.input_shapes()[k] || t.dtype() != g.value(name).dtype)
+        throw Error(f->second + ": calibration input '" + name + "' is " + dtype_name(t.dtype()) + " " +
+                    shape_str(t.shape()) + ", the model takes " + dtype_name(g.value(name).dtype) + " " +
+                    shape_str(ref.input_shapes()[k]) + " at batch " + std::to_string(cfg.batch));
+      inputs.push_back(std::move(t));
+    }
+    for (const auto& [name, _] : files)
+      if (std::none_of(g.inputs.begin(), g.inputs.end(), [&](const GraphInput& in) { return in.name == name; }))
+        throw Error("calibration.data[" + std::to_string(i) + "]: '" + name + "' is not a graph input");
+  }
+  for (size_t k = 0; k < g.inputs.size(); ++k)  // shape tensors bound at build time keep their values
+    if (auto bound = cfg.constant_inputs.find(g.inputs[k].name); bound != cfg.constant_inputs.end()) inputs[k] = bound->second.clone();
+  return inputs;
+}
+
+std::map<std::string, TensorRange> run_calibration(const Graph& graph, const BuildConfig& cfg,
+                                                   std::shared_ptr<const OpRegistry> ops) {
+  const Int8Calibration& c = cfg.calibration;
+  if (c.data.empty() && c.batches < 1) throw Error("calibration.batches must be at least 1");
+  const ReferenceExecutor ref(graph, cfg.batch, cfg.input_shapes, std::move(ops));
+  Calibrator calibrator(parse_calibration_method(c.method), c.percentile);
+  const size_t batches = c.data.empty() ? size_t(c.batches) : c.data.size();
+  for (int pass = 0; pass < (calibrator.wants_second_pass() ? 2 : 1); ++pass)
+    for (size_t i = 0; i < batches; ++i)
+      for (const auto& [name, t] : ref.run_all(calibration_inputs(graph, ref, cfg, i))) {
+        if (t.dtype() != DType::Float32 || t.numel() == 0) continue;
+        if (pass == 0) calibrator.observe_range(name, t.data<float>(), size_t(t.numel()));
+        else calibrator.observe_histogram(name, t.data<float>(), size_t(t.numel()));
+      }
+  return calibrator.ranges();
+}
+
+}  // namespace
+
+nlohmann::json calibration_cache_json(const nlohmann::json& key, const std::map<std::string, TensorRange>& ranges) {
+  nlohmann::json tensors = nlohmann::json::object();
+  for (const auto& [name, r] : ranges) tensors[name] = {{"min", r.min}, {"max", r.max}, {"amax", r.amax}};
+  return {{"format", kCacheFormat}, {"version", 1}, {"key", key}, {"tensors", tensors}};
+}
+
+std::optional<std::map<std::string, TensorRange>> read_calibration_cache(const std::string& path, const nlohmann::json& key) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+    if (j.at("format") != kCacheFormat || j.at("version") != 1) throw Error("not a fusebench calibration cache");
+    if (j.at("key") != key) return std::nullopt;
+    std::map<std::string, TensorRange> ranges;
+    for (const auto& [name, r] : j.at("tensors").items())
+      ranges[name] = TensorRange{r.at("min").get<float>(), r.at("max").get<float>(), r.at("amax").get<float>()};
+    return ranges;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path + ": damaged calibration cache (" + e.what() + "); delete it to recalibrate");
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+void calibrate_for_int8(const LoadedModel& m, const Graph& graph, BuildConfig& cfg, std::shared_ptr<const OpRegistry> ops) {
+  if (!cfg.asks_for_int8() || !cfg.int8_ranges.empty() || m.plan) return;
+  parse_calibration_method(cfg.calibration.method);  // a wrong name fails before any work
+  const nlohmann::json key = calibration_key(m, graph, cfg);
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<std::map<std::string, TensorRange>, std::string>> computed;
+  std::lock_guard<std::mutex> lock(mutex);
+  const std::string key_text = key.dump();
+  if (auto it = computed.find(key_text); it != computed.end()) {
+    cfg.int8_ranges = it->second.first;
+    cfg.int8_ranges_from = it->second.second;
+    return;
+  }
+  const Int8Calibration& c = cfg.calibration;
+  std::string from;
+  if (!c.cache.empty())
+    if (auto cached = read_calibration_cache(c.cache, key)) {
+      cfg.int8_ranges = std::move(*cached);
+      from = "the cache " + c.cache;
+    }
+  if (from.empty()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    cfg.int8_ranges = run_calibration(graph, cfg, ops);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    char took[32];
+    std::snprintf(took, sizeof took, "%.2f s", s);
+    from = c.data.empty() ? std::to_string(c.batches) + " seeded batches (seed " + std::to_string(c.seed) + ", " + took + ")"
+                          : std::to_string(c.data.size()) + " batches of data files (" + took + ")";
+    if (!c.cache.empty()) {
+      const std::string tmp = c.cache + ".tmp";
+      {
+        std::ofstream out(tmp);
+        out << calibration_cache_json(key, cfg.int8_ranges).dump(1) << "\n";
+        if (!out) throw Error(c.cache + ": cannot write the calibration cache");
+      }
+      std::filesystem::rename(tmp, c.cache);  // whole or not at all
+      from += ", written to the cache " + c.cache;
+    }
+  }
+  cfg.int8_ranges_from = from;
+  computed[key_text] = {cfg.int8_ranges, from};
+}
+
+}  // namespace fb
