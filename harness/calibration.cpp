@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 
 #include "engine/reference/reference_executor.h"
 #include "harness/inputs.h"
@@ -21,7 +22,7 @@ nlohmann::json calibration_key(const LoadedModel& m, const Graph& graph, const B
   const Int8Calibration& c = cfg.calibration;
   nlohmann::json shapes = nlohmann::json::object();
   for (const auto& [name, shape] : cfg.input_shapes) shapes[name] = shape;
-  return {{"model_hash", m.hash},          {"graph_nodes", graph.nodes.size()}, {"method", c.method},
+  return {{"algorithm", kCalibrationAlgorithmVersion}, {"model_hash", m.hash},          {"graph_nodes", graph.nodes.size()}, {"method", c.method},
           {"percentile", c.percentile},    {"batches", c.batches},              {"seed", c.seed},
           {"data", c.data},                {"batch", cfg.batch},                {"input_shapes", shapes}};
 }
@@ -61,11 +62,17 @@ std::map<std::string, TensorRange> run_calibration(const Graph& graph, const Bui
   if (c.data.empty() && c.batches < 1) throw Error("calibration.batches must be at least 1");
   const ReferenceExecutor ref(graph, cfg.batch, cfg.input_shapes, std::move(ops));
   Calibrator calibrator(parse_calibration_method(c.method), c.percentile);
+  // Only what an int8 layer can quantize: the data input of a matrix product or a
+  // convolution (fusion keeps these names: a fused layer reads its first node's input).
+  std::set<std::string> wanted;
+  for (const Node& n : graph.nodes)
+    if (n.domain.empty() && (n.op_type == "MatMul" || n.op_type == "Gemm" || n.op_type == "Conv") && !n.inputs.empty())
+      wanted.insert(n.inputs[0]);
   const size_t batches = c.data.empty() ? size_t(c.batches) : c.data.size();
   for (int pass = 0; pass < (calibrator.wants_second_pass() ? 2 : 1); ++pass)
     for (size_t i = 0; i < batches; ++i)
       for (const auto& [name, t] : ref.run_all(calibration_inputs(graph, ref, cfg, i))) {
-        if (t.dtype() != DType::Float32 || t.numel() == 0) continue;
+        if (t.dtype() != DType::Float32 || t.numel() == 0 || !wanted.count(name)) continue;
         if (pass == 0) calibrator.observe_range(name, t.data<float>(), size_t(t.numel()));
         else calibrator.observe_histogram(name, t.data<float>(), size_t(t.numel()));
       }

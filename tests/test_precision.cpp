@@ -1,6 +1,7 @@
 // Precision as a build setting: bf16 and fp16 builds keep 16-bit tensors between layers
 // and stay close to the fp32 reference; per-layer constraints hold (obey fails naming
-// the layer, prefer falls back and says why); int8 is refused rather than run as fp32.
+// the layer, prefer falls back and says why); an int8 build where no layer can run in int8
+// is refused rather than run as fp32 (tests/test_int8.cpp tests int8 itself).
 // Tolerances: cosine >= 0.999 for bf16/fp16, issue 12's bar; a bf16 value carries 8
 // significant bits, so elementwise errors of ~1e-2 on O(1) outputs are expected.
 #include <gtest/gtest.h>
@@ -120,14 +121,14 @@ TEST(Precision, ObeyFailsNamingTheLayerPreferFallsBack) {
     FAIL() << "obey must fail";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("(Softmax)"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("no int8 kernels"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no int8 kernel for Softmax"), std::string::npos) << e.what();
   }
   cfg.precision_mode = PrecisionMode::Prefer;
   auto e = build_engine(m.graph, cfg);
   const LayerInfo* s = test::find_kind(*e, "Softmax");
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->precision, "fp32");
-  EXPECT_EQ(s->precision_reason, "fallback from int8: no int8 kernels yet");
+  EXPECT_EQ(s->precision_reason, "fallback from int8: no int8 kernel for Softmax");
   EXPECT_TRUE(test::log_mentions(*e, "falls back to fp32"));
 }
 
@@ -139,11 +140,17 @@ TEST(Precision, ObeyRefusesAConstraintThatMatchesNothing) {
   EXPECT_THROW(build_engine(m.graph, cfg), Error);
 }
 
-TEST(Precision, Int8BuildIsRefusedNotRunAsFp32) {
+TEST(Precision, Int8BuildWithoutCalibrationIsRefusedNotRunAsFp32) {
   LoadedModel m = load_model(kBert);
   BuildConfig cfg;
-  cfg.precision = "int8";
-  EXPECT_THROW(build_engine(m.graph, cfg), Error);
+  cfg.precision = "int8";  // no int8_ranges: no matrix product has a threshold
+  try {
+    build_engine(m.graph, cfg);
+    FAIL() << "an int8 build with no int8 layer must fail";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no layer can run in int8"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no calibration ranges"), std::string::npos) << e.what();
+  }
   cfg.precision = "fp8";
   EXPECT_THROW(build_engine(m.graph, cfg), Error);
 }

@@ -20,6 +20,9 @@
 namespace fb {
 
 enum class CalibrationMethod { MinMax, Percentile, Entropy };
+// Changes whenever a threshold computed from the same data could change: calibration
+// caches record it, so an old cache is recomputed rather than trusted.
+inline constexpr int kCalibrationAlgorithmVersion = 2;
 CalibrationMethod parse_calibration_method(const std::string& s);  // Error listing the names
 const char* calibration_method_name(CalibrationMethod m);
 const std::vector<std::string>& calibration_method_names();
@@ -52,7 +55,8 @@ class Calibrator {
   struct Stats {
     float min = 0, max = 0;
     bool seen = false;
-    std::vector<double> histogram;  // of |x| over [0, max(|min|, |max|)], kBins bins
+    std::vector<double> histogram;  // of |x| over [0, max(|min|, |max|)], kBins bins, exact zeros left out
+    double zeros = 0;
   };
   CalibrationMethod method_;
   double percentile_;
@@ -60,7 +64,8 @@ class Calibrator {
 };
 
 // The thresholds, on a histogram of |x| whose bins are `bin_width` wide. `levels` is the
-// number of quantized magnitudes (128 for s8, 256 for u8).
+// number of quantized magnitudes (128 for s8, 256 for u8). entropy_threshold's histogram
+// leaves exact zeros out; percentile_threshold's counts them.
 float percentile_threshold(const std::vector<double>& histogram, double bin_width, double percentile);
 float entropy_threshold(const std::vector<double>& histogram, double bin_width, int levels);
 
