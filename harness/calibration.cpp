@@ -81,29 +81,60 @@ std::map<std::string, TensorRange> run_calibration(const Graph& graph, const Bui
 
 }  // namespace
 
-nlohmann::json calibration_cache_json(const nlohmann::json& key, const std::map<std::string, TensorRange>& ranges) {
-  nlohmann::json tensors = nlohmann::json::object();
-  for (const auto& [name, r] : ranges) tensors[name] = {{"min", r.min}, {"max", r.max}, {"amax", r.amax}};
-  return {{"format", kCacheFormat}, {"version", 1}, {"key", key}, {"tensors", tensors}};
-}
+namespace {
 
-std::optional<std::map<std::string, TensorRange>> read_calibration_cache(const std::string& path, const nlohmann::json& key) {
+// The file's entries; empty when there is no file. An Error names a damaged one.
+nlohmann::json cache_entries(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return std::nullopt;
-  nlohmann::json j;
+  if (!in) return nlohmann::json::array();
   try {
-    j = nlohmann::json::parse(in);
-    if (j.at("format") != kCacheFormat || j.at("version") != 1) throw Error("not a fusebench calibration cache");
-    if (j.at("key") != key) return std::nullopt;
-    std::map<std::string, TensorRange> ranges;
-    for (const auto& [name, r] : j.at("tensors").items())
-      ranges[name] = TensorRange{r.at("min").get<float>(), r.at("max").get<float>(), r.at("amax").get<float>()};
-    return ranges;
+    const nlohmann::json j = nlohmann::json::parse(in);
+    if (j.at("format") != kCacheFormat || j.at("version") != 2) throw Error("not a fusebench calibration cache (version 2)");
+    const nlohmann::json& entries = j.at("entries");
+    if (!entries.is_array()) throw Error("'entries' is not a list");
+    return entries;
   } catch (const nlohmann::json::exception& e) {
     throw Error(path + ": damaged calibration cache (" + e.what() + "); delete it to recalibrate");
   } catch (const Error& e) {
-    throw Error(path + ": " + e.what());
+    throw Error(path + ": " + e.what() + "; delete it to recalibrate");
   }
+}
+
+}  // namespace
+
+std::optional<std::map<std::string, TensorRange>> read_calibration_cache(const std::string& path, const nlohmann::json& key) {
+  for (const nlohmann::json& entry : cache_entries(path)) {
+    if (!entry.is_object() || !entry.contains("key") || entry["key"] != key) continue;
+    try {
+      std::map<std::string, TensorRange> ranges;
+      for (const auto& [name, r] : entry.at("tensors").items())
+        ranges[name] = TensorRange{r.at("min").get<float>(), r.at("max").get<float>(), r.at("amax").get<float>()};
+      return ranges;
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(path + ": damaged calibration cache entry (" + e.what() + "); delete it to recalibrate");
+    }
+  }
+  return std::nullopt;
+}
+
+void add_to_calibration_cache(const std::string& path, const nlohmann::json& key, const std::map<std::string, TensorRange>& ranges) {
+  nlohmann::json tensors = nlohmann::json::object();
+  for (const auto& [name, r] : ranges) tensors[name] = {{"min", r.min}, {"max", r.max}, {"amax", r.amax}};
+  nlohmann::json entries = nlohmann::json::array();
+  for (nlohmann::json& e : cache_entries(path))
+    if (!(e.is_object() && e.contains("key") && e["key"] == key)) entries.push_back(std::move(e));
+  entries.push_back({{"key", key}, {"tensors", tensors}});
+  const std::filesystem::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << nlohmann::json{{"format", kCacheFormat}, {"version", 2}, {"entries", entries}}.dump(1) << "\n";
+    if (!out) throw Error(path + ": cannot write the calibration cache");
+  }
+  std::filesystem::rename(tmp, path, ec);  // whole or not at all
+  if (ec) throw Error(path + ": cannot write the calibration cache (" + ec.message() + ")");
 }
 
 void calibrate_for_int8(const LoadedModel& m, const Graph& graph, BuildConfig& cfg, std::shared_ptr<const OpRegistry> ops) {
@@ -135,13 +166,7 @@ void calibrate_for_int8(const LoadedModel& m, const Graph& graph, BuildConfig& c
     from = c.data.empty() ? std::to_string(c.batches) + " seeded batches (seed " + std::to_string(c.seed) + ", " + took + ")"
                           : std::to_string(c.data.size()) + " batches of data files (" + took + ")";
     if (!c.cache.empty()) {
-      const std::string tmp = c.cache + ".tmp";
-      {
-        std::ofstream out(tmp);
-        out << calibration_cache_json(key, cfg.int8_ranges).dump(1) << "\n";
-        if (!out) throw Error(c.cache + ": cannot write the calibration cache");
-      }
-      std::filesystem::rename(tmp, c.cache);  // whole or not at all
+      add_to_calibration_cache(c.cache, key, cfg.int8_ranges);
       from += ", written to the cache " + c.cache;
     }
   }

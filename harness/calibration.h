@@ -28,11 +28,11 @@ namespace fb {
 void calibrate_for_int8(const LoadedModel& m, const Graph& graph, BuildConfig& cfg,
                         std::shared_ptr<const OpRegistry> ops = OpRegistry::builtin());
 
-// The cache file's JSON for `ranges`, and its reading (an Error names the file when it
-// is damaged); `key` is everything the ranges depend on.
-nlohmann::json calibration_cache_json(const nlohmann::json& key, const std::map<std::string, TensorRange>& ranges);
-// The ranges in `path` when its key is `key`; nullopt when the file is absent or holds
-// another key.
+// The cache file: one entry per key (everything the ranges depend on), so that one file
+// serves a scenario's batch sweep. Reading gives nullopt when the file or the key is
+// absent and an Error naming the file when it is damaged; adding replaces the key's entry
+// and writes the file whole (a temporary renamed over it), making its folder if needed.
 std::optional<std::map<std::string, TensorRange>> read_calibration_cache(const std::string& path, const nlohmann::json& key);
+void add_to_calibration_cache(const std::string& path, const nlohmann::json& key, const std::map<std::string, TensorRange>& ranges);
 
 }  // namespace fb

@@ -44,6 +44,8 @@ const OrderedJson* find(const OrderedJson& j, const std::string& path, const Fie
 nlohmann::json CaseSpec::to_json() const {
   json j{{"scenario", scenario}, {"scenario_file", scenario_file}, {"model", model}, {"model_hash", model_hash}};
   for (const CaseField& f : case_fields()) put(j, f.path, f.write(*this));
+  // Only int8 cases have calibration settings; other cases' configs stay as they were.
+  if (j.contains("calibration") && j["calibration"].empty()) j.erase("calibration");
   return j;
 }
 

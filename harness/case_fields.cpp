@@ -238,6 +238,10 @@ nlohmann::json plugins_json(const CaseSpec& s) {
 #define OPTIONAL_VALUE(member, rule)                                                                           \
   .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) { s.member = rule(v, f, r); }, \
   .write = [](const CaseSpec& s) { return s.member ? nlohmann::json(*s.member) : nlohmann::json(); }
+// The same for a setting only an int8 case has: left out of other cases' stored configs.
+#define INT8_VALUE(member, rule)                                                                               \
+  .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) { s.member = rule(v, f, r); }, \
+  .write = [](const CaseSpec& s) { return asks_for_int8(s) ? nlohmann::json(s.member) : nlohmann::json(); }
 // A repeatable build flag holding a list of names.
 #define LIST_FLAG(flag, help, target)                                                                           \
   .add_flags = [](cxxopts::Options& o, const std::string&) {                                                   \
@@ -359,7 +363,7 @@ const std::vector<CaseField>& case_fields() {
 
       // int8 calibration (harness/calibration.h): in the key of int8 cases only; the cache
       // file is where thresholds are kept, not how they were found.
-      {.path = "calibration.method", .in_scenario = kAtPath, VALUE(calibration.method, calibrator), .in_key = asks_for_int8,
+      {.path = "calibration.method", .in_scenario = kAtPath, INT8_VALUE(calibration.method, calibrator), .in_key = asks_for_int8,
        .to_build = [](const CaseSpec& s, BuildConfig& c) { c.calibration.method = s.calibration.method; },
        .add_flags = [](cxxopts::Options& o, const std::string&) {
          o.add_options()("calibrator", "int8 calibration: minmax, percentile or entropy",
@@ -370,10 +374,10 @@ const std::vector<CaseField>& case_fields() {
          c.calibration.method = a["calibrator"].as<std::string>();
          parse_calibration_method(c.calibration.method);
        }},
-      {.path = "calibration.percentile", .in_scenario = kAtPath, VALUE(calibration.percentile, percentile),
+      {.path = "calibration.percentile", .in_scenario = kAtPath, INT8_VALUE(calibration.percentile, percentile),
        .in_key = asks_for_int8,
        .to_build = [](const CaseSpec& s, BuildConfig& c) { c.calibration.percentile = s.calibration.percentile; }},
-      {.path = "calibration.batches", .in_scenario = kAtPath, VALUE(calibration.batches, (int_in<1, 10000>)),
+      {.path = "calibration.batches", .in_scenario = kAtPath, INT8_VALUE(calibration.batches, (int_in<1, 10000>)),
        .in_key = asks_for_int8,
        .to_build = [](const CaseSpec& s, BuildConfig& c) { c.calibration.batches = s.calibration.batches; },
        .add_flags = [](cxxopts::Options& o, const std::string&) {
@@ -383,11 +387,11 @@ const std::vector<CaseField>& case_fields() {
        .from_flags = [](const cxxopts::ParseResult& a, bool only_given, BuildConfig& c) {
          if (!only_given || a.count("calibration-batches")) c.calibration.batches = a["calibration-batches"].as<int>();
        }},
-      {.path = "calibration.seed", .in_scenario = kAtPath, VALUE(calibration.seed, seed), .in_key = asks_for_int8,
+      {.path = "calibration.seed", .in_scenario = kAtPath, INT8_VALUE(calibration.seed, seed), .in_key = asks_for_int8,
        .to_build = [](const CaseSpec& s, BuildConfig& c) { c.calibration.seed = s.calibration.seed; }},
-      {.path = "calibration.data", .in_scenario = kAtPath, VALUE(calibration.data, calibration_data), .in_key = asks_for_int8,
+      {.path = "calibration.data", .in_scenario = kAtPath, INT8_VALUE(calibration.data, calibration_data), .in_key = asks_for_int8,
        .to_build = [](const CaseSpec& s, BuildConfig& c) { c.calibration.data = s.calibration.data; }},
-      {.path = "calibration.cache", .in_scenario = kAtPath, VALUE(calibration.cache, cache_file),
+      {.path = "calibration.cache", .in_scenario = kAtPath, INT8_VALUE(calibration.cache, cache_file),
        .to_build = [](const CaseSpec& s, BuildConfig& c) { c.calibration.cache = s.calibration.cache; },
        .add_flags = [](cxxopts::Options& o, const std::string&) {
          o.add_options()("calibration-cache", "int8 calibration cache file: read when it matches the model and settings, else written",
@@ -412,6 +416,7 @@ const std::vector<CaseField>& case_fields() {
 
 #undef VALUE
 #undef OPTIONAL_VALUE
+#undef INT8_VALUE
 #undef LIST_FLAG
 
 const CaseField& case_field(const std::string& path) {

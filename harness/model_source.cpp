@@ -24,9 +24,10 @@ void check_plan_matches(const LoadedModel& m, const BuildConfig& wanted) {
     return s.size() > 120 ? s.substr(0, 117) + "..." : s;
   };
   for (const auto& [field, value] : want.items()) {
-    if (field == "threads" || value == built.at(field)) continue;
+    const nlohmann::json has = built.contains(field) ? built.at(field) : nlohmann::json();
+    if (field == "threads" || value == has) continue;
     throw Error(m.reference + ": field '" + field + "': asked for " + shown(value) + " but the plan was built with " +
-                shown(built.at(field)) + " (build another plan, or use the model " + m.plan->source_name + ")");
+                shown(has) + " (build another plan, or use the model " + m.plan->source_name + ")");
   }
 }
 

@@ -122,7 +122,11 @@ TEST(Backend, CpuAnswersSupportAllocatesAndRefusesUnknownNames) {
   mm.op_type = "MatMul";
   const OpDef& def = op_for(mm);
   EXPECT_TRUE(cpu->supports(mm, def, Precision::FP32));
-  EXPECT_FALSE(cpu->supports(mm, def, Precision::INT8));
+  EXPECT_TRUE(cpu->supports(mm, def, Precision::INT8));  // with constant weights (precision lowering checks)
+  Node sm;
+  sm.op_type = "Softmax";
+  EXPECT_TRUE(cpu->supports(sm, op_for(sm), Precision::BF16));
+  EXPECT_FALSE(cpu->supports(sm, op_for(sm), Precision::INT8));
   DeviceBuffer b = cpu->allocate(1000);
   EXPECT_EQ(b.bytes(), 1000u);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % 64, 0u);

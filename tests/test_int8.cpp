@@ -229,23 +229,28 @@ TEST(Int8Build, AConstraintKeepsALayerInFp32) {
   EXPECT_EQ(out.precision_reason, "constraint 'Gemm'");
 }
 
-TEST(CalibrationCache, IsReadBackForItsKeyOnlyAndADamagedOneIsNamed) {
+TEST(CalibrationCache, KeepsOneEntryPerKeyAndADamagedOneIsNamed) {
   ScratchDir dir("fb_int8_cache");
-  const std::string path = dir.path("cal.json");
-  const nlohmann::json key{{"model_hash", "abc"}, {"method", "entropy"}};
-  std::map<std::string, TensorRange> ranges{{"x", TensorRange{-1.f, 2.f, 1.5f}}, {"y", TensorRange{0.f, 3.f, 3.f}}};
-  EXPECT_FALSE(read_calibration_cache(path, key).has_value()) << "no file yet";
-  std::ofstream(path) << calibration_cache_json(key, ranges).dump();
-  auto back = read_calibration_cache(path, key);
-  ASSERT_TRUE(back.has_value());
-  EXPECT_EQ(*back, ranges);
+  const std::string path = dir.path("sub/cal.json");  // the folder is made
+  const nlohmann::json b1{{"model_hash", "abc"}, {"batch", 1}}, b8{{"model_hash", "abc"}, {"batch", 8}};
+  const std::map<std::string, TensorRange> r1{{"x", TensorRange{-1.f, 2.f, 1.5f}}}, r8{{"x", TensorRange{0.f, 3.f, 3.f}}};
+  EXPECT_FALSE(read_calibration_cache(path, b1).has_value()) << "no file yet";
+  add_to_calibration_cache(path, b1, r1);
+  add_to_calibration_cache(path, b8, {{"x", TensorRange{0.f, 1.f, 1.f}}});
+  add_to_calibration_cache(path, b8, r8);  // replaces batch 8's entry
+  EXPECT_EQ(read_calibration_cache(path, b1), r1);
+  EXPECT_EQ(read_calibration_cache(path, b8), r8);
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(path)).at("entries").size(), 2u);
   EXPECT_FALSE(read_calibration_cache(path, nlohmann::json{{"model_hash", "other"}}).has_value());
-  std::ofstream(path) << "{\"format\": \"fusebench-calibration\", \"version\": 1, \"key\": ";
-  try {
-    read_calibration_cache(path, key);
-    FAIL() << "a damaged cache must be an error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  std::ofstream(path) << "{\"format\": \"fusebench-calibration\", \"version\": 2, \"entries\": ";
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      if (attempt == 0) read_calibration_cache(path, b1);
+      else add_to_calibration_cache(path, b1, r1);  // never written over: the user decides
+      FAIL() << "a damaged cache must be an error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
   }
 }
 
@@ -263,8 +268,10 @@ TEST(CalibrationCache, ABuildWritesItAndTheNextBuildOfTheSameModelReadsIt) {
   EXPECT_NE(first.int8_ranges_from.find("written to the cache"), std::string::npos) << first.int8_ranges_from;
   // Another process would read the file; here the in-memory copy answers, so check the file.
   nlohmann::json j = nlohmann::json::parse(std::ifstream(cfg.calibration.cache));
-  EXPECT_EQ(j.at("key").at("model_hash"), m.hash);
-  EXPECT_EQ(j.at("tensors").size(), first.int8_ranges.size());
+  ASSERT_EQ(j.at("entries").size(), 1u);
+  EXPECT_EQ(j.at("entries")[0].at("key").at("model_hash"), m.hash);
+  EXPECT_EQ(j.at("entries")[0].at("tensors").size(), first.int8_ranges.size());
+  EXPECT_EQ(read_calibration_cache(cfg.calibration.cache, j.at("entries")[0].at("key")), first.int8_ranges);
 }
 
 }  // namespace

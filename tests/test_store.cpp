@@ -866,6 +866,19 @@ TEST(CaseSpec, KeyAndStoredConfigOfACaseWithEverySettingArePinned) {
             R"({"batch":1,"constant_inputs":{},"exclude_nodes":["/a/*"],"exclude_op_types":["Softmax","Gelu"],)"
             R"("fusion":"none","input_shapes":{},"layer_precisions":[["Softmax","fp32"],["/x/*","bf16"]],)"
             R"("partition_points":["t1"],"precision":"fp32","precision_mode":"obey","threads":1})");
+
+  // An int8 case adds its calibration to the key and the stored config (the cache file is
+  // where thresholds are kept, so it is stored but not keyed); other cases have neither.
+  CaseSpec q = s;
+  q.precision = "int8";
+  q.calibration.cache = "c.json";
+  EXPECT_NE(q.key_json().find(R"("calibration":{"batches":8,"data":[],"method":"entropy","percentile":99.99,"seed":7})"),
+            std::string::npos)
+      << q.key_json();
+  EXPECT_NE(q.to_json().dump().find(R"("cache":"c.json")"), std::string::npos);
+  EXPECT_EQ(CaseSpec::from_json(q.to_json()), q);
+  EXPECT_NE(build_config_to_json(build_config_of(q)).dump().find(R"("calibration":{"batches":8,"data":[],"method":"entropy")"),
+            std::string::npos);
 }
 
 TEST(CaseSpec, LabelNamesTheCase) {

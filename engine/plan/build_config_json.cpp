@@ -112,7 +112,8 @@ const Field kFields[] = {
 
 nlohmann::json build_config_to_json(const BuildConfig& c) {
   nlohmann::json j = nlohmann::json::object();
-  for (const Field& f : kFields) j[f.key] = f.write(c);
+  for (const Field& f : kFields)  // null: a setting this build does not have (calibration without int8)
+    if (nlohmann::json v = f.write(c); !v.is_null()) j[f.key] = std::move(v);
   return j;
 }
 
