@@ -42,32 +42,35 @@ TEST(BisectNeededItems, OneOfTwoAlternativesNotBoth) {
 }
 
 class DebugPrecisionTest : public ::testing::Test {
- protected:
+ public:
   std::string path(const std::string& name) const { return dir_.path(name); }
   fb::ScratchDir dir_{"fusebench_debugprec"};
 };
 
-const char* kModel = "zoo:bert?layers=1&hidden=64&heads=2&seq=16";
-
-TEST_F(DebugPrecisionTest, ItsOverrideBlockPastedIntoAScenarioMeetsTheTolerance) {
+// `precision` everywhere misses `min_cosine` on `model`; the block found makes it pass.
+void check_override_block(const DebugPrecisionTest& t, const std::string& model, const std::string& precision,
+                          double min_cosine) {
+  auto path = [&](const std::string& name) { return t.path(name); };
   const std::string bin = FUSEBENCH_BINARY;
-  const fb::Outcome o = fb::sh(bin + " debug precision '" + kModel + "' --precision bf16 --fusion aggressive --min-cosine 0.999995");
+  const std::string cos = std::to_string(min_cosine);
+  const fb::Outcome o =
+      fb::sh(bin + " debug precision '" + model + "' --precision " + precision + " --fusion aggressive --min-cosine " + cos);
   ASSERT_EQ(o.code, 0) << o.output;
   // Per tensor: the first one over the tolerance is named, with its node and precision.
   EXPECT_NE(o.output.find("first tensor over the tolerance: /"), std::string::npos) << o.output;
-  EXPECT_NE(o.output.find("(over the tolerance)"), std::string::npos) << o.output;  // bf16 everywhere misses it
+  EXPECT_NE(o.output.find("(over the tolerance)"), std::string::npos) << o.output;  // everywhere it misses
   const size_t block = o.output.find("paste into the scenario:\n");
   ASSERT_NE(block, std::string::npos) << o.output;
   const nlohmann::json constraints = nlohmann::json::parse(o.output.substr(block + 25))["precision_constraints"];
   ASSERT_FALSE(constraints["layers"].empty()) << o.output;
 
-  // The same case with and without the block: only with it does bf16 meet cosine 0.999995.
+  // The same case with and without the block: only with it does it meet the tolerance.
   auto scenario = [&](const std::string& name, const nlohmann::json& extra) {
     nlohmann::json s = {{"name", name},
-                        {"model", kModel},
-                        {"matrix", {{"precision", {"bf16"}}, {"fusion", {"aggressive"}}}},
+                        {"model", model},
+                        {"matrix", {{"precision", {precision}}, {"fusion", {"aggressive"}}}},
                         {"threads", 1},
-                        {"accuracy", {{"bf16", {{"min_cosine", 0.999995}}}}},
+                        {"accuracy", {{precision, {{"min_cosine", min_cosine}}}}},
                         {"timing", {{"warmup_ms", 1}, {"min_iterations", 3}, {"max_iterations", 3}, {"processes", 1}}}};
     s.update(extra);
     std::ofstream(path(name + ".json")) << s.dump(2);
@@ -90,8 +93,18 @@ TEST_F(DebugPrecisionTest, ItsOverrideBlockPastedIntoAScenarioMeetsTheTolerance)
     for (const auto& l : c.result.layers)
       if (l.precision == "fp32")
         for (const std::string& s : l.sources) fp32_sources.insert(s);
-    for (const auto& [node, precision] : constraints["layers"].items()) EXPECT_TRUE(fp32_sources.count(node)) << node;
+    for (const auto& [node, p] : constraints["layers"].items()) EXPECT_TRUE(fp32_sources.count(node)) << node;
   }
+}
+
+TEST_F(DebugPrecisionTest, ItsBf16OverrideBlockPastedIntoAScenarioMeetsTheTolerance) {
+  check_override_block(*this, "zoo:bert?layers=1&hidden=64&heads=2&seq=16", "bf16", 0.999995);
+}
+
+// int8: the run calibrates as debug precision did (same settings, same seeded batches), so
+// the thresholds, and the outputs, are the ones the bisection judged.
+TEST_F(DebugPrecisionTest, ItsInt8OverrideBlockPastedIntoAScenarioMeetsTheTolerance) {
+  check_override_block(*this, "zoo:bert", "int8", 0.99993);
 }
 
 }  // namespace

@@ -136,11 +136,13 @@ int precision_lowering(PassContext& ctx) {
   }
   for (const auto& [reason, count] : fallbacks)
     ctx.log.push_back("precision fallback " + reason + " (" + std::to_string(count) + " layer(s))");
-  // Every layer falling back to fp32 would be an fp32 engine labelled int8.
-  if (ctx.config.precision == "int8" && int8_layers == 0) {
-    std::string reasons;
-    for (const auto& [reason, count] : fallbacks)
-      if (reasons.size() < 300) reasons += (reasons.empty() ? "" : "; ") + reason + " (" + std::to_string(count) + ")";
+  // Every layer that asked for int8 falling back would be an fp32 engine labelled int8
+  // (constraints may still keep every layer in fp32 on purpose, as debug precision does).
+  std::string reasons;
+  for (const auto& [reason, count] : fallbacks)
+    if (reason.rfind("int8", 0) == 0 && reasons.size() < 300)
+      reasons += (reasons.empty() ? "" : "; ") + reason + " (" + std::to_string(count) + ")";
+  if (ctx.config.precision == "int8" && int8_layers == 0 && !reasons.empty()) {
     throw Error("precision 'int8': no layer can run in int8 (" + reasons + ")" +
                 (ctx.config.int8_ranges.empty() ? "; the build was given no calibration ranges" : ""));
   }

@@ -1,4 +1,4 @@
-// fusebench debug precision MODEL --precision bf16|fp16: the first tensor whose error
+// fusebench debug precision MODEL --precision bf16|fp16|int8: the first tensor whose error
 // against the fp32 reference exceeds the tolerance (the engine built under mark-all), and a
 // small set of nodes to keep in fp32 so that the outputs meet it, found by bisection
 // (harness/precision_debug.h) and printed as a scenario's precision_constraints block.
@@ -70,7 +70,7 @@ std::string print_tensor_errors(const LoadedModel& m, const BuildConfig& cfg, co
 
 int cmd_debug(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) != "precision")
-    throw Error("usage: fusebench debug precision MODEL --precision bf16|fp16 [--min-cosine X | --atol A --rtol R]");
+    throw Error("usage: fusebench debug precision MODEL --precision bf16|fp16|int8 [--min-cosine X | --atol A --rtol R]");
   cxxopts::Options opts("fusebench debug precision",
                         "Where reduced precision breaks a model: the first tensor over the tolerance, and nodes to keep\n"
                         "in fp32 (found by bisection) so that the outputs meet it, as a scenario block.");
@@ -85,7 +85,7 @@ int cmd_debug(int argc, char** argv) {
   if (auto rc = parse_or_help(opts, argc - 1, argv + 1, &args)) return *rc;
   if (!args.count("model")) throw Error("a MODEL argument is required");
   BuildConfig cfg = build_config_from(args);
-  if (cfg.precision == "fp32") throw Error("--precision fp32: nothing to debug; give the reduced precision (bf16, fp16)");
+  if (cfg.precision == "fp32") throw Error("--precision fp32: nothing to debug; give the reduced precision (bf16, fp16, int8)");
   AccuracyConfig tol = default_accuracy(cfg.precision);
   if (args.count("min-cosine")) tol.min_cosine = args["min-cosine"].as<double>();
   if (args.count("atol") || args.count("rtol")) {
