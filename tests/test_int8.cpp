@@ -140,13 +140,32 @@ TEST(Int8MatMul, AgreesWithFloat32) {
       s.input_amax = amax;
       s.input_unsigned = is_unsigned;
       Int8MatMulKernel kernel(s, b.data());
+      std::vector<uint8_t> a_q(m * k);  // as a fusebench.Quantize writes it
+      quantize_input(a.data(), m * k, int8_input_scale(amax, is_unsigned), is_unsigned, a_q.data());
       std::vector<float> got(m * n);
-      kernel.run(a.data(), bias.data(), got.data());
+      kernel.run(a_q.data(), bias.data(), got.data());
       EXPECT_GT(cosine(got, want), 0.999);
       double max_err = 0;
       for (size_t i = 0; i < got.size(); ++i) max_err = std::max(max_err, double(std::fabs(got[i] - want[i])));
       EXPECT_LT(max_err, 0.1) << "the bias must be added once, in output units";
-      EXPECT_NE(kernel.describe().find(is_unsigned ? "u8s8" : "s8s8"), std::string::npos) << kernel.describe();
+      EXPECT_NE(kernel.describe().find(is_unsigned ? "u8s8→f32" : "s8s8→f32"), std::string::npos) << kernel.describe();
+
+      // The same product written as u8 for an int8 reader (ReLU output: unsigned).
+      float out_amax = 0;
+      for (float v : want) out_amax = std::max(out_amax, v);
+      s.output_amax = out_amax;
+      s.output_unsigned = true;
+      Int8MatMulKernel requantizing(s, b.data());
+      std::vector<uint8_t> q(m * n);
+      requantizing.run(a_q.data(), bias.data(), q.data());
+      const float step = int8_input_scale(out_amax, true);
+      std::vector<float> back(m * n);
+      for (size_t i = 0; i < q.size(); ++i) back[i] = step * q[i];
+      EXPECT_GT(cosine(back, want), 0.999);
+      double max_q_err = 0;
+      for (size_t i = 0; i < back.size(); ++i) max_q_err = std::max(max_q_err, double(std::fabs(back[i] - want[i])));
+      EXPECT_LT(max_q_err, 0.1 + step);
+      EXPECT_NE(requantizing.describe().find("→u8"), std::string::npos) << requantizing.describe();
     }
 }
 
@@ -186,15 +205,25 @@ TEST(Int8Build, TransformerRunsItsMatrixProductsInInt8AndMeetsCosine) {
     EXPECT_GE(r.cosine, 0.99);
     const std::string matmul = level == FusionLevel::None ? "MatMul" : "fusebench.FusedMatMul";
     EXPECT_EQ(count_precision(*e, matmul, "int8"), 2 * 6) << "Q, K, V, output, FFN in, FFN out per layer";
+    int quantizers = 0, written_as_int8 = 0;
     for (const LayerInfo& l : e->layers()) {
-      if (l.precision == "int8") {
+      if (l.kind == "fusebench.Quantize") {
+        ++quantizers;
+        EXPECT_EQ(l.precision_reason, "precision boundary");
+      } else if (l.precision == "int8") {
         EXPECT_NE(l.kernel.find("s8s8"), std::string::npos) << l.kernel;  // LayerNorm outputs are signed
         EXPECT_EQ(l.precision_reason, "default");
+        written_as_int8 += l.kernel.find("→s8") != std::string::npos;
       } else if (l.kind.find("LayerNorm") != std::string::npos) {
         EXPECT_EQ(l.precision_reason, "fallback from int8: no int8 kernel for " + l.kind.substr(l.kind.find('.') + 1));
       }
     }
     EXPECT_TRUE(test::log_mentions(*e, "int8 layer(s), input thresholds from entropy calibration over 2 seeded batches"));
+    // One Quantize per tensor int8 layers read (Q, K and V share theirs): the embedding
+    // LayerNorm, attention output, FFN input per layer, and, unfused, the FFN intermediate
+    // too; fused, the FFN's first product writes its output as s8 for the second.
+    EXPECT_EQ(quantizers, level == FusionLevel::None ? 2 * 4 : 2 * 3);
+    EXPECT_EQ(written_as_int8, level == FusionLevel::None ? 0 : 2);
   }
 }
 
@@ -218,13 +247,15 @@ TEST(Int8Build, AConstraintKeepsALayerInFp32) {
   cfg.calibration.batches = 1;
   calibrate_for_int8(m, m.graph, cfg);
   auto e = build_engine(m.graph, cfg);
-  // The two hidden layers (MatMul+Add+Relu) in int8, the output Gemm (fused too) in fp32.
-  ASSERT_EQ(e->layers().size(), 3u);
-  const LayerInfo &first = e->layers()[0], &second = e->layers()[1], &out = e->layers()[2];
+  // The input quantized, the two hidden layers (MatMul+Add+Relu) in int8, the first
+  // writing its ReLU output as u8 for the second; the output Gemm (fused too) in fp32.
+  ASSERT_EQ(e->layers().size(), 4u);
+  const LayerInfo &quantize = e->layers()[0], &first = e->layers()[1], &second = e->layers()[2], &out = e->layers()[3];
+  EXPECT_EQ(quantize.kind, "fusebench.Quantize");
   EXPECT_EQ(first.precision, "int8");
-  EXPECT_NE(first.kernel.find("s8s8"), std::string::npos) << "the model's input is signed: " << first.kernel;
+  EXPECT_NE(first.kernel.find("s8s8→u8"), std::string::npos) << "the model's input is signed: " << first.kernel;
   EXPECT_EQ(second.precision, "int8");
-  EXPECT_NE(second.kernel.find("u8s8"), std::string::npos) << "after a ReLU the input is unsigned: " << second.kernel;
+  EXPECT_NE(second.kernel.find("u8s8→f32"), std::string::npos) << "after a ReLU the input is unsigned: " << second.kernel;
   EXPECT_EQ(out.precision, "fp32");
   EXPECT_EQ(out.precision_reason, "constraint 'Gemm'");
 }

@@ -5,6 +5,7 @@
 namespace fb {
 
 void register_conv_ops(OpRegistry& r);
+void register_int8_quantize_ops(OpRegistry& r);
 void register_pool_ops(OpRegistry& r);
 void register_normalization_ops(OpRegistry& r);
 void register_resize_ops(OpRegistry& r);
@@ -22,6 +23,7 @@ void register_grid_sample_ops(OpRegistry& r);
 
 void register_nn_ops(OpRegistry& r) {
   register_conv_ops(r);
+  register_int8_quantize_ops(r);
   register_pool_ops(r);
   register_normalization_ops(r);
   register_resize_ops(r);

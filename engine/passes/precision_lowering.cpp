@@ -95,6 +95,79 @@ std::string why_not_int8(const Graph& g, const Node& n, const BuildConfig& cfg) 
   return "";
 }
 
+bool is_int8_layer(const Node& n) { return n.precision == Precision::INT8 && n.has_attr("int8_input_amax"); }
+bool is_int8_matmul(const Node& n) { return is_int8_layer(n) && n.op_type != "Conv" && n.op_type != "FusedConv"; }
+
+// Int8 layers read u8/s8 tensors. Each float32 tensor they read is quantized once, by a
+// fusebench.Quantize before its first int8 reader (Q, K and V share one), or, where an
+// int8 matrix product makes it and only int8 layers read it, by that product itself:
+// its epilogue writes the tensor as u8/s8 (attributes int8_output_amax/unsigned), so the
+// float32 tensor is never written (the FFN's 4·hidden-wide intermediate, in BERT). Not
+// under mark-all, which keeps every tensor in float32 for comparison.
+int quantize_int8_inputs(PassContext& ctx) {
+  Graph& g = ctx.graph;
+  std::map<std::string, std::vector<const Node*>> readers;
+  std::map<std::string, Node*> producer;
+  for (Node& n : g.nodes) {
+    for (const std::string& in : n.inputs)
+      if (!in.empty()) readers[in].push_back(&n);
+    for (const std::string& o : n.outputs)
+      if (!o.empty()) producer[o] = &n;
+  }
+  auto quantized_type = [](const Node& reader) {
+    return reader.attr_int("int8_input_unsigned", 0) ? DType::UInt8 : DType::Int8;
+  };
+  // First the decisions (every node still in place), then the new node list.
+  std::map<std::string, std::string> quantized;  // float32 value -> what int8 layers read
+  std::map<std::string, const Node*> first_reader;
+  int quantizers = 0, in_epilogue = 0;
+  for (Node& n : g.nodes) {
+    if (!is_int8_layer(n) || quantized.count(n.inputs[0])) continue;
+    const std::string v = n.inputs[0];
+    Node* p = producer.count(v) ? producer[v] : nullptr;
+    bool only_int8_readers = true;
+    for (const Node* r : readers[v]) {
+      only_int8_readers = only_int8_readers && is_int8_layer(*r) && r->inputs[0] == v;
+      for (size_t i = 1; i < r->inputs.size(); ++i) only_int8_readers = only_int8_readers && r->inputs[i] != v;
+    }
+    if (p && is_int8_matmul(*p) && p->outputs.size() == 1 && only_int8_readers && !g.is_graph_output(v) &&
+        ctx.config.fusion != FusionLevel::MarkAll) {
+      p->attrs["int8_output_amax"] = n.attrs.at("int8_input_amax");
+      p->attrs["int8_output_unsigned"] = n.attrs.at("int8_input_unsigned");
+      g.values[v].dtype = quantized_type(n);
+      quantized[v] = v;
+      ++in_epilogue;
+    } else {
+      quantized[v] = g.unique_value_name(v + "/int8");
+      g.values[quantized[v]] = ValueInfo{quantized_type(n), g.value(v).shape, true};
+      first_reader[v] = &n;
+      ++quantizers;
+    }
+  }
+  std::vector<Node> out;
+  for (Node& n : g.nodes) {
+    if (is_int8_layer(n)) {
+      const std::string v = n.inputs[0];
+      if (first_reader.count(v) && first_reader[v] == &n) {
+        Node quantize = fusebench_node("int8_quantize/" + quantized[v], "Quantize", {v}, {quantized[v]});
+        quantize.attrs["amax"] = n.attrs.at("int8_input_amax");
+        quantize.attrs["unsigned"] = n.attrs.at("int8_input_unsigned");
+        quantize.precision = Precision::INT8;
+        quantize.precision_reason = "precision boundary";
+        quantize.opset = 1;
+        out.push_back(std::move(quantize));
+      }
+      n.inputs[0] = quantized[v];
+    }
+    out.push_back(std::move(n));
+  }
+  g.nodes = std::move(out);
+  g.nodes_changed();
+  ctx.log.push_back("precision: " + std::to_string(quantizers) + " Quantize layer(s) before int8 layers, " +
+                    std::to_string(in_epilogue) + " tensor(s) written as int8 by the int8 layer that makes them");
+  return quantizers + in_epilogue;
+}
+
 }  // namespace
 
 int precision_lowering(PassContext& ctx) {
@@ -150,6 +223,7 @@ int precision_lowering(PassContext& ctx) {
     ctx.log.push_back("precision: " + std::to_string(int8_layers) + " int8 layer(s), input thresholds from " +
                       ctx.config.calibration.method + " calibration over " + ctx.config.int8_ranges_from +
                       ", weights per output channel");
+  if (int8_layers) quantize_int8_inputs(ctx);
   if (!any_reduced) return int8_layers;
 
   // 2. Output types, in topological order so a view sees its input's final type.

@@ -138,7 +138,8 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   if (layouts.residual && !im.has_residual) throw Error(node.describe() + ": residual_layout without a residual input");
   const size_t nd = s.geo.in.size();
   auto& eng = dnnl_cpu_engine();
-  memory::desc src_md = f32_desc(x, layouts.x);
+  memory::desc src_md = im.int8 ? memory::desc(dims_of(x), src_type, layouts.x ? channels_last_tag(x.size()) : plain_tag(x.size()))
+                                : f32_desc(x, layouts.x);
   im.y_md = f32_desc(s.out, layouts.y);
   memory::desc res_md = f32_desc(s.out, layouts.residual);
   // ONNX's [M, C/G, k...] is oneDNN's [G, M/G, C/G, k...] with the same bytes.
@@ -209,12 +210,10 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   im.wei = memory(w_md, eng, DNNL_MEMORY_NONE);
   im.dst = memory(im.y_md, eng, DNNL_MEMORY_NONE);
   memory src_used = im.src, wei_used = im.wei, dst_used = im.dst;
-  if (pd.src_desc() != src_md) {  // int8: always, the reorder quantizes
+  if (pd.src_desc() != src_md) {
     im.src_blocked = true;
     im.src_b = memory(pd.src_desc(), eng);
-    dnnl::primitive_attr quantize;
-    if (im.int8) quantize.set_output_scales(0, {1.f / x_scale});
-    im.src_in = dnnl::reorder(dnnl::reorder::primitive_desc(eng, src_md, eng, pd.src_desc(), quantize));
+    im.src_in = dnnl::reorder(im.src, im.src_b);
     src_used = im.src_b;
   }
   if (im.int8) {  // quantized weights, once, into the primitive's layout
@@ -257,10 +256,10 @@ ConvKernel::~ConvKernel() = default;
 double ConvKernel::flops() const { return impl_->flops; }
 std::string ConvKernel::describe() const { return impl_->description; }
 
-void ConvKernel::run(const float* x, const float* w, const float* b, const float* residual, float* y) {
+void ConvKernel::run(const void* x, const float* w, const float* b, const float* residual, float* y) {
   Impl& im = *impl_;
   if (shape_numel(output_) == 0) return;
-  im.src.set_data_handle(const_cast<float*>(x));
+  im.src.set_data_handle(const_cast<void*>(x));
   im.wei.set_data_handle(const_cast<float*>(w));
   im.dst.set_data_handle(y);
   if (im.has_bias && im.int8)

@@ -39,8 +39,8 @@ class ConvKernel {
   // otherwise on every run, as eager PyTorch does.
   //
   // An int8 node (attributes int8_input_amax, int8_input_unsigned: precision lowering's)
-  // needs `int8_weights`, its constant float32 weights: they are quantized per output
-  // channel here, x is quantized on the way into the primitive's layout, y stays float32.
+  // reads x quantized (u8/s8) and needs `int8_weights`, its constant float32 weights: they
+  // are quantized per output channel here; y stays float32.
   ConvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, bool constant_weights = false,
              const float* int8_weights = nullptr);
   ~ConvKernel();
@@ -49,7 +49,8 @@ class ConvKernel {
   // "onednn.conv[brgconv:avx512_core]+sum+relu nhwc→nhwc": implementation, post-ops, layouts.
   std::string describe() const;
   // `residual` only when the node has one (else nullptr); it may be `y` itself.
-  void run(const float* x, const float* w, const float* b, const float* residual, float* y);
+  // x: float32, or u8/s8 for an int8 node.
+  void run(const void* x, const float* w, const float* b, const float* residual, float* y);
   // y (as run() wrote it, in the node's y layout) as a plain NCHW tensor, for captures.
   Tensor plain_output(const float* y) const;
 

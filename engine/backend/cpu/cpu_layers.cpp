@@ -8,6 +8,7 @@
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/backend/cpu/dnnl_context.h"
 #include "engine/backend/cpu/int8_matmul.h"
+#include "engine/backend/cpu/int8_quantize.h"
 #include "engine/backend/cpu/matmul.h"
 #include "engine/ops/nn_common.h"
 #include "engine/backend/cpu/half_storage_layer.h"
@@ -79,13 +80,24 @@ class MatMulLayer : public Layer {
 class Int8MatMulLayer : public Layer {
  public:
   Int8MatMulLayer(const Node& n, std::vector<const Tensor*> ins, Tensor* out)
-      : kernel_(spec_of(n, ins), ins[1]->data<float>()), ins_(std::move(ins)), out_(out) {}
+      : kernel_(spec_of(n, ins), ins[1]->data<float>()), ins_(std::move(ins)), out_(out),
+        amax_(n.attr_float("int8_output_amax", 0.f)) {}
   void run() override {
     const bool bias = ins_.size() > 2 && ins_[2];
-    kernel_.run(ins_[0]->data<float>(), bias ? ins_[2]->data<float>() : nullptr, out_->data<float>());
+    kernel_.run(ins_[0]->raw(), bias ? ins_[2]->data<float>() : nullptr, out_->raw());
   }
   std::string kernel() const override { return kernel_.describe(); }
   double flops() const override { return kernel_.flops(); }
+  // A quantized output, as the float32 values it stands for.
+  Tensor plain_copy(const Tensor& output) const override {
+    if (output.dtype() == DType::Float32) return output.clone();
+    Tensor out(DType::Float32, output.shape());
+    const float scale = int8_input_scale(amax_, output.dtype() == DType::UInt8);
+    for (int64_t i = 0; i < output.numel(); ++i)
+      out.data<float>()[i] = scale * (output.dtype() == DType::UInt8 ? float(static_cast<const uint8_t*>(output.raw())[i])
+                                                                    : float(static_cast<const int8_t*>(output.raw())[i]));
+    return out;
+  }
 
  private:
   static Int8MatMulSpec spec_of(const Node& n, const std::vector<const Tensor*>& ins) {
@@ -98,11 +110,14 @@ class Int8MatMulLayer : public Layer {
     if (n.domain == "fusebench") s.activation = parse_matmul_activation(n.attr_string("activation", ""));
     s.input_amax = n.attr_float("int8_input_amax", 0.f);
     s.input_unsigned = n.attr_int("int8_input_unsigned", 0) != 0;
+    s.output_amax = n.attr_float("int8_output_amax", 0.f);
+    s.output_unsigned = n.attr_int("int8_output_unsigned", 0) != 0;
     return s;
   }
   Int8MatMulKernel kernel_;
   std::vector<const Tensor*> ins_;
   Tensor* out_;
+  float amax_;  // of a quantized output
 };
 
 // fusebench.Attention on two prebuilt strided oneDNN matmuls.
@@ -136,7 +151,7 @@ class ConvLayer : public Layer {
   }
   void run() override {
     const Tensor *b = input(ins_, 2), *r = input(ins_, 3);
-    kernel_.run(ins_[0]->data<float>(), ins_[1]->data<float>(), b ? b->data<float>() : nullptr, r ? r->data<float>() : nullptr,
+    kernel_.run(ins_[0]->raw(), ins_[1]->data<float>(), b ? b->data<float>() : nullptr, r ? r->data<float>() : nullptr,
                 out_->data<float>());
   }
   std::string kernel() const override { return kernel_.describe(); }

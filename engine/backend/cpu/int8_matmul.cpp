@@ -15,7 +15,6 @@ struct Int8MatMulKernel::Impl {
   float input_scale = 1;
   std::vector<float> out_scales;   // alpha · input scale · weight scale, per column
   std::vector<float> bias_scaled;  // the bias in accumulator units (oneDNN 2 adds it before the scale)
-  std::vector<uint8_t> a_q;        // A quantized
   dnnl::matmul prim;
   memory src, wei, dst, bias;
   std::unordered_map<int, memory> args;
@@ -48,19 +47,22 @@ Int8MatMulKernel::Int8MatMulKernel(const Int8MatMulSpec& spec, const float* b) :
   memory::desc src_md({im.m, im.k}, src_type, memory::format_tag::ab);
   memory::desc w_user_md({im.k, im.n}, memory::data_type::s8, spec.trans_b ? memory::dims{1, im.k} : memory::dims{im.n, 1});
   memory::desc w_any({im.k, im.n}, memory::data_type::s8, memory::format_tag::any);
-  memory::desc dst_md({im.m, im.n}, memory::data_type::f32, memory::format_tag::ab);
+  const bool requantize = spec.output_amax > 0;
+  const auto dst_type = !requantize ? memory::data_type::f32 : spec.output_unsigned ? memory::data_type::u8 : memory::data_type::s8;
+  memory::desc dst_md({im.m, im.n}, dst_type, memory::format_tag::ab);
   memory::desc bias_md({1, im.n}, memory::data_type::f32, memory::format_tag::ab);
   dnnl::primitive_attr attr;
   attr.set_output_scales(1 << 1, im.out_scales);
-  if (spec.activation != MatMulActivation::None) {
-    dnnl::post_ops po;
+  dnnl::post_ops po;
+  if (spec.activation != MatMulActivation::None)
     po.append_eltwise(1.f,
                       spec.activation == MatMulActivation::Relu   ? dnnl::algorithm::eltwise_relu
                       : spec.activation == MatMulActivation::Gelu ? dnnl::algorithm::eltwise_gelu_erf
                                                                   : dnnl::algorithm::eltwise_gelu_tanh,
                       0.f, 0.f);
-    attr.set_post_ops(po);
-  }
+  // The output scale dequantizes before the activation; the reader's scale comes after it.
+  if (requantize) po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f / int8_input_scale(spec.output_amax, spec.output_unsigned), 0.f);
+  attr.set_post_ops(po);
   try {
     auto desc = spec.has_bias ? dnnl::matmul::desc(src_md, w_any, bias_md, dst_md) : dnnl::matmul::desc(src_md, w_any, dst_md);
     dnnl::matmul::primitive_desc pd(desc, attr, eng);
@@ -75,8 +77,7 @@ Int8MatMulKernel::Int8MatMulKernel(const Int8MatMulSpec& spec, const float* b) :
     throw Error("oneDNN could not create an int8 matmul for " + shape_str(spec.a) + " x " + shape_str(spec.b) + ": " +
                 e.what());
   }
-  im.a_q.resize(size_t(im.m * im.k));
-  im.src = memory(src_md, eng, im.a_q.data());
+  im.src = memory(src_md, eng, DNNL_MEMORY_NONE);
   im.dst = memory(dst_md, eng, DNNL_MEMORY_NONE);
   im.args = {{DNNL_ARG_SRC, im.src}, {DNNL_ARG_WEIGHTS, im.wei}, {DNNL_ARG_DST, im.dst}};
   if (spec.has_bias) {
@@ -90,12 +91,14 @@ Int8MatMulKernel::~Int8MatMulKernel() = default;
 double Int8MatMulKernel::flops() const { return 2.0 * double(impl_->m) * double(impl_->n) * double(impl_->k); }
 
 std::string Int8MatMulKernel::describe() const {
-  return "onednn.matmul[" + impl_->impl + "] " + (impl_->spec.input_unsigned ? "u8s8" : "s8s8");
+  const Int8MatMulSpec& s = impl_->spec;
+  return "onednn.matmul[" + impl_->impl + "] " + (s.input_unsigned ? "u8s8" : "s8s8") +
+         (s.output_amax > 0 ? (s.output_unsigned ? "→u8" : "→s8") : "→f32");
 }
 
-void Int8MatMulKernel::run(const float* a, const float* bias, float* out) {
+void Int8MatMulKernel::run(const void* a, const float* bias, void* out) {
   Impl& im = *impl_;
-  quantize_input(a, im.m * im.k, im.input_scale, im.spec.input_unsigned, im.a_q.data());
+  im.src.set_data_handle(const_cast<void*>(a));
   if (im.spec.has_bias)
     for (int64_t j = 0; j < im.n; ++j) im.bias_scaled[j] = bias[j] / im.out_scales[j];
   im.dst.set_data_handle(out);

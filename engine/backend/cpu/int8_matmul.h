@@ -1,7 +1,8 @@
-// An int8 matrix product with float32 inputs and output: A quantized per tensor with its
-// calibrated threshold, the constant B per output column (engine/backend/cpu/int8_quantize.h),
-// u8/s8 × s8 with int32 accumulation on oneDNN (VNNI's vpdpbusd where the CPU has it),
-// dequantized, biased and activated in the primitive's epilogue.
+// An int8 matrix product: A comes quantized (u8 or s8, by a fusebench.Quantize or by the
+// int8 layer before), the constant B is quantized here per output column
+// (engine/backend/cpu/int8_quantize.h), u8/s8 × s8 accumulate in int32 on oneDNN (VNNI's
+// vpdpbusd where the CPU has it), and the epilogue dequantizes, adds the bias, activates
+// and writes float32 or, for an int8 reader, quantizes again with that reader's threshold.
 #pragma once
 #include <memory>
 #include <string>
@@ -19,6 +20,8 @@ struct Int8MatMulSpec {
   MatMulActivation activation = MatMulActivation::None;
   float input_amax = 0;    // A's calibrated threshold
   bool input_unsigned = false;
+  float output_amax = 0;   // > 0: the output is written quantized with this threshold
+  bool output_unsigned = false;
 };
 
 class Int8MatMulKernel {
@@ -29,7 +32,8 @@ class Int8MatMulKernel {
   double flops() const;
   // "onednn.matmul[brg:avx512_core_vnni] u8s8"
   std::string describe() const;
-  void run(const float* a, const float* bias, float* out);
+  // a: quantized A; out: float32, or u8/s8 when the spec has an output threshold.
+  void run(const void* a, const float* bias, void* out);
 
  private:
   struct Impl;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/ops/op_registry.h"
+
 namespace fb {
 
 namespace {
@@ -48,6 +50,30 @@ void quantize_weights_per_channel(const float* w, int64_t outer, int64_t channel
       for (int64_t i = 0; i < inner; ++i)
         q[at + i] = static_cast<int8_t>(std::clamp(std::nearbyint(w[at + i] * inv), -127.f, 127.f));
     }
+}
+
+namespace {
+
+// fusebench.Quantize(x) -> u8 or s8, attributes amax and unsigned: what precision lowering
+// puts before int8 layers (once per tensor, however many int8 layers read it).
+DType quantized_type(const Node& n) { return n.attr_int("unsigned", 0) ? DType::UInt8 : DType::Int8; }
+
+std::vector<ValueInfo> infer_quantize(const ShapeContext& c) {
+  if (c.in(0).dtype != DType::Float32) throw Error(c.node.describe() + ": quantizes float32 only");
+  if (!(c.node.attr_float("amax", 0.f) > 0)) throw Error(c.node.describe() + ": amax must be positive");
+  return {ValueInfo{quantized_type(c.node), c.in(0).shape, true}};
+}
+
+void compute_quantize(OpContext& c) {
+  const bool is_unsigned = quantized_type(c.node) == DType::UInt8;
+  quantize_input(c.in(0).data<float>(), c.in(0).numel(), int8_input_scale(c.node.attr_float("amax", 0.f), is_unsigned),
+                 is_unsigned, c.out(0).raw());
+}
+
+}  // namespace
+
+void register_int8_quantize_ops(OpRegistry& r) {
+  r.add(OpDef{"fusebench", "Quantize", infer_quantize, compute_quantize});
 }
 
 }  // namespace fb
