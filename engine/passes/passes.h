@@ -13,6 +13,10 @@ int identity_elimination(PassContext& ctx);
 int constant_folding(PassContext& ctx);
 int dead_node_elimination(PassContext& ctx);
 int layernorm_fusion(PassContext& ctx);
+// Whether `n` is ONNX LayerNormalization over the last axis with only Y read and scale
+// (and bias, if any) of length h; their names into gamma/beta. Shared by the LayerNorm
+// fusions.
+bool onnx_last_axis_layernorm(const Graph& g, const Node& n, int64_t h, std::string* gamma, std::string* beta);
 int gelu_fusion(PassContext& ctx);
 int gelu_tanh_fusion(PassContext& ctx);
 int residual_layernorm_fusion(PassContext& ctx);

@@ -27,17 +27,7 @@ bool last_axis_layernorm(const Graph& g, const Node& n, int64_t h, std::string* 
     *beta = n.inputs.size() > 2 ? n.inputs[2] : "";
     return true;
   }
-  if (!is_onnx_op(&n, "LayerNormalization")) return false;
-  const int64_t rank = int64_t(g.value(n.inputs[0]).shape.size());
-  const int64_t axis = n.attr_int("axis", -1);
-  if (axis != -1 && axis != rank - 1) return false;
-  for (size_t k = 1; k < n.outputs.size(); ++k)  // Mean and InvStdDev unread
-    if (!n.outputs[k].empty() && (g.is_graph_output(n.outputs[k]) || !g.consumers(n.outputs[k]).empty())) return false;
-  *gamma = n.inputs.size() > 1 ? n.inputs[1] : "";
-  *beta = n.inputs.size() > 2 ? n.inputs[2] : "";
-  for (const std::string* v : {gamma, beta})
-    if (!v->empty() && shape_numel(g.value(*v).shape) != h) return false;  // a broadcast one-element scale
-  return !gamma->empty();
+  return onnx_last_axis_layernorm(g, n, h, gamma, beta);
 }
 
 std::vector<FusionMatch> match_residual_layernorm(const PassContext& ctx, size_t root) {
