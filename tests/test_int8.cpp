@@ -11,7 +11,9 @@
 
 #include "engine/backend/cpu/int8_matmul.h"
 #include "engine/backend/cpu/int8_quantize.h"
+#include "engine/onnx/onnx_import.h"
 #include "engine/quant/calibrator.h"
+#include "engine/zoo/onnx_builder.h"
 #include "harness/calibration.h"
 #include "harness/model_source.h"
 #include "tests/pass_test_support.h"
@@ -258,6 +260,74 @@ TEST(Int8Build, AConstraintKeepsALayerInFp32) {
   EXPECT_NE(second.kernel.find("u8s8→f32"), std::string::npos) << "after a ReLU the input is unsigned: " << second.kernel;
   EXPECT_EQ(out.precision, "fp32");
   EXPECT_EQ(out.precision_reason, "constraint 'Gemm'");
+}
+
+// x (ReLU'd for u8) ─▶ QuantizeLinear ─▶ DequantizeLinear ─▶ MatMul(W) + Add(bias): the
+// form quantization tools export, with the zero point given.
+Graph qdq_model(bool is_unsigned, int zero_point) {
+  zoo::OnnxBuilder b("qdq", "qdq");
+  std::string x = b.input("x", {zoo::kBatch, 16, 32});
+  if (is_unsigned) x = b.node("/relu", "Relu", {x});
+  const std::string s = b.scalar("act_scale", 0.02f), zp = b.scalar("act_zp", 0.f);
+  const std::string q = b.node("/q", "QuantizeLinear", {x, s, zp});
+  const std::string dq = b.node("/dq", "DequantizeLinear", {q, s, zp});
+  const std::string mm = b.node("/mm", "MatMul", {dq, b.weight("w", {32, 24}, 0.3f)});
+  b.output(b.node("/mm", "Add", {mm, b.weight("bias", {24}, 0.1f)}), "y", {zoo::kBatch, 16, 24});
+  onnx::ModelProto m = b.finish();
+  for (onnx::TensorProto& t : *m.mutable_graph()->mutable_initializer())
+    if (t.name() == zp) {  // the builder makes float constants: the zero point is u8/s8
+      t.Clear();
+      t.set_name(zp);
+      t.set_data_type(is_unsigned ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8);
+      t.add_int32_data(zero_point);
+    }
+  return import_onnx(std::move(m), "qdq", "");
+}
+
+TEST(ExplicitQuantization, AQdqPairBecomesTheInt8LayerItFeedsWithTheModelsScale) {
+  for (bool is_unsigned : {false, true})
+    for (FusionLevel level : {FusionLevel::Standard, FusionLevel::None}) {
+      SCOPED_TRACE(std::string(is_unsigned ? "u8" : "s8") + " " + fusion_level_name(level));
+      const Graph g = qdq_model(is_unsigned, 0);
+      BuildConfig cfg;  // an fp32 build: the model asks for int8 itself
+      cfg.batch = 2;
+      cfg.fusion = level;
+      auto e = build_engine(g, cfg);
+      EXPECT_EQ(test::count_kind(*e, "QuantizeLinear") + test::count_kind(*e, "DequantizeLinear"), 0);
+      EXPECT_EQ(test::count_kind(*e, "fusebench.Quantize"), 1);
+      const std::string kind = level == FusionLevel::None ? "MatMul" : "fusebench.FusedMatMul";
+      const LayerInfo* mm = test::find_kind(*e, kind);
+      ASSERT_NE(mm, nullptr);
+      EXPECT_EQ(mm->precision, "int8");
+      EXPECT_EQ(mm->precision_reason, "explicit quantization ('/q/QuantizeLinear')");
+      EXPECT_NE(mm->kernel.find(is_unsigned ? "u8s8" : "s8s8"), std::string::npos) << mm->kernel;
+      EXPECT_TRUE(test::log_mentions(*e, "1 QuantizeLinear/DequantizeLinear pair(s) folded"));
+      // Against the reference running Q, DQ and the float MatMul as written: the same
+      // quantized input; the weights differ by their own per-channel quantization.
+      ReferenceExecutor ref(g, 2);
+      auto inputs = make_inputs(g, ref.input_shapes(), 5);
+      auto expected = ref.run(inputs);
+      e->run(inputs);
+      const AccuracyResult r = compare_outputs(e->outputs(), expected, g.outputs, default_accuracy("int8"));
+      EXPECT_GE(r.cosine, 0.9995) << r.detail;
+    }
+}
+
+TEST(ExplicitQuantization, ANonZeroZeroPointOrAnFp32ConstraintKeepsThePairAsWritten) {
+  const Graph g = qdq_model(true, 3);
+  BuildConfig cfg;
+  cfg.batch = 2;
+  auto e = build_engine(g, cfg);
+  EXPECT_EQ(test::count_kind(*e, "QuantizeLinear"), 1);
+  EXPECT_EQ(test::count_kind(*e, "fusebench.Quantize"), 0);
+  EXPECT_TRUE(test::log_mentions(*e, "kept as written: zero point 3 (int8 layers here are symmetric)"));
+  test::expect_agrees(g, cfg);  // exactly the model's arithmetic: fp32 throughout
+
+  const Graph g0 = qdq_model(false, 0);
+  cfg.layer_precisions = {{"MatMul", "fp32"}};
+  auto kept = build_engine(g0, cfg);
+  EXPECT_EQ(test::count_kind(*kept, "QuantizeLinear"), 1);
+  for (const LayerInfo& l : kept->layers()) EXPECT_NE(l.precision, "int8") << l.name;
 }
 
 TEST(CalibrationCache, KeepsOneEntryPerKeyAndADamagedOneIsNamed) {

@@ -129,7 +129,11 @@ void Graph::replace_nodes(std::vector<size_t> indices, Node fused) {
   const size_t last = indices.back();
   if (fused.opset == 0) fused.opset = nodes[last].opset;
   fused.precision = nodes[last].precision;  // the sources agree: can_fuse checked
+  // Why: a source's constraint outranks the others' default (a constrained MatMul fused
+  // with its bias Add is still held by the constraint).
   fused.precision_reason = nodes[last].precision_reason;
+  for (size_t i : indices)
+    if (nodes[i].precision_reason.rfind("constraint", 0) == 0) fused.precision_reason = nodes[i].precision_reason;
   UseDefIndex& u = uses();
   for (size_t i : indices) unindex_node(u, i);
   nodes[last] = std::move(fused);

@@ -6,11 +6,10 @@
 // 1. A bf16/fp16 node that cannot run in 16 bits (no float outputs, control flow, float64
 //    tensors) falls back to fp32: with mode `prefer` the build log says why; with `obey`
 //    a node put there by a constraint fails the build, naming the node. int8 runs matrix
-//    products and convolutions with constant weights whose input calibration measured
-//    (engine/quant/calibrator.h); every other node asked for int8 falls back the same way,
-//    as TensorRT runs a layer without an int8 kernel in a wider type. An int8 layer takes
-//    and gives float32 tensors: it quantizes its input with the calibrated threshold
-//    (attributes int8_input_amax, int8_input_unsigned) and its weights per output channel.
+//    products and convolutions with constant weights whose input calibration measured or
+//    the model quantizes explicitly (engine/passes/int8_lowering.h); every other node asked
+//    for int8 falls back the same way, as TensorRT runs a layer without an int8 kernel in a
+//    wider type.
 // 2. A 16-bit node's float32 outputs become 16-bit tensors; a view takes its input's type.
 // 3. Where a consumer wants another type than its producer wrote, one fusebench.Convert
 //    per value and type is inserted; graph outputs are converted back to float32, so the
@@ -22,6 +21,7 @@
 #include <map>
 
 #include "engine/ops/half_float.h"
+#include "engine/passes/int8_lowering.h"
 #include "engine/ops/op_registry.h"
 #include "engine/passes/passes.h"
 
@@ -68,110 +68,11 @@ bool weight_input(const Node& n, size_t i) {
          (ours && (n.op_type == "FusedMatMul" || n.op_type == "FusedConv"));
 }
 
-bool is_onnx(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
-bool is_ours(const Node& n, const char* op) { return n.domain == "fusebench" && n.op_type == op; }
-
-// Why the node cannot run in int8 ("" when it can).
-std::string why_not_int8(const Graph& g, const Node& n, const BuildConfig& cfg) {
-  const bool matmul = is_onnx(n, "MatMul") || is_onnx(n, "Gemm") || is_ours(n, "FusedMatMul");
-  const bool conv = is_onnx(n, "Conv") || is_ours(n, "FusedConv");
-  if (!matmul && !conv) return "no int8 kernel for " + n.op_type;
-  if (n.inputs.size() < 2 || n.inputs[0].empty() || !g.is_initializer(n.inputs[1])) return "its weights are not a constant";
-  const Tensor& w = g.initializers.at(n.inputs[1]);
-  if (w.dtype() != DType::Float32 || g.value(n.inputs[0]).dtype != DType::Float32) return "its inputs are not float32";
-  if (matmul && w.rank() != 2) return "its weights have rank " + std::to_string(w.rank()) + " (int8 takes 2-D weights)";
-  if (matmul && g.value(n.inputs[0]).shape.size() < 2) return "its input is a vector";
-  if (n.attr_int("transA", 0) != 0) return "its input is transposed";
-  if (is_onnx(n, "Gemm") && n.inputs.size() > 2 && !n.inputs[2].empty()) {
-    const Shape& out = g.value(n.outputs[0]).shape;
-    const Shape& c = g.value(n.inputs[2]).shape;
-    if (n.attr_float("beta", 1.f) != 1.f || shape_numel(c) != out.back() || c.back() != out.back())
-      return "its C is not a bias over the columns";
-  }
-  auto it = cfg.int8_ranges.find(n.inputs[0]);
-  if (it == cfg.int8_ranges.end()) return "calibration has no range for its input '" + n.inputs[0] + "'";
-  if (!(it->second.amax > 0) || !std::isfinite(it->second.amax))
-    return "its input '" + n.inputs[0] + "' was 0 throughout calibration";
-  return "";
-}
-
-bool is_int8_layer(const Node& n) { return n.precision == Precision::INT8 && n.has_attr("int8_input_amax"); }
-bool is_int8_matmul(const Node& n) { return is_int8_layer(n) && n.op_type != "Conv" && n.op_type != "FusedConv"; }
-
-// Int8 layers read u8/s8 tensors. Each float32 tensor they read is quantized once, by a
-// fusebench.Quantize before its first int8 reader (Q, K and V share one), or, where an
-// int8 matrix product makes it and only int8 layers read it, by that product itself:
-// its epilogue writes the tensor as u8/s8 (attributes int8_output_amax/unsigned), so the
-// float32 tensor is never written (the FFN's 4·hidden-wide intermediate, in BERT). Not
-// under mark-all, which keeps every tensor in float32 for comparison.
-int quantize_int8_inputs(PassContext& ctx) {
-  Graph& g = ctx.graph;
-  std::map<std::string, std::vector<const Node*>> readers;
-  std::map<std::string, Node*> producer;
-  for (Node& n : g.nodes) {
-    for (const std::string& in : n.inputs)
-      if (!in.empty()) readers[in].push_back(&n);
-    for (const std::string& o : n.outputs)
-      if (!o.empty()) producer[o] = &n;
-  }
-  auto quantized_type = [](const Node& reader) {
-    return reader.attr_int("int8_input_unsigned", 0) ? DType::UInt8 : DType::Int8;
-  };
-  // First the decisions (every node still in place), then the new node list.
-  std::map<std::string, std::string> quantized;  // float32 value -> what int8 layers read
-  std::map<std::string, const Node*> first_reader;
-  int quantizers = 0, in_epilogue = 0;
-  for (Node& n : g.nodes) {
-    if (!is_int8_layer(n) || quantized.count(n.inputs[0])) continue;
-    const std::string v = n.inputs[0];
-    Node* p = producer.count(v) ? producer[v] : nullptr;
-    bool only_int8_readers = true;
-    for (const Node* r : readers[v]) {
-      only_int8_readers = only_int8_readers && is_int8_layer(*r) && r->inputs[0] == v;
-      for (size_t i = 1; i < r->inputs.size(); ++i) only_int8_readers = only_int8_readers && r->inputs[i] != v;
-    }
-    if (p && is_int8_matmul(*p) && p->outputs.size() == 1 && only_int8_readers && !g.is_graph_output(v) &&
-        ctx.config.fusion != FusionLevel::MarkAll) {
-      p->attrs["int8_output_amax"] = n.attrs.at("int8_input_amax");
-      p->attrs["int8_output_unsigned"] = n.attrs.at("int8_input_unsigned");
-      g.values[v].dtype = quantized_type(n);
-      quantized[v] = v;
-      ++in_epilogue;
-    } else {
-      quantized[v] = g.unique_value_name(v + "/int8");
-      g.values[quantized[v]] = ValueInfo{quantized_type(n), g.value(v).shape, true};
-      first_reader[v] = &n;
-      ++quantizers;
-    }
-  }
-  std::vector<Node> out;
-  for (Node& n : g.nodes) {
-    if (is_int8_layer(n)) {
-      const std::string v = n.inputs[0];
-      if (first_reader.count(v) && first_reader[v] == &n) {
-        Node quantize = fusebench_node("int8_quantize/" + quantized[v], "Quantize", {v}, {quantized[v]});
-        quantize.attrs["amax"] = n.attrs.at("int8_input_amax");
-        quantize.attrs["unsigned"] = n.attrs.at("int8_input_unsigned");
-        quantize.precision = Precision::INT8;
-        quantize.precision_reason = "precision boundary";
-        quantize.opset = 1;
-        out.push_back(std::move(quantize));
-      }
-      n.inputs[0] = quantized[v];
-    }
-    out.push_back(std::move(n));
-  }
-  g.nodes = std::move(out);
-  g.nodes_changed();
-  ctx.log.push_back("precision: " + std::to_string(quantizers) + " Quantize layer(s) before int8 layers, " +
-                    std::to_string(in_epilogue) + " tensor(s) written as int8 by the int8 layer that makes them");
-  return quantizers + in_epilogue;
-}
-
 }  // namespace
 
 int precision_lowering(PassContext& ctx) {
   Graph& g = ctx.graph;
+  const int explicit_pairs = explicit_quantization(ctx);
   const bool obey = ctx.config.precision_mode == PrecisionMode::Obey;
   bool any_reduced = false;
   int int8_layers = 0;
@@ -187,9 +88,11 @@ int precision_lowering(PassContext& ctx) {
     std::string why = n.precision == Precision::INT8 ? why_not_int8(g, n, ctx.config) : why_not_16bit(g, n);
     if (is_view(n, ctx.ops)) why.clear();
     if (why.empty() && n.precision == Precision::INT8) {
-      const TensorRange& r = ctx.config.int8_ranges.at(n.inputs[0]);
-      n.attrs["int8_input_amax"] = Attribute{r.amax};
-      n.attrs["int8_input_unsigned"] = Attribute{int64_t(r.is_unsigned())};
+      if (!n.has_attr("int8_input_amax")) {  // else explicit quantization set it
+        const TensorRange& r = ctx.config.int8_ranges.at(n.inputs[0]);
+        n.attrs["int8_input_amax"] = Attribute{r.amax};
+        n.attrs["int8_input_unsigned"] = Attribute{int64_t(r.is_unsigned())};
+      }
       ++int8_layers;
       continue;
     }
@@ -219,12 +122,12 @@ int precision_lowering(PassContext& ctx) {
     throw Error("precision 'int8': no layer can run in int8 (" + reasons + ")" +
                 (ctx.config.int8_ranges.empty() ? "; the build was given no calibration ranges" : ""));
   }
-  if (int8_layers)
+  if (int8_layers && !ctx.config.int8_ranges.empty())
     ctx.log.push_back("precision: " + std::to_string(int8_layers) + " int8 layer(s), input thresholds from " +
                       ctx.config.calibration.method + " calibration over " + ctx.config.int8_ranges_from +
                       ", weights per output channel");
   if (int8_layers) quantize_int8_inputs(ctx);
-  if (!any_reduced) return int8_layers;
+  if (!any_reduced) return int8_layers + explicit_pairs;
 
   // 2. Output types, in topological order so a view sees its input's final type.
   for (Node& n : g.nodes) {

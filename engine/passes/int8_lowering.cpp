@@ -1,0 +1,198 @@
+#include "engine/passes/int8_lowering.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace fb {
+
+namespace {
+
+bool is_onnx(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
+bool is_ours(const Node& n, const char* op) { return n.domain == "fusebench" && n.op_type == op; }
+
+}  // namespace
+
+std::string why_not_int8(const Graph& g, const Node& n, const BuildConfig& cfg) {
+  const bool matmul = is_onnx(n, "MatMul") || is_onnx(n, "Gemm") || is_ours(n, "FusedMatMul");
+  const bool conv = is_onnx(n, "Conv") || is_ours(n, "FusedConv");
+  if (!matmul && !conv) return "no int8 kernel for " + n.op_type;
+  if (n.inputs.size() < 2 || n.inputs[0].empty() || !g.is_initializer(n.inputs[1])) return "its weights are not a constant";
+  const Tensor& w = g.initializers.at(n.inputs[1]);
+  if (w.dtype() != DType::Float32 || g.value(n.inputs[0]).dtype != DType::Float32) return "its inputs are not float32";
+  if (matmul && w.rank() != 2) return "its weights have rank " + std::to_string(w.rank()) + " (int8 takes 2-D weights)";
+  if (matmul && g.value(n.inputs[0]).shape.size() < 2) return "its input is a vector";
+  if (n.attr_int("transA", 0) != 0) return "its input is transposed";
+  if (is_onnx(n, "Gemm") && n.inputs.size() > 2 && !n.inputs[2].empty()) {
+    const Shape& out = g.value(n.outputs[0]).shape;
+    const Shape& c = g.value(n.inputs[2]).shape;
+    if (n.attr_float("beta", 1.f) != 1.f || shape_numel(c) != out.back() || c.back() != out.back())
+      return "its C is not a bias over the columns";
+  }
+  if (n.has_attr("int8_input_amax")) return "";  // explicit quantization gave it
+  auto it = cfg.int8_ranges.find(n.inputs[0]);
+  if (it == cfg.int8_ranges.end()) return "calibration has no range for its input '" + n.inputs[0] + "'";
+  if (!(it->second.amax > 0) || !std::isfinite(it->second.amax))
+    return "its input '" + n.inputs[0] + "' was 0 throughout calibration";
+  return "";
+}
+
+bool is_int8_layer(const Node& n) { return n.precision == Precision::INT8 && n.has_attr("int8_input_amax"); }
+
+namespace {
+bool is_int8_matmul(const Node& n) { return is_int8_layer(n) && n.op_type != "Conv" && n.op_type != "FusedConv"; }
+}  // namespace
+
+// Int8 layers read u8/s8 tensors. Each float32 tensor they read is quantized once, by a
+// fusebench.Quantize before its first int8 reader (Q, K and V share one), or, where an
+// int8 matrix product makes it and only int8 layers read it, by that product itself:
+// its epilogue writes the tensor as u8/s8 (attributes int8_output_amax/unsigned), so the
+// float32 tensor is never written (the FFN's 4·hidden-wide intermediate, in BERT). Not
+// under mark-all, which keeps every tensor in float32 for comparison.
+int quantize_int8_inputs(PassContext& ctx) {
+  Graph& g = ctx.graph;
+  std::map<std::string, std::vector<const Node*>> readers;
+  std::map<std::string, Node*> producer;
+  for (Node& n : g.nodes) {
+    for (const std::string& in : n.inputs)
+      if (!in.empty()) readers[in].push_back(&n);
+    for (const std::string& o : n.outputs)
+      if (!o.empty()) producer[o] = &n;
+  }
+  auto quantized_type = [](const Node& reader) {
+    return reader.attr_int("int8_input_unsigned", 0) ? DType::UInt8 : DType::Int8;
+  };
+  // First the decisions (every node still in place), then the new node list.
+  std::map<std::string, std::string> quantized;  // float32 value -> what int8 layers read
+  std::map<std::string, const Node*> first_reader;
+  int quantizers = 0, in_epilogue = 0;
+  for (Node& n : g.nodes) {
+    if (!is_int8_layer(n) || quantized.count(n.inputs[0])) continue;
+    const std::string v = n.inputs[0];
+    Node* p = producer.count(v) ? producer[v] : nullptr;
+    bool only_int8_readers = true;
+    for (const Node* r : readers[v]) {
+      only_int8_readers = only_int8_readers && is_int8_layer(*r) && r->inputs[0] == v;
+      for (size_t i = 1; i < r->inputs.size(); ++i) only_int8_readers = only_int8_readers && r->inputs[i] != v;
+    }
+    if (p && is_int8_matmul(*p) && p->outputs.size() == 1 && only_int8_readers && !g.is_graph_output(v) &&
+        ctx.config.fusion != FusionLevel::MarkAll) {
+      p->attrs["int8_output_amax"] = n.attrs.at("int8_input_amax");
+      p->attrs["int8_output_unsigned"] = n.attrs.at("int8_input_unsigned");
+      g.values[v].dtype = quantized_type(n);
+      quantized[v] = v;
+      ++in_epilogue;
+    } else {
+      quantized[v] = g.unique_value_name(v + "/int8");
+      g.values[quantized[v]] = ValueInfo{quantized_type(n), g.value(v).shape, true};
+      first_reader[v] = &n;
+      ++quantizers;
+    }
+  }
+  std::vector<Node> out;
+  for (Node& n : g.nodes) {
+    if (is_int8_layer(n)) {
+      const std::string v = n.inputs[0];
+      if (first_reader.count(v) && first_reader[v] == &n) {
+        Node quantize = fusebench_node("int8_quantize/" + quantized[v], "Quantize", {v}, {quantized[v]});
+        quantize.attrs["amax"] = n.attrs.at("int8_input_amax");
+        quantize.attrs["unsigned"] = n.attrs.at("int8_input_unsigned");
+        quantize.precision = Precision::INT8;
+        quantize.precision_reason = "precision boundary";
+        quantize.opset = 1;
+        out.push_back(std::move(quantize));
+      }
+      n.inputs[0] = quantized[v];
+    }
+    out.push_back(std::move(n));
+  }
+  g.nodes = std::move(out);
+  g.nodes_changed();
+  ctx.log.push_back("precision: " + std::to_string(quantizers) + " Quantize layer(s) before int8 layers, " +
+                    std::to_string(in_epilogue) + " tensor(s) written as int8 by the int8 layer that makes them");
+  return quantizers + in_epilogue;
+}
+
+
+namespace {
+
+// A constant scalar's value (any numeric type), or false.
+bool constant_value(const Graph& g, const std::string& v, double* out) {
+  auto it = g.initializers.find(v);
+  if (it == g.initializers.end() || it->second.numel() != 1) return false;
+  *out = it->second.scalar_as_double();
+  return true;
+}
+
+}  // namespace
+
+int explicit_quantization(PassContext& ctx) {
+  Graph& g = ctx.graph;
+  std::map<std::string, const Node*> producer;
+  std::map<std::string, std::vector<Node*>> readers;
+  for (Node& n : g.nodes) {
+    for (const std::string& o : n.outputs)
+      if (!o.empty()) producer[o] = &n;
+    for (const std::string& in : n.inputs)
+      if (!in.empty()) readers[in].push_back(&n);
+  }
+  std::set<const Node*> gone;
+  int pairs = 0;
+  for (Node& n : g.nodes) {
+    if (n.inputs.empty() || gone.count(&n)) continue;
+    const std::string v = n.inputs[0];
+    const Node* dq = producer.count(v) ? producer[v] : nullptr;
+    if (!dq || !is_onnx(*dq, "DequantizeLinear") || gone.count(dq) || g.is_graph_output(v)) continue;
+    const Node* q = producer.count(dq->inputs[0]) ? producer[dq->inputs[0]] : nullptr;
+    if (!q || !is_onnx(*q, "QuantizeLinear") || q->inputs.size() < 2 || dq->inputs.size() < 2) continue;
+    const std::string& qv = dq->inputs[0];
+    if (readers[qv].size() != 1 || g.is_graph_output(qv)) continue;
+    // One positive scale for both, zero points 0 (or absent), a float32 input.
+    double s = 0, s2 = 0, zp = 0, zp2 = 0;
+    if (!constant_value(g, q->inputs[1], &s) || !constant_value(g, dq->inputs[1], &s2) || s != s2 || !(s > 0)) continue;
+    const bool q_zp = q->inputs.size() > 2 && !q->inputs[2].empty(), dq_zp = dq->inputs.size() > 2 && !dq->inputs[2].empty();
+    if ((q_zp && !constant_value(g, q->inputs[2], &zp)) || (dq_zp && !constant_value(g, dq->inputs[2], &zp2))) continue;
+    const DType qt = g.value(qv).dtype;
+    const std::string x = q->inputs[0];
+    if (zp != 0 || zp2 != 0) {
+      ctx.log.push_back("explicit quantization: '" + q->name + "' kept as written: zero point " +
+                        std::to_string(int(zp != 0 ? zp : zp2)) + " (int8 layers here are symmetric)");
+      continue;
+    }
+    if ((qt != DType::UInt8 && qt != DType::Int8) || g.value(x).dtype != DType::Float32) continue;
+    // Every reader of the dequantized tensor must become an int8 layer.
+    bool all = true;
+    for (Node* r : readers[v]) {
+      const bool fp32_constraint = r->precision == Precision::FP32 && r->precision_reason.rfind("constraint", 0) == 0;
+      Node probe = *r;
+      probe.attrs["int8_input_amax"] = Attribute{1.f};
+      all = all && !fp32_constraint && r->inputs[0] == v && why_not_int8(g, probe, ctx.config).empty();
+      for (size_t i = 1; i < r->inputs.size(); ++i) all = all && r->inputs[i] != v;
+    }
+    if (!all) continue;
+    const bool is_unsigned = qt == DType::UInt8;
+    const float amax = float(s * (is_unsigned ? 255.0 : 127.0));
+    for (Node* r : readers[v]) {
+      r->inputs[0] = x;
+      r->precision = Precision::INT8;
+      r->precision_reason = "explicit quantization ('" + q->name + "')";
+      r->attrs["int8_input_amax"] = Attribute{amax};
+      r->attrs["int8_input_unsigned"] = Attribute{int64_t(is_unsigned)};
+    }
+    gone.insert(q);
+    gone.insert(dq);
+    ++pairs;
+  }
+  if (!pairs) return 0;
+  std::vector<Node> kept;
+  for (Node& n : g.nodes)
+    if (!gone.count(&n)) kept.push_back(std::move(n));
+  g.nodes = std::move(kept);
+  g.nodes_changed();
+  remove_unread_initializers(g);
+  ctx.log.push_back("explicit quantization: " + std::to_string(pairs) +
+                    " QuantizeLinear/DequantizeLinear pair(s) folded into the int8 layers they fed");
+  return pairs;
+}
+
+}  // namespace fb
