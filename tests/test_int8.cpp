@@ -99,6 +99,8 @@ TEST(Int8Quantize, InputsRoundAndSaturate) {
   uint8_t u[6];
   quantize_input(x, 6, 1.f, true, u);
   EXPECT_EQ(std::vector<int>(u, u + 6), (std::vector<int>{0, 0, 1, 0, 255, 0}));
+  quantize_input(x, 6, 1.f, false, u, 128);  // s8 kept as u8: shifted by 128
+  EXPECT_EQ(std::vector<int>(u, u + 6), (std::vector<int>{128, 128, 129, 126, 255, 1}));
 }
 
 TEST(Int8Quantize, WeightsPerChannel) {
@@ -114,12 +116,18 @@ TEST(Int8Quantize, WeightsPerChannel) {
 }
 
 // The int8 kernel against a float32 product of the same operands: bias, activation,
-// transposed weights, signed and unsigned inputs.
+// transposed weights, unsigned inputs, signed ones as s8 and as u8 + 128.
 TEST(Int8MatMul, AgreesWithFloat32) {
   const int64_t m = 64, k = 96, n = 48;
+  struct Form {
+    bool is_unsigned;
+    int zero_point;
+    const char* name;
+  };
   for (bool trans_b : {false, true})
-    for (bool is_unsigned : {false, true}) {
-      SCOPED_TRACE(std::string(trans_b ? "B transposed" : "B plain") + (is_unsigned ? ", u8 input" : ", s8 input"));
+    for (Form f : {Form{false, 0, "s8×s8→f32"}, Form{true, 0, "u8×s8→f32"}, Form{false, 128, "s8(as u8+128)×s8→f32"}}) {
+      const bool is_unsigned = f.is_unsigned;
+      SCOPED_TRACE(std::string(trans_b ? "B transposed, " : "B plain, ") + f.name);
       std::vector<float> a = gaussian(m * k, 1), b = gaussian(k * n, 2, 0.1f), bias = gaussian(n, 4);
       if (is_unsigned)
         for (float& v : a) v = std::fabs(v);
@@ -141,16 +149,17 @@ TEST(Int8MatMul, AgreesWithFloat32) {
       s.activation = MatMulActivation::Relu;
       s.input_amax = amax;
       s.input_unsigned = is_unsigned;
+      s.input_zero_point = f.zero_point;
       Int8MatMulKernel kernel(s, b.data());
       std::vector<uint8_t> a_q(m * k);  // as a fusebench.Quantize writes it
-      quantize_input(a.data(), m * k, int8_input_scale(amax, is_unsigned), is_unsigned, a_q.data());
+      quantize_input(a.data(), m * k, int8_input_scale(amax, is_unsigned), is_unsigned, a_q.data(), f.zero_point);
       std::vector<float> got(m * n);
       kernel.run(a_q.data(), bias.data(), got.data());
       EXPECT_GT(cosine(got, want), 0.999);
       double max_err = 0;
       for (size_t i = 0; i < got.size(); ++i) max_err = std::max(max_err, double(std::fabs(got[i] - want[i])));
       EXPECT_LT(max_err, 0.1) << "the bias must be added once, in output units";
-      EXPECT_NE(kernel.describe().find(is_unsigned ? "u8s8→f32" : "s8s8→f32"), std::string::npos) << kernel.describe();
+      EXPECT_NE(kernel.describe().find(f.name), std::string::npos) << kernel.describe();
 
       // The same product written as u8 for an int8 reader (ReLU output: unsigned).
       float out_amax = 0;
@@ -167,7 +176,7 @@ TEST(Int8MatMul, AgreesWithFloat32) {
       double max_q_err = 0;
       for (size_t i = 0; i < back.size(); ++i) max_q_err = std::max(max_q_err, double(std::fabs(back[i] - want[i])));
       EXPECT_LT(max_q_err, 0.1 + step);
-      EXPECT_NE(requantizing.describe().find("→u8"), std::string::npos) << requantizing.describe();
+      EXPECT_NE(requantizing.describe().find("×s8→u8"), std::string::npos) << requantizing.describe();
     }
 }
 
@@ -213,9 +222,10 @@ TEST(Int8Build, TransformerRunsItsMatrixProductsInInt8AndMeetsCosine) {
         ++quantizers;
         EXPECT_EQ(l.precision_reason, "precision boundary");
       } else if (l.precision == "int8") {
-        EXPECT_NE(l.kernel.find("s8s8"), std::string::npos) << l.kernel;  // LayerNorm outputs are signed
+        // LayerNorm and GELU outputs are signed: read as u8 + 128 (only matrix products read them).
+        EXPECT_NE(l.kernel.find("s8(as u8+128)×s8"), std::string::npos) << l.kernel;
         EXPECT_EQ(l.precision_reason, "default");
-        written_as_int8 += l.kernel.find("→s8") != std::string::npos;
+        written_as_int8 += l.kernel.find("×s8→s8(as u8+128)") != std::string::npos;
       } else if (l.kind.find("LayerNorm") != std::string::npos) {
         EXPECT_EQ(l.precision_reason, "fallback from int8: no int8 kernel for " + l.kind.substr(l.kind.find('.') + 1));
       }
@@ -255,9 +265,9 @@ TEST(Int8Build, AConstraintKeepsALayerInFp32) {
   const LayerInfo &quantize = e->layers()[0], &first = e->layers()[1], &second = e->layers()[2], &out = e->layers()[3];
   EXPECT_EQ(quantize.kind, "fusebench.Quantize");
   EXPECT_EQ(first.precision, "int8");
-  EXPECT_NE(first.kernel.find("s8s8→u8"), std::string::npos) << "the model's input is signed: " << first.kernel;
+  EXPECT_NE(first.kernel.find("s8(as u8+128)×s8→u8"), std::string::npos) << "the model's input is signed: " << first.kernel;
   EXPECT_EQ(second.precision, "int8");
-  EXPECT_NE(second.kernel.find("u8s8→f32"), std::string::npos) << "after a ReLU the input is unsigned: " << second.kernel;
+  EXPECT_NE(second.kernel.find("u8×s8→f32"), std::string::npos) << "after a ReLU the input is unsigned: " << second.kernel;
   EXPECT_EQ(out.precision, "fp32");
   EXPECT_EQ(out.precision_reason, "constraint 'Gemm'");
 }
@@ -300,7 +310,7 @@ TEST(ExplicitQuantization, AQdqPairBecomesTheInt8LayerItFeedsWithTheModelsScale)
       ASSERT_NE(mm, nullptr);
       EXPECT_EQ(mm->precision, "int8");
       EXPECT_EQ(mm->precision_reason, "explicit quantization ('/q/QuantizeLinear')");
-      EXPECT_NE(mm->kernel.find(is_unsigned ? "u8s8" : "s8s8"), std::string::npos) << mm->kernel;
+      EXPECT_NE(mm->kernel.find(is_unsigned ? "u8×s8" : "s8(as u8+128)×s8"), std::string::npos) << mm->kernel;
       EXPECT_TRUE(test::log_mentions(*e, "1 QuantizeLinear/DequantizeLinear pair(s) folded"));
       // Against the reference running Q, DQ and the float MatMul as written: the same
       // quantized input; the weights differ by their own per-channel quantization.

@@ -1,5 +1,7 @@
 #include "engine/passes/int8_lowering.h"
 
+#include "engine/quant/int8_representation.h"
+
 #include <cmath>
 #include <map>
 #include <set>
@@ -59,9 +61,17 @@ int quantize_int8_inputs(PassContext& ctx) {
     for (const std::string& o : n.outputs)
       if (!o.empty()) producer[o] = &n;
   }
-  auto quantized_type = [](const Node& reader) {
-    return reader.attr_int("int8_input_unsigned", 0) ? DType::UInt8 : DType::Int8;
+  // A signed tensor only matrix products read is kept as u8 with zero point 128 (faster
+  // on oneDNN, engine/backend/cpu/int8_quantize.h); convolutions read s8.
+  auto zero_point_for = [&](const std::string& v) {
+    for (const Node* r : readers[v])
+      if (is_int8_layer(*r) && r->inputs[0] == v && (!is_int8_matmul(*r) || r->attr_int("int8_input_unsigned", 0))) return 0;
+    return kSignedAsU8ZeroPoint;
   };
+  auto quantized_type = [](const Node& reader, int zero_point) {
+    return reader.attr_int("int8_input_unsigned", 0) || zero_point ? DType::UInt8 : DType::Int8;
+  };
+  std::map<std::string, int> zero_point;  // per quantized value
   // First the decisions (every node still in place), then the new node list.
   std::map<std::string, std::string> quantized;  // float32 value -> what int8 layers read
   std::map<std::string, const Node*> first_reader;
@@ -75,16 +85,19 @@ int quantize_int8_inputs(PassContext& ctx) {
       only_int8_readers = only_int8_readers && is_int8_layer(*r) && r->inputs[0] == v;
       for (size_t i = 1; i < r->inputs.size(); ++i) only_int8_readers = only_int8_readers && r->inputs[i] != v;
     }
+    const int zp = zero_point_for(v);
+    zero_point[v] = zp;
     if (p && is_int8_matmul(*p) && p->outputs.size() == 1 && only_int8_readers && !g.is_graph_output(v) &&
         ctx.config.fusion != FusionLevel::MarkAll) {
       p->attrs["int8_output_amax"] = n.attrs.at("int8_input_amax");
       p->attrs["int8_output_unsigned"] = n.attrs.at("int8_input_unsigned");
-      g.values[v].dtype = quantized_type(n);
+      if (zp) p->attrs["int8_output_zero_point"] = Attribute{int64_t(zp)};
+      g.values[v].dtype = quantized_type(n, zp);
       quantized[v] = v;
       ++in_epilogue;
     } else {
       quantized[v] = g.unique_value_name(v + "/int8");
-      g.values[quantized[v]] = ValueInfo{quantized_type(n), g.value(v).shape, true};
+      g.values[quantized[v]] = ValueInfo{quantized_type(n, zp), g.value(v).shape, true};
       first_reader[v] = &n;
       ++quantizers;
     }
@@ -97,12 +110,14 @@ int quantize_int8_inputs(PassContext& ctx) {
         Node quantize = fusebench_node("int8_quantize/" + quantized[v], "Quantize", {v}, {quantized[v]});
         quantize.attrs["amax"] = n.attrs.at("int8_input_amax");
         quantize.attrs["unsigned"] = n.attrs.at("int8_input_unsigned");
+        if (zero_point[v]) quantize.attrs["zero_point"] = Attribute{int64_t(zero_point[v])};
         quantize.precision = Precision::INT8;
         quantize.precision_reason = "precision boundary";
         quantize.opset = 1;
         out.push_back(std::move(quantize));
       }
       n.inputs[0] = quantized[v];
+      if (zero_point[v]) n.attrs["int8_input_zero_point"] = Attribute{int64_t(zero_point[v])};
     }
     out.push_back(std::move(n));
   }

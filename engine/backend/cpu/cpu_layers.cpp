@@ -81,7 +81,7 @@ class Int8MatMulLayer : public Layer {
  public:
   Int8MatMulLayer(const Node& n, std::vector<const Tensor*> ins, Tensor* out)
       : kernel_(spec_of(n, ins), ins[1]->data<float>()), ins_(std::move(ins)), out_(out),
-        amax_(n.attr_float("int8_output_amax", 0.f)) {}
+        amax_(n.attr_float("int8_output_amax", 0.f)), zero_point_(int(n.attr_int("int8_output_zero_point", 0))) {}
   void run() override {
     const bool bias = ins_.size() > 2 && ins_[2];
     kernel_.run(ins_[0]->raw(), bias ? ins_[2]->data<float>() : nullptr, out_->raw());
@@ -92,9 +92,9 @@ class Int8MatMulLayer : public Layer {
   Tensor plain_copy(const Tensor& output) const override {
     if (output.dtype() == DType::Float32) return output.clone();
     Tensor out(DType::Float32, output.shape());
-    const float scale = int8_input_scale(amax_, output.dtype() == DType::UInt8);
+    const float scale = int8_input_scale(amax_, output.dtype() == DType::UInt8 && zero_point_ == 0);
     for (int64_t i = 0; i < output.numel(); ++i)
-      out.data<float>()[i] = scale * (output.dtype() == DType::UInt8 ? float(static_cast<const uint8_t*>(output.raw())[i])
+      out.data<float>()[i] = scale * (output.dtype() == DType::UInt8 ? float(static_cast<const uint8_t*>(output.raw())[i]) - zero_point_
                                                                     : float(static_cast<const int8_t*>(output.raw())[i]));
     return out;
   }
@@ -110,14 +110,17 @@ class Int8MatMulLayer : public Layer {
     if (n.domain == "fusebench") s.activation = parse_matmul_activation(n.attr_string("activation", ""));
     s.input_amax = n.attr_float("int8_input_amax", 0.f);
     s.input_unsigned = n.attr_int("int8_input_unsigned", 0) != 0;
+    s.input_zero_point = int(n.attr_int("int8_input_zero_point", 0));
     s.output_amax = n.attr_float("int8_output_amax", 0.f);
     s.output_unsigned = n.attr_int("int8_output_unsigned", 0) != 0;
+    s.output_zero_point = int(n.attr_int("int8_output_zero_point", 0));
     return s;
   }
   Int8MatMulKernel kernel_;
   std::vector<const Tensor*> ins_;
   Tensor* out_;
   float amax_;  // of a quantized output
+  int zero_point_;
 };
 
 // fusebench.Attention on two prebuilt strided oneDNN matmuls.

@@ -43,16 +43,19 @@ Int8MatMulKernel::Int8MatMulKernel(const Int8MatMulSpec& spec, const float* b) :
   im.bias_scaled.resize(spec.has_bias ? im.n : 0);
 
   auto& eng = dnnl_cpu_engine();
-  const auto src_type = spec.input_unsigned ? memory::data_type::u8 : memory::data_type::s8;
+  const auto src_type = spec.input_unsigned || spec.input_zero_point ? memory::data_type::u8 : memory::data_type::s8;
   memory::desc src_md({im.m, im.k}, src_type, memory::format_tag::ab);
   memory::desc w_user_md({im.k, im.n}, memory::data_type::s8, spec.trans_b ? memory::dims{1, im.k} : memory::dims{im.n, 1});
   memory::desc w_any({im.k, im.n}, memory::data_type::s8, memory::format_tag::any);
   const bool requantize = spec.output_amax > 0;
-  const auto dst_type = !requantize ? memory::data_type::f32 : spec.output_unsigned ? memory::data_type::u8 : memory::data_type::s8;
+  const auto dst_type = !requantize                                     ? memory::data_type::f32
+                        : spec.output_unsigned || spec.output_zero_point ? memory::data_type::u8
+                                                                         : memory::data_type::s8;
   memory::desc dst_md({im.m, im.n}, dst_type, memory::format_tag::ab);
   memory::desc bias_md({1, im.n}, memory::data_type::f32, memory::format_tag::ab);
   dnnl::primitive_attr attr;
   attr.set_output_scales(1 << 1, im.out_scales);
+  if (spec.input_zero_point) attr.set_zero_points(DNNL_ARG_SRC, 0, {spec.input_zero_point});
   dnnl::post_ops po;
   if (spec.activation != MatMulActivation::None)
     po.append_eltwise(1.f,
@@ -61,7 +64,9 @@ Int8MatMulKernel::Int8MatMulKernel(const Int8MatMulSpec& spec, const float* b) :
                                                                   : dnnl::algorithm::eltwise_gelu_tanh,
                       0.f, 0.f);
   // The output scale dequantizes before the activation; the reader's scale comes after it.
-  if (requantize) po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f / int8_input_scale(spec.output_amax, spec.output_unsigned), 0.f);
+  if (requantize)
+    po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f / int8_input_scale(spec.output_amax, spec.output_unsigned),
+                      float(spec.output_zero_point));
   attr.set_post_ops(po);
   try {
     auto desc = spec.has_bias ? dnnl::matmul::desc(src_md, w_any, bias_md, dst_md) : dnnl::matmul::desc(src_md, w_any, dst_md);
@@ -92,8 +97,11 @@ double Int8MatMulKernel::flops() const { return 2.0 * double(impl_->m) * double(
 
 std::string Int8MatMulKernel::describe() const {
   const Int8MatMulSpec& s = impl_->spec;
-  return "onednn.matmul[" + impl_->impl + "] " + (s.input_unsigned ? "u8s8" : "s8s8") +
-         (s.output_amax > 0 ? (s.output_unsigned ? "→u8" : "→s8") : "→f32");
+  auto type = [](bool is_unsigned, int zero_point) -> std::string {
+    return is_unsigned ? "u8" : zero_point ? "s8(as u8+" + std::to_string(zero_point) + ")" : "s8";
+  };
+  return "onednn.matmul[" + impl_->impl + "] " + type(s.input_unsigned, s.input_zero_point) + "×s8→" +
+         (s.output_amax > 0 ? type(s.output_unsigned, s.output_zero_point) : "f32");
 }
 
 void Int8MatMulKernel::run(const void* a, const float* bias, void* out) {

@@ -20,8 +20,10 @@ struct Int8MatMulSpec {
   MatMulActivation activation = MatMulActivation::None;
   float input_amax = 0;    // A's calibrated threshold
   bool input_unsigned = false;
+  int input_zero_point = 0;  // 128: a signed A kept as u8 (int8_quantize.h)
   float output_amax = 0;   // > 0: the output is written quantized with this threshold
   bool output_unsigned = false;
+  int output_zero_point = 0;
 };
 
 class Int8MatMulKernel {

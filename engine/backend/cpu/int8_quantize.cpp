@@ -11,22 +11,23 @@ namespace fb {
 
 namespace {
 
+// Rounded, clamped to [lo, hi] and shifted in float, then converted: one vector loop.
 template <typename Q>
-void quantize_range(const float* x, int64_t begin, int64_t end, float inv_scale, Q* out) {
-  constexpr float lo = std::is_signed_v<Q> ? -127.f : 0.f, hi = std::is_signed_v<Q> ? 127.f : 255.f;
-  // Rounded and clamped in float, then converted: one vector loop.
-  for (int64_t i = begin; i < end; ++i) out[i] = static_cast<Q>(std::clamp(std::nearbyint(x[i] * inv_scale), lo, hi));
+void quantize_range(const float* x, int64_t begin, int64_t end, float inv_scale, float lo, float hi, float shift, Q* out) {
+  for (int64_t i = begin; i < end; ++i)
+    out[i] = static_cast<Q>(std::min(std::max(std::nearbyint(x[i] * inv_scale), lo), hi) + shift);
 }
 
 }  // namespace
 
 float int8_input_scale(float amax, bool is_unsigned) { return amax / (is_unsigned ? 255.f : 127.f); }
 
-void quantize_input(const float* x, int64_t n, float scale, bool is_unsigned, void* out) {
+void quantize_input(const float* x, int64_t n, float scale, bool is_unsigned, void* out, int zero_point) {
   const float inv = 1.f / scale;
   auto part = [&](int64_t b, int64_t e) {
-    if (is_unsigned) quantize_range(x, b, e, inv, static_cast<uint8_t*>(out));
-    else quantize_range(x, b, e, inv, static_cast<int8_t*>(out));
+    if (is_unsigned) quantize_range(x, b, e, inv, 0.f, 255.f, 0.f, static_cast<uint8_t*>(out));
+    else if (zero_point) quantize_range(x, b, e, inv, -127.f, 127.f, float(zero_point), static_cast<uint8_t*>(out));
+    else quantize_range(x, b, e, inv, -127.f, 127.f, 0.f, static_cast<int8_t*>(out));
   };
   if (n < 65536) return part(0, n);
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, 32768),
@@ -54,20 +55,26 @@ void quantize_weights_per_channel(const float* w, int64_t outer, int64_t channel
 
 namespace {
 
-// fusebench.Quantize(x) -> u8 or s8, attributes amax and unsigned: what precision lowering
-// puts before int8 layers (once per tensor, however many int8 layers read it).
-DType quantized_type(const Node& n) { return n.attr_int("unsigned", 0) ? DType::UInt8 : DType::Int8; }
+// fusebench.Quantize(x) -> u8 or s8, attributes amax, unsigned and zero_point (0, or 128
+// for a signed tensor kept as u8): what precision lowering puts before int8 layers (once
+// per tensor, however many int8 layers read it).
+DType quantized_type(const Node& n) {
+  return n.attr_int("unsigned", 0) || n.attr_int("zero_point", 0) ? DType::UInt8 : DType::Int8;
+}
 
 std::vector<ValueInfo> infer_quantize(const ShapeContext& c) {
   if (c.in(0).dtype != DType::Float32) throw Error(c.node.describe() + ": quantizes float32 only");
   if (!(c.node.attr_float("amax", 0.f) > 0)) throw Error(c.node.describe() + ": amax must be positive");
+  const int64_t zp = c.node.attr_int("zero_point", 0);
+  if (zp != 0 && (zp != kSignedAsU8ZeroPoint || c.node.attr_int("unsigned", 0)))
+    throw Error(c.node.describe() + ": zero_point must be 0, or 128 for a signed tensor");
   return {ValueInfo{quantized_type(c.node), c.in(0).shape, true}};
 }
 
 void compute_quantize(OpContext& c) {
-  const bool is_unsigned = quantized_type(c.node) == DType::UInt8;
+  const bool is_unsigned = c.node.attr_int("unsigned", 0) != 0;
   quantize_input(c.in(0).data<float>(), c.in(0).numel(), int8_input_scale(c.node.attr_float("amax", 0.f), is_unsigned),
-                 is_unsigned, c.out(0).raw());
+                 is_unsigned, c.out(0).raw(), int(c.node.attr_int("zero_point", 0)));
 }
 
 }  // namespace

@@ -7,13 +7,16 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/quant/int8_representation.h"
+
 namespace fb {
 
 // The step of one quantized unit: amax / 255 unsigned, amax / 127 signed.
 float int8_input_scale(float amax, bool is_unsigned);
 
 // x[0..n) → round(x / scale), saturated to u8 (is_unsigned) or s8; in parallel for large n.
-void quantize_input(const float* x, int64_t n, float scale, bool is_unsigned, void* out);
+// zero_point 128 keeps a signed tensor as u8 (engine/quant/int8_representation.h).
+void quantize_input(const float* x, int64_t n, float scale, bool is_unsigned, void* out, int zero_point = 0);
 
 // Weights viewed as [outer, channels, inner] (a [K, N] matrix: outer K, inner 1; [N, K]:
 // outer 1, inner K; a convolution's [M, C/G, k...]: outer 1, inner C/G·k...): s8 values
