@@ -7,6 +7,8 @@
 #include <mutex>
 #include <set>
 
+#include <unistd.h>
+
 #include "engine/reference/reference_executor.h"
 #include "harness/inputs.h"
 #include "harness/tensor_file.h"
@@ -127,7 +129,7 @@ void add_to_calibration_cache(const std::string& path, const nlohmann::json& key
   const std::filesystem::path p(path);
   std::error_code ec;
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  const std::string tmp = path + ".tmp";
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());  // workers may write at once
   {
     std::ofstream out(tmp);
     out << nlohmann::json{{"format", kCacheFormat}, {"version", 2}, {"entries", entries}}.dump(1) << "\n";
