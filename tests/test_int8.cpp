@@ -16,6 +16,7 @@
 #include "engine/zoo/onnx_builder.h"
 #include "harness/calibration.h"
 #include "harness/model_source.h"
+#include "harness/tensor_file.h"
 #include "tests/pass_test_support.h"
 #include "tests/scratch_dir.h"
 
@@ -338,6 +339,48 @@ TEST(ExplicitQuantization, ANonZeroZeroPointOrAnFp32ConstraintKeepsThePairAsWrit
   auto kept = build_engine(g0, cfg);
   EXPECT_EQ(test::count_kind(*kept, "QuantizeLinear"), 1);
   for (const LayerInfo& l : kept->layers()) EXPECT_NE(l.precision, "int8") << l.name;
+}
+
+// Calibration data from files: the ranges are the files' (minmax: exactly their extremes),
+// and a file of the wrong shape, or a batch missing an input, is an error naming it.
+TEST(CalibrationData, FilesGiveTheRangesAndABadOneIsNamed) {
+  ScratchDir dir("fb_int8_data");
+  LoadedModel m = load_model("zoo:mlp?in=8&hidden=16&layers=1&out=4");
+  BuildConfig cfg;
+  cfg.precision = "int8";
+  cfg.batch = 3;
+  cfg.calibration.method = "minmax";
+  for (int b = 0; b < 2; ++b) {
+    Tensor t(DType::Float32, {3, 8});
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = float(i % 5) - 2.f + float(b);  // -2..3 over both
+    const std::string f = dir.path("batch" + std::to_string(b) + ".npy");
+    write_npy(f, t);
+    cfg.calibration.data.push_back({{"input", f}});
+  }
+  BuildConfig ok = cfg;
+  calibrate_for_int8(m, m.graph, ok);
+  EXPECT_EQ(ok.int8_ranges.at("input"), (TensorRange{-2.f, 3.f, 3.f}));
+  EXPECT_NE(ok.int8_ranges_from.find("2 batches of data files"), std::string::npos) << ok.int8_ranges_from;
+
+  const std::string wrong = dir.path("wrong.npy");
+  write_npy(wrong, Tensor(DType::Float32, {2, 8}));
+  BuildConfig bad = cfg;
+  bad.calibration.data[1]["input"] = wrong;
+  try {
+    calibrate_for_int8(m, m.graph, bad);
+    FAIL() << "a file of the wrong shape must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(wrong + ": calibration input 'input' is float32 [2,8]"), std::string::npos) << e.what();
+  }
+  BuildConfig missing = cfg;
+  missing.calibration.data[0] = {{"other", wrong}};
+  try {
+    calibrate_for_int8(m, m.graph, missing);
+    FAIL() << "a batch without the graph's input must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("calibration.data[0]: no file for the graph input 'input'"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(CalibrationCache, KeepsOneEntryPerKeyAndADamagedOneIsNamed) {
