@@ -85,6 +85,16 @@ TEST(SpineOps, SoftmaxLastAxis) {
   expect_near(run(node("Softmax", 1), {&x})[0], {0.25f, 0.75f});
 }
 
+TEST(SpineOps, SoftmaxOverAnInnerAxisZeroesAMaskedTermExactly) {
+  // axis 0 of [3, 2]: each column is a strided run. A -1e4 (masked) term is exactly 0, not
+  // a denormal (e^-10000 underflows; e^-100 would be one).
+  Tensor x = make<float>({3, 2}, {0, -100.f, std::log(3.f), 0, -1e4f, 0});
+  auto out = run(node("Softmax", 13, {{"axis", Attribute{int64_t(0)}}}), {&x});
+  expect_near(out[0], {0.25f, 0.f, 0.75f, 0.5f, 0.f, 0.5f});
+  EXPECT_EQ(out[0].data<float>()[1], 0.f);  // e^-100 relative to e^0: below e^-69, flushed
+  EXPECT_EQ(out[0].data<float>()[4], 0.f);
+}
+
 TEST(SpineOps, ReduceMeanKeepdims) {
   Tensor x = make<float>({2, 2}, {1, 2, 3, 4});
   auto out = run(node("ReduceMean", 1, {{"axes", Attribute{std::vector<int64_t>{1}}}}), {&x});

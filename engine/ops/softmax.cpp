@@ -37,20 +37,21 @@ void softmax_contiguous(const float* in, float* out, int64_t len, bool log) {
   for (int64_t i = 0; i < len; ++i) out[i] *= inv;
 }
 
-// Normalizes `len` elements at stride `stride` starting at in/out.
+// Normalizes `len` elements at stride `stride` starting at in/out. softmax_exp, as in the
+// contiguous case: a masked (-1e4, -inf) term is exactly 0, never a denormal.
 void softmax_run(const float* in, float* out, int64_t len, int64_t stride, bool log) {
   if (stride == 1) return softmax_contiguous(in, out, len, log);
   float mx = -INFINITY;
   for (int64_t i = 0; i < len; ++i) mx = std::max(mx, in[i * stride]);
   float sum = 0.f;
   if (log) {
-    for (int64_t i = 0; i < len; ++i) sum += std::exp(in[i * stride] - mx);
+    for (int64_t i = 0; i < len; ++i) sum += softmax_exp(in[i * stride] - mx);
     const float lse = std::log(sum);
     for (int64_t i = 0; i < len; ++i) out[i * stride] = in[i * stride] - mx - lse;
     return;
   }
   for (int64_t i = 0; i < len; ++i) {
-    float e = std::exp(in[i * stride] - mx);
+    float e = softmax_exp(in[i * stride] - mx);
     out[i * stride] = e;
     sum += e;
   }
