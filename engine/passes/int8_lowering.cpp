@@ -128,7 +128,6 @@ int quantize_int8_inputs(PassContext& ctx) {
   return quantizers + in_epilogue;
 }
 
-
 namespace {
 
 // A constant scalar's value (any numeric type), or false.
