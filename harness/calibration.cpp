@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -65,11 +66,26 @@ std::map<std::string, TensorRange> run_calibration(const Graph& graph, const Bui
   const ReferenceExecutor ref(graph, cfg.batch, cfg.input_shapes, std::move(ops));
   Calibrator calibrator(parse_calibration_method(c.method), c.percentile);
   // Only what an int8 layer can quantize: the data input of a matrix product or a
-  // convolution (fusion keeps these names: a fused layer reads its first node's input).
+  // convolution (fusion keeps these names: a fused layer reads its first node's input),
+  // and both operands of a MatMul traced back through the views that split heads to the
+  // tensors an attention layer reads (q, k and v as the projections write them).
   std::set<std::string> wanted;
+  std::map<std::string, const Node*> producer;
   for (const Node& n : graph.nodes)
-    if (n.domain.empty() && (n.op_type == "MatMul" || n.op_type == "Gemm" || n.op_type == "Conv") && !n.inputs.empty())
-      wanted.insert(n.inputs[0]);
+    for (const std::string& o : n.outputs) producer[o] = &n;
+  auto is_view = [](const Node& n) {
+    return n.domain.empty() && (n.op_type == "Reshape" || n.op_type == "Transpose" || n.op_type == "Squeeze" ||
+                                n.op_type == "Unsqueeze" || n.op_type == "Flatten");
+  };
+  for (const Node& n : graph.nodes) {
+    if (!n.domain.empty() || n.inputs.empty()) continue;
+    if (n.op_type == "MatMul" || n.op_type == "Gemm" || n.op_type == "Conv") wanted.insert(n.inputs[0]);
+    if (n.op_type != "MatMul") continue;
+    for (std::string v : {n.inputs[0], n.inputs.size() > 1 ? n.inputs[1] : std::string()}) {
+      for (int hops = 0; hops < 8 && producer.count(v) && is_view(*producer[v]); ++hops) v = producer[v]->inputs[0];
+      if (!v.empty()) wanted.insert(v);
+    }
+  }
   const size_t batches = c.data.empty() ? size_t(c.batches) : c.data.size();
   for (int pass = 0; pass < (calibrator.wants_second_pass() ? 2 : 1); ++pass)
     for (size_t i = 0; i < batches; ++i)

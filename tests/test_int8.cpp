@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 
+#include "engine/backend/cpu/attention.h"
 #include "engine/backend/cpu/int8_matmul.h"
 #include "engine/backend/cpu/int8_quantize.h"
 #include "engine/onnx/onnx_import.h"
@@ -181,6 +182,33 @@ TEST(Int8MatMul, AgreesWithFloat32) {
     }
 }
 
+// int8 attention against float32 attention on the same q, k, v and mask: the inputs as s8
+// with their |max|, the probabilities as u8.
+TEST(Int8Attention, AgreesWithFloat32) {
+  const int64_t b = 2, s = 16, hidden = 32, heads = 4;
+  std::vector<float> q = gaussian(b * s * hidden, 11), k = gaussian(b * s * hidden, 12), v = gaussian(b * s * hidden, 13);
+  std::vector<float> mask(b * s, 0.f);
+  mask[3] = mask[b * s - 1] = -1e4f;  // a masked key in each batch
+  const Shape qs{b, s, hidden}, ms{b, 1, 1, s};
+  const float scale = 1.f / std::sqrt(float(hidden / heads));
+  std::vector<float> want(q.size()), got(q.size());
+  AttentionKernel(qs, qs, heads, scale, &ms).run(q.data(), k.data(), v.data(), want.data(), mask.data());
+  auto quantized = [](const std::vector<float>& x, float* step) {
+    float amax = 0;
+    for (float e : x) amax = std::max(amax, std::fabs(e));
+    *step = int8_input_scale(amax, false);
+    std::vector<int8_t> out(x.size());
+    quantize_input(x.data(), int64_t(x.size()), *step, false, out.data());
+    return out;
+  };
+  AttentionInt8 steps;
+  const std::vector<int8_t> q8 = quantized(q, &steps.q_step), k8 = quantized(k, &steps.k_step), v8 = quantized(v, &steps.v_step);
+  AttentionKernel int8(qs, qs, heads, scale, &ms, &steps);
+  int8.run(q8.data(), k8.data(), v8.data(), got.data(), mask.data());
+  EXPECT_GT(cosine(got, want), 0.999);
+  EXPECT_NE(int8.describe().find("u8×s8 P·V"), std::string::npos) << int8.describe();
+}
+
 AccuracyResult int8_against_reference(const std::string& model, int64_t batch, FusionLevel fusion,
                                       const std::string& method, std::unique_ptr<Engine>* out = nullptr) {
   LoadedModel m = load_model(model);
@@ -217,16 +245,20 @@ TEST(Int8Build, TransformerRunsItsMatrixProductsInInt8AndMeetsCosine) {
     EXPECT_GE(r.cosine, 0.99);
     const std::string matmul = level == FusionLevel::None ? "MatMul" : "fusebench.FusedMatMul";
     EXPECT_EQ(count_precision(*e, matmul, "int8"), 2 * 6) << "Q, K, V, output, FFN in, FFN out per layer";
-    int quantizers = 0, written_as_int8 = 0;
+    int quantizers = 0, written_as_int8 = 0, written_as_s8 = 0;
     for (const LayerInfo& l : e->layers()) {
       if (l.kind == "fusebench.Quantize") {
         ++quantizers;
         EXPECT_EQ(l.precision_reason, "precision boundary");
+      } else if (l.kind == "fusebench.Attention") {
+        EXPECT_EQ(l.precision, "int8");
+        EXPECT_NE(l.kernel.find("s8×s8 Q·Kᵀ +softmax→u8 + u8×s8 P·V"), std::string::npos) << l.kernel;
       } else if (l.precision == "int8") {
         // LayerNorm and GELU outputs are signed: read as u8 + 128 (only matrix products read them).
         EXPECT_NE(l.kernel.find("s8(as u8+128)×s8"), std::string::npos) << l.kernel;
         EXPECT_EQ(l.precision_reason, "default");
         written_as_int8 += l.kernel.find("×s8→s8(as u8+128)") != std::string::npos;
+        written_as_s8 += l.kernel.find("×s8→s8") != std::string::npos && l.kernel.find("→s8(") == std::string::npos;
       } else if (l.kind.find("LayerNorm") != std::string::npos) {
         EXPECT_EQ(l.precision_reason, "fallback from int8: no int8 kernel for " + l.kind.substr(l.kind.find('.') + 1));
       }
@@ -234,9 +266,11 @@ TEST(Int8Build, TransformerRunsItsMatrixProductsInInt8AndMeetsCosine) {
     EXPECT_TRUE(test::log_mentions(*e, "int8 layer(s), input thresholds from entropy calibration over 2 seeded batches"));
     // One Quantize per tensor int8 layers read (Q, K and V share theirs): the embedding
     // LayerNorm, attention output, FFN input per layer, and, unfused, the FFN intermediate
-    // too; fused, the FFN's first product writes its output as s8 for the second.
+    // too; fused, the FFN's first product writes its output as s8 for the second, and the
+    // Q, K and V projections theirs as s8 for int8 attention.
     EXPECT_EQ(quantizers, level == FusionLevel::None ? 2 * 4 : 2 * 3);
     EXPECT_EQ(written_as_int8, level == FusionLevel::None ? 0 : 2);
+    EXPECT_EQ(written_as_s8, level == FusionLevel::None ? 0 : 2 * 3);
   }
 }
 

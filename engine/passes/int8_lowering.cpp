@@ -1,10 +1,10 @@
 #include "engine/passes/int8_lowering.h"
 
-#include "engine/quant/int8_representation.h"
-
 #include <cmath>
 #include <map>
 #include <set>
+
+#include "engine/quant/int8_representation.h"
 
 namespace fb {
 
@@ -15,42 +15,73 @@ bool is_ours(const Node& n, const char* op) { return n.domain == "fusebench" && 
 
 }  // namespace
 
+std::vector<Int8Slot> int8_slots(const Node& n) {
+  if (is_ours(n, "Attention"))  // q, k, v: s8 (K and V are the products' second operands)
+    return {{0, "int8_input_amax", false}, {1, "int8_k_amax", false}, {2, "int8_v_amax", false}};
+  return {{0, "int8_input_amax", true}};
+}
+
 std::string why_not_int8(const Graph& g, const Node& n, const BuildConfig& cfg) {
   const bool matmul = is_onnx(n, "MatMul") || is_onnx(n, "Gemm") || is_ours(n, "FusedMatMul");
   const bool conv = is_onnx(n, "Conv") || is_ours(n, "FusedConv");
-  if (!matmul && !conv) return "no int8 kernel for " + n.op_type;
-  if (n.inputs.size() < 2 || n.inputs[0].empty() || !g.is_initializer(n.inputs[1])) return "its weights are not a constant";
-  const Tensor& w = g.initializers.at(n.inputs[1]);
-  if (w.dtype() != DType::Float32 || g.value(n.inputs[0]).dtype != DType::Float32) return "its inputs are not float32";
-  if (matmul && w.rank() != 2) return "its weights have rank " + std::to_string(w.rank()) + " (int8 takes 2-D weights)";
-  if (matmul && g.value(n.inputs[0]).shape.size() < 2) return "its input is a vector";
-  if (n.attr_int("transA", 0) != 0) return "its input is transposed";
-  if (is_onnx(n, "Gemm") && n.inputs.size() > 2 && !n.inputs[2].empty()) {
-    const Shape& out = g.value(n.outputs[0]).shape;
-    const Shape& c = g.value(n.inputs[2]).shape;
-    if (n.attr_float("beta", 1.f) != 1.f || shape_numel(c) != out.back() || c.back() != out.back())
-      return "its C is not a bias over the columns";
+  const bool attention = is_ours(n, "Attention");
+  if (!matmul && !conv && !attention) return "no int8 kernel for " + n.op_type;
+  if (attention) {
+    for (size_t i = 0; i < 3; ++i)
+      if (n.inputs.size() < 3 || g.value(n.inputs[i]).dtype != DType::Float32) return "its inputs are not float32";
+  } else {
+    if (n.inputs.size() < 2 || n.inputs[0].empty() || !g.is_initializer(n.inputs[1])) return "its weights are not a constant";
+    const Tensor& w = g.initializers.at(n.inputs[1]);
+    if (w.dtype() != DType::Float32 || g.value(n.inputs[0]).dtype != DType::Float32) return "its inputs are not float32";
+    if (matmul && w.rank() != 2) return "its weights have rank " + std::to_string(w.rank()) + " (int8 takes 2-D weights)";
+    if (matmul && g.value(n.inputs[0]).shape.size() < 2) return "its input is a vector";
+    if (n.attr_int("transA", 0) != 0) return "its input is transposed";
+    if (is_onnx(n, "Gemm") && n.inputs.size() > 2 && !n.inputs[2].empty()) {
+      const Shape& out = g.value(n.outputs[0]).shape;
+      const Shape& c = g.value(n.inputs[2]).shape;
+      if (n.attr_float("beta", 1.f) != 1.f || shape_numel(c) != out.back() || c.back() != out.back())
+        return "its C is not a bias over the columns";
+    }
   }
   if (n.has_attr("int8_input_amax")) return "";  // explicit quantization gave it
-  auto it = cfg.int8_ranges.find(n.inputs[0]);
-  if (it == cfg.int8_ranges.end()) return "calibration has no range for its input '" + n.inputs[0] + "'";
-  if (!(it->second.amax > 0) || !std::isfinite(it->second.amax))
-    return "its input '" + n.inputs[0] + "' was 0 throughout calibration";
+  for (const Int8Slot& slot : int8_slots(n)) {
+    const std::string& v = n.inputs[slot.input];
+    auto it = cfg.int8_ranges.find(v);
+    if (it == cfg.int8_ranges.end()) return "calibration has no range for its input '" + v + "'";
+    if (!(it->second.amax > 0) || !std::isfinite(it->second.amax)) return "its input '" + v + "' was 0 throughout calibration";
+  }
   return "";
+}
+
+void set_int8_thresholds(Node& n, const BuildConfig& cfg) {
+  for (const Int8Slot& slot : int8_slots(n)) {
+    const TensorRange& r = cfg.int8_ranges.at(n.inputs[slot.input]);
+    n.attrs[slot.amax_attr] = Attribute{r.amax};
+  }
+  const TensorRange& r0 = cfg.int8_ranges.at(n.inputs[0]);
+  n.attrs["int8_input_unsigned"] = Attribute{int64_t(int8_slots(n)[0].may_be_unsigned && r0.is_unsigned())};
 }
 
 bool is_int8_layer(const Node& n) { return n.precision == Precision::INT8 && n.has_attr("int8_input_amax"); }
 
 namespace {
-bool is_int8_matmul(const Node& n) { return is_int8_layer(n) && n.op_type != "Conv" && n.op_type != "FusedConv"; }
+bool is_int8_matmul(const Node& n) { return is_int8_layer(n) && !is_onnx(n, "Conv") && !is_ours(n, "FusedConv") && !is_ours(n, "Attention"); }
+
+// The slot of `n` that reads `v` quantized, or nullptr.
+const Int8Slot* slot_reading(const Node& n, const std::string& v, const std::vector<Int8Slot>& slots) {
+  for (const Int8Slot& s : slots)
+    if (s.input < n.inputs.size() && n.inputs[s.input] == v) return &s;
+  return nullptr;
+}
 }  // namespace
 
 // Int8 layers read u8/s8 tensors. Each float32 tensor they read is quantized once, by a
-// fusebench.Quantize before its first int8 reader (Q, K and V share one), or, where an
-// int8 matrix product makes it and only int8 layers read it, by that product itself:
-// its epilogue writes the tensor as u8/s8 (attributes int8_output_amax/unsigned), so the
-// float32 tensor is never written (the FFN's 4·hidden-wide intermediate, in BERT). Not
-// under mark-all, which keeps every tensor in float32 for comparison.
+// fusebench.Quantize before its first int8 reader (Q, K and V projections' input shares
+// one), or, where an int8 matrix product makes it and only int8 layers read it, by that
+// product itself: its epilogue writes the tensor as u8/s8 (attributes int8_output_amax,
+// _unsigned, _zero_point), so the float32 tensor is never written (the FFN intermediate,
+// and Q, K and V for int8 attention, in BERT). Not under mark-all, which keeps every
+// tensor in float32 for comparison.
 int quantize_int8_inputs(PassContext& ctx) {
   Graph& g = ctx.graph;
   std::map<std::string, std::vector<const Node*>> readers;
@@ -61,63 +92,78 @@ int quantize_int8_inputs(PassContext& ctx) {
     for (const std::string& o : n.outputs)
       if (!o.empty()) producer[o] = &n;
   }
-  // A signed tensor only matrix products read is kept as u8 with zero point 128 (faster
-  // on oneDNN, engine/backend/cpu/int8_quantize.h); convolutions read s8.
-  auto zero_point_for = [&](const std::string& v) {
-    for (const Node* r : readers[v])
-      if (is_int8_layer(*r) && r->inputs[0] == v && (!is_int8_matmul(*r) || r->attr_int("int8_input_unsigned", 0))) return 0;
-    return kSignedAsU8ZeroPoint;
+  // How v is read: every reader an int8 layer reading it in a quantized slot (and nowhere
+  // else)? Unsigned (the first slot's calibration said so)? A signed tensor only matrix
+  // products read is kept as u8 with zero point 128 (faster on oneDNN,
+  // engine/quant/int8_representation.h); convolutions and attention read s8.
+  struct Reading {
+    bool only_int8 = true, is_unsigned = false;
+    int zero_point = kSignedAsU8ZeroPoint;
+    float amax = 0;
   };
-  auto quantized_type = [](const Node& reader, int zero_point) {
-    return reader.attr_int("int8_input_unsigned", 0) || zero_point ? DType::UInt8 : DType::Int8;
+  auto reading_of = [&](const std::string& v, const Node& first, const Int8Slot& slot) {
+    Reading rd;
+    rd.amax = first.attr_float(slot.amax_attr, 0.f);
+    rd.is_unsigned = slot.may_be_unsigned && first.attr_int("int8_input_unsigned", 0) != 0;
+    if (rd.is_unsigned) rd.zero_point = 0;
+    for (const Node* r : readers[v]) {
+      const std::vector<Int8Slot> slots = is_int8_layer(*r) ? int8_slots(*r) : std::vector<Int8Slot>{};
+      const Int8Slot* at = slot_reading(*r, v, slots);
+      size_t uses = 0;
+      for (const std::string& in : r->inputs) uses += in == v;
+      rd.only_int8 = rd.only_int8 && at && uses == 1;
+      if (at && (!is_int8_matmul(*r) || at->input != 0)) rd.zero_point = 0;
+    }
+    return rd;
   };
-  std::map<std::string, int> zero_point;  // per quantized value
-  // First the decisions (every node still in place), then the new node list.
-  std::map<std::string, std::string> quantized;  // float32 value -> what int8 layers read
+  std::map<std::string, Reading> how;           // per float32 value int8 layers read
+  std::map<std::string, std::string> quantized;  // that value -> what int8 layers read
   std::map<std::string, const Node*> first_reader;
   int quantizers = 0, in_epilogue = 0;
   for (Node& n : g.nodes) {
-    if (!is_int8_layer(n) || quantized.count(n.inputs[0])) continue;
-    const std::string v = n.inputs[0];
-    Node* p = producer.count(v) ? producer[v] : nullptr;
-    bool only_int8_readers = true;
-    for (const Node* r : readers[v]) {
-      only_int8_readers = only_int8_readers && is_int8_layer(*r) && r->inputs[0] == v;
-      for (size_t i = 1; i < r->inputs.size(); ++i) only_int8_readers = only_int8_readers && r->inputs[i] != v;
-    }
-    const int zp = zero_point_for(v);
-    zero_point[v] = zp;
-    if (p && is_int8_matmul(*p) && p->outputs.size() == 1 && only_int8_readers && !g.is_graph_output(v) &&
-        ctx.config.fusion != FusionLevel::MarkAll) {
-      p->attrs["int8_output_amax"] = n.attrs.at("int8_input_amax");
-      p->attrs["int8_output_unsigned"] = n.attrs.at("int8_input_unsigned");
-      if (zp) p->attrs["int8_output_zero_point"] = Attribute{int64_t(zp)};
-      g.values[v].dtype = quantized_type(n, zp);
-      quantized[v] = v;
-      ++in_epilogue;
-    } else {
-      quantized[v] = g.unique_value_name(v + "/int8");
-      g.values[quantized[v]] = ValueInfo{quantized_type(n, zp), g.value(v).shape, true};
-      first_reader[v] = &n;
-      ++quantizers;
+    if (!is_int8_layer(n)) continue;
+    for (const Int8Slot& slot : int8_slots(n)) {
+      const std::string v = n.inputs[slot.input];
+      if (quantized.count(v)) continue;
+      const Reading rd = how[v] = reading_of(v, n, slot);
+      const DType type = rd.is_unsigned || rd.zero_point ? DType::UInt8 : DType::Int8;
+      Node* p = producer.count(v) ? producer[v] : nullptr;
+      if (p && is_int8_matmul(*p) && p->outputs.size() == 1 && rd.only_int8 && !g.is_graph_output(v) &&
+          ctx.config.fusion != FusionLevel::MarkAll) {
+        p->attrs["int8_output_amax"] = Attribute{rd.amax};
+        p->attrs["int8_output_unsigned"] = Attribute{int64_t(rd.is_unsigned)};
+        if (rd.zero_point) p->attrs["int8_output_zero_point"] = Attribute{int64_t(rd.zero_point)};
+        g.values[v].dtype = type;
+        quantized[v] = v;
+        ++in_epilogue;
+      } else {
+        quantized[v] = g.unique_value_name(v + "/int8");
+        g.values[quantized[v]] = ValueInfo{type, g.value(v).shape, true};
+        first_reader[v] = &n;
+        ++quantizers;
+      }
     }
   }
   std::vector<Node> out;
   for (Node& n : g.nodes) {
     if (is_int8_layer(n)) {
-      const std::string v = n.inputs[0];
-      if (first_reader.count(v) && first_reader[v] == &n) {
-        Node quantize = fusebench_node("int8_quantize/" + quantized[v], "Quantize", {v}, {quantized[v]});
-        quantize.attrs["amax"] = n.attrs.at("int8_input_amax");
-        quantize.attrs["unsigned"] = n.attrs.at("int8_input_unsigned");
-        if (zero_point[v]) quantize.attrs["zero_point"] = Attribute{int64_t(zero_point[v])};
-        quantize.precision = Precision::INT8;
-        quantize.precision_reason = "precision boundary";
-        quantize.opset = 1;
-        out.push_back(std::move(quantize));
+      const std::vector<Int8Slot> slots = int8_slots(n);
+      for (const Int8Slot& slot : slots) {
+        const std::string v = n.inputs[slot.input];
+        const Reading& rd = how.at(v);
+        if (first_reader.count(v) && first_reader[v] == &n) {
+          Node quantize = fusebench_node("int8_quantize/" + quantized[v], "Quantize", {v}, {quantized[v]});
+          quantize.attrs["amax"] = Attribute{rd.amax};
+          quantize.attrs["unsigned"] = Attribute{int64_t(rd.is_unsigned)};
+          if (rd.zero_point) quantize.attrs["zero_point"] = Attribute{int64_t(rd.zero_point)};
+          quantize.precision = Precision::INT8;
+          quantize.precision_reason = "precision boundary";
+          quantize.opset = 1;
+          out.push_back(std::move(quantize));
+        }
+        n.inputs[slot.input] = quantized[v];
+        if (slot.input == 0 && rd.zero_point) n.attrs["int8_input_zero_point"] = Attribute{int64_t(rd.zero_point)};
       }
-      n.inputs[0] = quantized[v];
-      if (zero_point[v]) n.attrs["int8_input_zero_point"] = Attribute{int64_t(zero_point[v])};
     }
     out.push_back(std::move(n));
   }
@@ -180,7 +226,8 @@ int explicit_quantization(PassContext& ctx) {
       const bool fp32_constraint = r->precision == Precision::FP32 && r->precision_reason.rfind("constraint", 0) == 0;
       Node probe = *r;
       probe.attrs["int8_input_amax"] = Attribute{1.f};
-      all = all && !fp32_constraint && r->inputs[0] == v && why_not_int8(g, probe, ctx.config).empty();
+      all = all && !fp32_constraint && !is_ours(*r, "Attention") && r->inputs[0] == v &&
+            why_not_int8(g, probe, ctx.config).empty();
       for (size_t i = 1; i < r->inputs.size(); ++i) all = all && r->inputs[i] != v;
     }
     if (!all) continue;

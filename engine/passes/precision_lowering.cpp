@@ -88,11 +88,7 @@ int precision_lowering(PassContext& ctx) {
     std::string why = n.precision == Precision::INT8 ? why_not_int8(g, n, ctx.config) : why_not_16bit(g, n);
     if (is_view(n, ctx.ops)) why.clear();
     if (why.empty() && n.precision == Precision::INT8) {
-      if (!n.has_attr("int8_input_amax")) {  // else explicit quantization set it
-        const TensorRange& r = ctx.config.int8_ranges.at(n.inputs[0]);
-        n.attrs["int8_input_amax"] = Attribute{r.amax};
-        n.attrs["int8_input_unsigned"] = Attribute{int64_t(r.is_unsigned())};
-      }
+      if (!n.has_attr("int8_input_amax")) set_int8_thresholds(n, ctx.config);  // else explicit quantization did
       ++int8_layers;
       continue;
     }

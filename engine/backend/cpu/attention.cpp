@@ -18,13 +18,17 @@ struct AttentionKernel::Impl {
   int64_t b, sq, sk, h, d, hidden;
   float scale;
   dnnl::matmul qk, pv;
-  memory mq, mk, mv, ms, mo;
+  memory mq, mk, mv, ms, mp, mo;  // mp: the probabilities P·V reads (the scores in f32)
   std::vector<float> scores;  // [B, h, Sq, Sk]
+  bool int8 = false;
+  std::vector<uint8_t> probs;  // int8: the probabilities as u8, [B, h, Sq, Sk]
+  std::string impl;
   bool masked = false;
   int64_t mask_stride[4] = {0, 0, 0, 0};  // per score dim; 0 where the mask broadcasts
 };
 
-AttentionKernel::AttentionKernel(const Shape& q, const Shape& k, int64_t heads, float scale, const Shape* mask)
+AttentionKernel::AttentionKernel(const Shape& q, const Shape& k, int64_t heads, float scale, const Shape* mask,
+                                 const AttentionInt8* int8)
     : impl_(std::make_unique<Impl>()) {
   Impl& im = *impl_;
   if (q.size() != 3 || k.size() != 3 || q[0] != k[0] || q[2] != k[2])
@@ -44,28 +48,42 @@ AttentionKernel::AttentionKernel(const Shape& q, const Shape& k, int64_t heads, 
     im.masked = true;
   }
   const auto f32 = memory::data_type::f32;
+  im.int8 = int8 != nullptr;
+  const auto in_type = im.int8 ? memory::data_type::s8 : f32, p_type = im.int8 ? memory::data_type::u8 : f32;
   const int64_t B = im.b, Sq = im.sq, Sk = im.sk, H = im.hidden, h = im.h, d = im.d;
   // Head i of a [B, S, H] tensor, viewed as [B, h, S, d] through strides.
-  memory::desc q_md({B, h, Sq, d}, f32, {Sq * H, d, H, 1});
-  memory::desc kt_md({B, h, d, Sk}, f32, {Sk * H, d, 1, H});  // Kᵀ: same memory, swapped strides
-  memory::desc v_md({B, h, Sk, d}, f32, {Sk * H, d, H, 1});
+  memory::desc q_md({B, h, Sq, d}, in_type, {Sq * H, d, H, 1});
+  memory::desc kt_md({B, h, d, Sk}, in_type, {Sk * H, d, 1, H});  // Kᵀ: same memory, swapped strides
+  memory::desc v_md({B, h, Sk, d}, in_type, {Sk * H, d, H, 1});
   memory::desc s_md({B, h, Sq, Sk}, f32, {h * Sq * Sk, Sq * Sk, Sk, 1});
+  memory::desc p_md({B, h, Sq, Sk}, p_type, {h * Sq * Sk, Sq * Sk, Sk, 1});
   memory::desc o_md({B, h, Sq, d}, f32, {Sq * H, d, H, 1});
   auto& eng = dnnl_cpu_engine();
   try {
-    dnnl::primitive_attr scaled;
-    scaled.set_output_scales(0, {scale});
-    im.qk = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(q_md, kt_md, s_md), scaled, eng));
-    im.pv = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(s_md, v_md, o_md), eng));
+    dnnl::primitive_attr scaled, p_scaled;
+    scaled.set_output_scales(0, {im.int8 ? scale * int8->q_step * int8->k_step : scale});
+    if (im.int8) p_scaled.set_output_scales(0, {int8->v_step / 255.f});
+    dnnl::matmul::primitive_desc qk_pd(dnnl::matmul::desc(q_md, kt_md, s_md), scaled, eng);
+    dnnl::matmul::primitive_desc pv_pd(dnnl::matmul::desc(p_md, v_md, o_md), p_scaled, eng);
+    im.qk = dnnl::matmul(qk_pd);
+    im.pv = dnnl::matmul(pv_pd);
+    im.impl = std::string(qk_pd.impl_info_str()) + "," + pv_pd.impl_info_str();
   } catch (const dnnl::error& e) {
     throw Error(std::string("oneDNN could not create the attention matmuls: ") + e.what());
   }
   im.scores.resize(size_t(B * h * Sq * Sk));
+  if (im.int8) im.probs.resize(im.scores.size());
   im.mq = memory(q_md, eng, DNNL_MEMORY_NONE);
   im.mk = memory(kt_md, eng, DNNL_MEMORY_NONE);
   im.mv = memory(v_md, eng, DNNL_MEMORY_NONE);
   im.ms = memory(s_md, eng, im.scores.data());
+  im.mp = memory(p_md, eng, im.int8 ? static_cast<void*>(im.probs.data()) : static_cast<void*>(im.scores.data()));
   im.mo = memory(o_md, eng, DNNL_MEMORY_NONE);
+}
+
+std::string AttentionKernel::describe() const {
+  return impl_->int8 ? "onednn.matmul[" + impl_->impl + "] s8×s8 Q·Kᵀ +softmax→u8 + u8×s8 P·V"
+                     : "onednn.matmul(strided)+softmax+onednn.matmul(strided)";
 }
 
 AttentionKernel::~AttentionKernel() = default;
@@ -76,11 +94,11 @@ double AttentionKernel::flops() const {
   return 4.0 * double(im.b * im.h * im.sq * im.sk * im.d);
 }
 
-void AttentionKernel::run(const float* q, const float* k, const float* v, float* out, const float* mask) {
+void AttentionKernel::run(const void* q, const void* k, const void* v, float* out, const float* mask) {
   Impl& im = *impl_;
-  im.mq.set_data_handle(const_cast<float*>(q));
-  im.mk.set_data_handle(const_cast<float*>(k));
-  im.mv.set_data_handle(const_cast<float*>(v));
+  im.mq.set_data_handle(const_cast<void*>(q));
+  im.mk.set_data_handle(const_cast<void*>(k));
+  im.mv.set_data_handle(const_cast<void*>(v));
   im.mo.set_data_handle(out);
   auto& stream = dnnl_cpu_stream();
   im.qk.execute(stream, {{DNNL_ARG_SRC, im.mq}, {DNNL_ARG_WEIGHTS, im.mk}, {DNNL_ARG_DST, im.ms}});
@@ -104,11 +122,18 @@ void AttentionKernel::run(const float* q, const float* k, const float* v, float*
 #pragma omp simd reduction(+ : sum)
                         for (int64_t i = 0; i < len; ++i) sum += (x[i] = softmax_exp(x[i] - mx));
                         const float inv = 1.f / sum;
+                        if (im.int8) {  // p in [0, 1] as u8 steps of 1/255
+                          uint8_t* p = im.probs.data() + row * len;
+                          const float to_u8 = 255.f * inv;
+#pragma omp simd
+                          for (int64_t i = 0; i < len; ++i) p[i] = static_cast<uint8_t>(std::nearbyint(x[i] * to_u8));
+                          continue;
+                        }
 #pragma omp simd
                         for (int64_t i = 0; i < len; ++i) x[i] *= inv;
                       }
                     });
-  im.pv.execute(stream, {{DNNL_ARG_SRC, im.ms}, {DNNL_ARG_WEIGHTS, im.mv}, {DNNL_ARG_DST, im.mo}});
+  im.pv.execute(stream, {{DNNL_ARG_SRC, im.mp}, {DNNL_ARG_WEIGHTS, im.mv}, {DNNL_ARG_DST, im.mo}});
   stream.wait();
 }
 
@@ -129,7 +154,7 @@ void compute_attention(OpContext& c) {
   AttentionKernel k(c.in(0).shape(), c.in(1).shape(), c.node.attr_int("heads", 0), c.node.attr_float("scale", 1.f),
                     masked ? &mask_shape : nullptr);
   k.run(c.in(0).data<float>(), c.in(1).data<float>(), c.in(2).data<float>(), c.out(0).data<float>(),
-        masked ? c.in(3).data<float>() : nullptr);
+        masked ? c.in(3).data<float>() : nullptr);  // the op table's kernel: float32
 }
 
 }  // namespace

@@ -127,17 +127,25 @@ class Int8MatMulLayer : public Layer {
 class AttentionLayer : public Layer {
  public:
   AttentionLayer(const Node& n, std::vector<const Tensor*> ins, Tensor* out)
-      : kernel_(ins[0]->shape(), ins[1]->shape(), n.attr_int("heads", 0), n.attr_float("scale", 1.f),
-                ins.size() > 3 ? &ins[3]->shape() : nullptr),
+      : int8_(int8_of(n)),
+        kernel_(ins[0]->shape(), ins[1]->shape(), n.attr_int("heads", 0), n.attr_float("scale", 1.f),
+                ins.size() > 3 ? &ins[3]->shape() : nullptr, int8_.q_step > 0 ? &int8_ : nullptr),
         ins_(std::move(ins)), out_(out) {}
   void run() override {
-    kernel_.run(ins_[0]->data<float>(), ins_[1]->data<float>(), ins_[2]->data<float>(), out_->data<float>(),
+    kernel_.run(ins_[0]->raw(), ins_[1]->raw(), ins_[2]->raw(), out_->data<float>(),
                 ins_.size() > 3 ? ins_[3]->data<float>() : nullptr);
   }
-  std::string kernel() const override { return "onednn.matmul(strided)+softmax+onednn.matmul(strided)"; }
+  std::string kernel() const override { return kernel_.describe(); }
   double flops() const override { return kernel_.flops(); }
 
  private:
+  // An int8 attention node's steps (precision lowering's attributes); zero otherwise.
+  static AttentionInt8 int8_of(const Node& n) {
+    if (!n.has_attr("int8_input_amax")) return {};
+    return {int8_input_scale(n.attr_float("int8_input_amax", 0.f), false), int8_input_scale(n.attr_float("int8_k_amax", 0.f), false),
+            int8_input_scale(n.attr_float("int8_v_amax", 0.f), false)};
+  }
+  AttentionInt8 int8_;
   AttentionKernel kernel_;
   std::vector<const Tensor*> ins_;
   Tensor* out_;
@@ -265,7 +273,8 @@ std::unique_ptr<Layer> make_cpu_layer(const LayerRequest& r) {
   // An int8 layer: precision lowering checked the op, the constant weights and the
   // calibrated input threshold it leaves as attributes.
   if (node.precision == Precision::INT8 && node.has_attr("int8_input_amax")) {
-    if (!r.weights_constant) throw Error(node.describe() + ": an int8 layer needs constant weights");
+    if (!r.weights_constant && node.op_type != "Attention") throw Error(node.describe() + ": an int8 layer needs constant weights");
+    if (node.op_type == "Attention") return std::make_unique<AttentionLayer>(node, r.inputs, r.outputs[0]);
     const bool conv = node.op_type == "Conv" || node.op_type == "FusedConv";
     if (conv) return std::make_unique<ConvLayer>(node, r.inputs, r.outputs[0], true);
     return std::make_unique<Int8MatMulLayer>(node, r.inputs, r.outputs[0]);
