@@ -63,7 +63,7 @@ std::map<std::string, TensorRange> run_calibration(const Graph& graph, const Bui
                                                    std::shared_ptr<const OpRegistry> ops) {
   const Int8Calibration& c = cfg.calibration;
   if (c.data.empty() && c.batches < 1) throw Error("calibration.batches must be at least 1");
-  const ReferenceExecutor ref(graph, cfg.batch, cfg.input_shapes, std::move(ops));
+  const ReferenceExecutor ref(graph, cfg.batch, cfg.input_shapes, ops);
   Calibrator calibrator(parse_calibration_method(c.method), c.percentile);
   // Only what an int8 layer can quantize: the data input of a matrix product or a
   // convolution (fusion keeps these names: a fused layer reads its first node's input),
@@ -73,6 +73,8 @@ std::map<std::string, TensorRange> run_calibration(const Graph& graph, const Bui
   std::map<std::string, const Node*> producer;
   for (const Node& n : graph.nodes)
     for (const std::string& o : n.outputs) producer[o] = &n;
+  // The head split an attention layer absorbs: Transpose copies, so the op table's
+  // aliasing views (OpDef::alias_input0) are not the set.
   auto is_view = [](const Node& n) {
     return n.domain.empty() && (n.op_type == "Reshape" || n.op_type == "Transpose" || n.op_type == "Squeeze" ||
                                 n.op_type == "Unsqueeze" || n.op_type == "Flatten");

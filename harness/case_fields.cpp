@@ -213,12 +213,7 @@ std::string calibrator(const Json& j, const std::string& f, const FieldReader& r
 
 bool always(const CaseSpec&) { return true; }
 // Calibration settings change an int8 case's numbers, and only an int8 case's.
-bool asks_for_int8(const CaseSpec& s) {
-  if (s.precision == "int8") return true;
-  for (const LayerPrecision& l : s.precision_constraints.layers)
-    if (l.precision == "int8") return true;
-  return false;
-}
+bool asks_for_int8(const CaseSpec& s) { return build_config_of(s).asks_for_int8(); }
 bool with_fusion_limits(const CaseSpec& s) { return !s.fusion_limits.empty(); }
 bool with_precision_constraints(const CaseSpec& s) { return !s.precision_constraints.empty(); }
 

@@ -442,7 +442,7 @@ TEST(CalibrationCache, KeepsOneEntryPerKeyAndADamagedOneIsNamed) {
   }
 }
 
-TEST(CalibrationCache, ABuildWritesItAndTheNextBuildOfTheSameModelReadsIt) {
+TEST(CalibrationCache, ABuildWritesItsEntryAndTheEntryReadsBackAsTheBuildsRanges) {
   ScratchDir dir("fb_int8_cache_build");
   LoadedModel m = load_model("zoo:mlp?in=16&hidden=32&layers=1&out=4");
   BuildConfig cfg;

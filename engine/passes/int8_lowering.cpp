@@ -10,7 +10,6 @@ namespace fb {
 
 namespace {
 
-bool is_onnx(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
 bool is_ours(const Node& n, const char* op) { return n.domain == "fusebench" && n.op_type == op; }
 
 }  // namespace
@@ -22,8 +21,8 @@ std::vector<Int8Slot> int8_slots(const Node& n) {
 }
 
 std::string why_not_int8(const Graph& g, const Node& n, const BuildConfig& cfg) {
-  const bool matmul = is_onnx(n, "MatMul") || is_onnx(n, "Gemm") || is_ours(n, "FusedMatMul");
-  const bool conv = is_onnx(n, "Conv") || is_ours(n, "FusedConv");
+  const bool matmul = is_onnx_op(&n, "MatMul") || is_onnx_op(&n, "Gemm") || is_ours(n, "FusedMatMul");
+  const bool conv = is_onnx_op(&n, "Conv") || is_ours(n, "FusedConv");
   const bool attention = is_ours(n, "Attention");
   if (!matmul && !conv && !attention) return "no int8 kernel for " + n.op_type;
   if (attention) {
@@ -36,7 +35,7 @@ std::string why_not_int8(const Graph& g, const Node& n, const BuildConfig& cfg) 
     if (matmul && w.rank() != 2) return "its weights have rank " + std::to_string(w.rank()) + " (int8 takes 2-D weights)";
     if (matmul && g.value(n.inputs[0]).shape.size() < 2) return "its input is a vector";
     if (n.attr_int("transA", 0) != 0) return "its input is transposed";
-    if (is_onnx(n, "Gemm") && n.inputs.size() > 2 && !n.inputs[2].empty()) {
+    if (is_onnx_op(&n, "Gemm") && n.inputs.size() > 2 && !n.inputs[2].empty()) {
       const Shape& out = g.value(n.outputs[0]).shape;
       const Shape& c = g.value(n.inputs[2]).shape;
       if (n.attr_float("beta", 1.f) != 1.f || shape_numel(c) != out.back() || c.back() != out.back())
@@ -65,7 +64,7 @@ void set_int8_thresholds(Node& n, const BuildConfig& cfg) {
 bool is_int8_layer(const Node& n) { return n.precision == Precision::INT8 && n.has_attr("int8_input_amax"); }
 
 namespace {
-bool is_int8_matmul(const Node& n) { return is_int8_layer(n) && !is_onnx(n, "Conv") && !is_ours(n, "FusedConv") && !is_ours(n, "Attention"); }
+bool is_int8_matmul(const Node& n) { return is_int8_layer(n) && !is_onnx_op(&n, "Conv") && !is_ours(n, "FusedConv") && !is_ours(n, "Attention"); }
 
 // The slot of `n` that reads `v` quantized, or nullptr.
 const Int8Slot* slot_reading(const Node& n, const std::string& v, const std::vector<Int8Slot>& slots) {
@@ -202,9 +201,9 @@ int explicit_quantization(PassContext& ctx) {
     if (n.inputs.empty() || gone.count(&n)) continue;
     const std::string v = n.inputs[0];
     const Node* dq = producer.count(v) ? producer[v] : nullptr;
-    if (!dq || !is_onnx(*dq, "DequantizeLinear") || gone.count(dq) || g.is_graph_output(v)) continue;
+    if (!dq || !is_onnx_op(dq, "DequantizeLinear") || gone.count(dq) || g.is_graph_output(v)) continue;
     const Node* q = producer.count(dq->inputs[0]) ? producer[dq->inputs[0]] : nullptr;
-    if (!q || !is_onnx(*q, "QuantizeLinear") || q->inputs.size() < 2 || dq->inputs.size() < 2) continue;
+    if (!q || !is_onnx_op(q, "QuantizeLinear") || q->inputs.size() < 2 || dq->inputs.size() < 2) continue;
     const std::string& qv = dq->inputs[0];
     if (readers[qv].size() != 1 || g.is_graph_output(qv)) continue;
     // One positive scale for both, zero points 0 (or absent), a float32 input.
