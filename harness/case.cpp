@@ -91,7 +91,12 @@ std::string CaseSpec::case_key() const { return sha256_hex(model_hash + "|" + ke
 std::string CaseSpec::label() const {
   const std::string& name = scenario.empty() ? model : scenario;
   return name + " b=" + std::to_string(batch) + " " + precision + " " + fusion +
-         " t=" + std::to_string(threads) + plugin_settings_label(plugins);
+         " t=" + std::to_string(threads) + shapes_label() + plugin_settings_label(plugins);
+}
+
+std::string CaseSpec::shapes_label() const {
+  if (!dynamic()) return "";
+  return " dynamic[" + std::to_string(dynamic_batch.min) + ".." + std::to_string(dynamic_batch.max) + "]";
 }
 
 }  // namespace fb

@@ -100,6 +100,11 @@ struct CaseSpec {
   int64_t batch = 1;
   std::string fusion = "standard";
   int threads = 1;
+  // "static": an engine built for this batch; "dynamic": one built for the range
+  // dynamic_batch (engine/builder/dynamic_engine.h), timed at this batch.
+  std::string engine_shapes = "static";
+  BatchRange dynamic_batch;  // set for dynamic cases only
+  bool dynamic() const { return engine_shapes == "dynamic"; }
   TimingConfig timing;
   AccuracyConfig accuracy;
   GateConfig gate;
@@ -126,6 +131,8 @@ struct CaseSpec {
   std::string key_json() const;
   // "bert b=8 fp32 standard t=2": how progress lines and reports name a case.
   std::string label() const;
+  // What label() adds for a dynamic engine: " dynamic[1..16]" ("" for a static one).
+  std::string shapes_label() const;
 
  private:
   static CaseSpec from_json_fields(const nlohmann::json& j);
@@ -254,7 +261,10 @@ struct CaseResult {
   // `error`). `fusebench run --resume` runs such a case again.
   bool worker_lost = false;
   double build_ms = 0;
-  int64_t engine_memory_bytes = 0;     // the engine's activation arena
+  // A dynamic engine's first run at a shape other than the one it was built for: the
+  // build of that shape's specialization, in ms (unset for a static engine).
+  std::optional<double> specialize_ms;
+  int64_t engine_memory_bytes = 0;     // the engine's activation arena (a dynamic engine's: of the specializations it keeps)
   int64_t reference_memory_bytes = 0;  // the reference executor's peak of live activations
   int onnx_nodes = 0;
   std::string build_log;

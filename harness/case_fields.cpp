@@ -211,7 +211,21 @@ std::string calibrator(const Json& j, const std::string& f, const FieldReader& r
   return one_of(j, f, r, calibration_method_names());
 }
 
+// A batch range {min, opt, max} (a dynamic engine's optimization profile).
+BatchRange batch_range(const Json& j, const std::string& f, const FieldReader& r) {
+  if (!j.is_object()) r.error(f, "expected {\"min\": N, \"opt\": N, \"max\": N}, got " + show(j));
+  for (const auto& [key, _] : j.items())
+    if (key != "min" && key != "opt" && key != "max") r.error(f + "." + key, "unknown key (known: min, opt, max)");
+  for (const char* key : {"min", "opt", "max"})
+    if (!j.contains(key)) r.error(f + "." + key, "missing: a dynamic batch range gives min, opt and max");
+  BatchRange b{batch_size(j["min"], f + ".min", r), batch_size(j["opt"], f + ".opt", r), batch_size(j["max"], f + ".max", r)};
+  if (b.min > b.opt || b.opt > b.max)
+    r.error(f, "expected min <= opt <= max, got " + std::to_string(b.min) + ", " + std::to_string(b.opt) + ", " + std::to_string(b.max));
+  return b;
+}
+
 bool always(const CaseSpec&) { return true; }
+bool dynamic(const CaseSpec& s) { return s.dynamic(); }
 // Calibration settings change an int8 case's numbers, and only an int8 case's.
 bool asks_for_int8(const CaseSpec& s) { return build_config_of(s).asks_for_int8(); }
 bool with_fusion_limits(const CaseSpec& s) { return !s.fusion_limits.empty(); }
@@ -281,6 +295,24 @@ const std::vector<CaseField>& case_fields() {
       // A scenario also takes "threads": N at the top level (scenario.cpp).
       {.path = "threads", .in_scenario = kInMatrix, VALUE(threads, thread_count), .in_key = always,
        .to_build = [](const CaseSpec& s, BuildConfig& c) { c.threads = s.threads; }},
+      // Static or dynamic engine, and a dynamic engine's batch range: in the key (and the
+      // stored config) of dynamic cases only, so a static case keeps its key.
+      {.path = "engine_shapes", .in_scenario = kInMatrix,
+       .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) {
+         s.engine_shapes = one_of(v, f, r, {"static", "dynamic"});
+       },
+       .write = [](const CaseSpec& s) { return s.dynamic() ? nlohmann::json(s.engine_shapes) : nlohmann::json(); },
+       .in_key = dynamic,
+       .to_build = [](const CaseSpec& s, BuildConfig& c) {
+         if (s.dynamic()) c.dynamic_batch = s.dynamic_batch;
+       }},
+      {.path = "dynamic_batch", .in_scenario = kAtPath,
+       .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) { s.dynamic_batch = batch_range(v, f, r); },
+       .write = [](const CaseSpec& s) {
+         return s.dynamic() ? nlohmann::json{{"min", s.dynamic_batch.min}, {"opt", s.dynamic_batch.opt}, {"max", s.dynamic_batch.max}}
+                            : nlohmann::json();
+       },
+       .in_key = dynamic},
 
       // How the case is timed: not in the case key, so a change of method keeps history.
       {.path = "timing.warmup_ms", .in_scenario = kAtPath, VALUE(timing.warmup_ms, positive)},

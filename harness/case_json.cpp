@@ -156,6 +156,11 @@ CaseResult from_json_fields(const json& j) {
   read(j, "isolation", "", r.isolation);
   read(j, "worker_lost", "", r.worker_lost);
   read(j, "build_ms", "", r.build_ms);
+  if (auto it = j.find("specialize_ms"); it != j.end() && !it->is_null()) {
+    double ms = 0;
+    read(j, "specialize_ms", "", ms);
+    r.specialize_ms = ms;
+  }
   read_int(j, "engine_memory_bytes", "", r.engine_memory_bytes);
   read_int(j, "reference_memory_bytes", "", r.reference_memory_bytes);
   read_int(j, "onnx_nodes", "", r.onnx_nodes);
@@ -247,6 +252,7 @@ nlohmann::json case_result_to_json(const CaseResult& r) {
           {"isolation", r.isolation},
           {"worker_lost", r.worker_lost},
           {"build_ms", number_or_null(r.build_ms)},
+          {"specialize_ms", r.specialize_ms ? json(*r.specialize_ms) : json(nullptr)},
           {"engine_memory_bytes", r.engine_memory_bytes},
           {"reference_memory_bytes", r.reference_memory_bytes},
           {"onnx_nodes", r.onnx_nodes},

@@ -4,6 +4,8 @@
 #include <chrono>
 
 #include "engine/builder/builder.h"
+#include "engine/builder/dynamic_engine.h"
+#include "engine/ir/error.h"
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
 #include "harness/accuracy.h"
@@ -68,33 +70,57 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
 
     ThreadScope threads(r.spec.threads);
     const auto t0 = std::chrono::steady_clock::now();
-    std::unique_ptr<Engine> engine = threads.run([&] {  // built (int8: after calibration), or loaded from a plan
+    // Static: one engine, built (int8: after calibration) or loaded from a plan. Dynamic:
+    // an engine for the batch range, built for its opt batch; `engine` is then the
+    // specialization for this case's batch, and the timed runs go through the dynamic one.
+    std::unique_ptr<Engine> owned;
+    std::unique_ptr<DynamicEngine> dynamic;
+    threads.run([&] {
       naming_model(m, [&] { calibrate_for_int8(m, graph, cfg, ops); });
-      return plugins.empty() ? make_engine(m, cfg) : build_engine(graph, cfg, {ops});
+      if (!cfg.is_dynamic()) {
+        owned = plugins.empty() ? make_engine(m, cfg) : build_engine(graph, cfg, {ops});
+        return;
+      }
+      if (m.plan) throw Error(spec_in.model + ": a plan holds a static engine; a dynamic case needs the ONNX model");
+      dynamic = std::make_unique<DynamicEngine>(graph, cfg, EngineKernels{ops});
     });
     r.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    r.engine_memory_bytes = static_cast<int64_t>(engine->arena_bytes());
+    ReferenceExecutor reference(graph, r.spec.batch, {}, ops);
+    const std::vector<Tensor> inputs = make_inputs(graph, reference.input_shapes(), r.spec.seed);
+    Engine* engine = owned.get();
+    if (dynamic) {
+      const BatchRange& b = r.spec.dynamic_batch;
+      threads.run([&] {
+        // What a first run at a new shape costs: this case's batch, or where that is the
+        // one the engine was built for, the range's other end.
+        const int64_t other = r.spec.batch != b.opt ? r.spec.batch : b.min != b.opt ? b.min : b.max;
+        if (other != b.opt) {
+          dynamic->engine_for(dynamic->shapes_at_batch(other));
+          r.specialize_ms = dynamic->last_specialization_ms();
+        }
+        engine = &dynamic->engine_for(reference.input_shapes());
+      });
+    }
+    r.engine_memory_bytes = static_cast<int64_t>(dynamic ? dynamic->arena_bytes() : engine->arena_bytes());
     for (const std::string& line : pm.log) r.build_log += line + "\n";
-    for (const std::string& line : engine->build_log()) r.build_log += line + "\n";
+    for (const std::string& line : dynamic ? dynamic->build_log() : engine->build_log()) r.build_log += line + "\n";
     for (size_t i = 0; i < engine->layers().size(); ++i) {
       const LayerInfo& l = engine->layers()[i];
       r.layers.push_back(LayerRecord{int(i), l.name, l.kind, l.sources, l.kernel, l.precision, l.input_shapes,
                                      l.output_shapes, l.flops, l.bytes, l.precision_reason});
     }
-    ReferenceExecutor reference(graph, r.spec.batch, {}, ops);
-    const std::vector<Tensor> inputs = make_inputs(graph, reference.input_shapes(), r.spec.seed);
+    auto run_engine = [&] { dynamic ? dynamic->run(inputs) : engine->run(inputs); };
 
     threads.run([&] {
       const std::vector<Tensor> expected = reference.run(inputs);
       r.reference_memory_bytes = static_cast<int64_t>(reference.peak_activation_bytes());
-      engine->run(inputs);
-      r.accuracy = compare_outputs(engine->outputs(), expected, graph.outputs, r.spec.accuracy);
-      SideBySide timed = time_side_by_side([&] { engine->run(inputs); }, [&] { reference.run(inputs); }, r.spec.timing,
-                                           r.spec.batch, progress);
+      run_engine();
+      r.accuracy = compare_outputs(dynamic ? dynamic->outputs() : engine->outputs(), expected, graph.outputs, r.spec.accuracy);
+      SideBySide timed = time_side_by_side(run_engine, [&] { reference.run(inputs); }, r.spec.timing, r.spec.batch, progress);
       store_timing(std::move(timed), r);
       if (!plugins.placements.empty() && plugins.cost) {
         if (progress) progress("plugin cost: timing the model without its plugins");
-        std::unique_ptr<Engine> baseline = build_engine(m.graph, cfg, {ops});
+        std::unique_ptr<Engine> baseline = build_engine(m.graph, dynamic ? engine->config() : cfg, {ops});
         r.plugin_cost = measure_plugin_cost(*engine, *baseline, inputs, r.spec.timing);
       }
     });

@@ -89,6 +89,7 @@ class ScenarioReader {
   const Json& object(const Json& j, const std::string& field) const;
   std::string model(const Json& j) const;
   void matrix(const Json& doc, Scenario& s) const;
+  void dynamic_batch(const Json& doc, Scenario& s) const;
   void settings(const Json& doc, Scenario& s) const;
   void precision_accuracy(const Json& a, Scenario& s) const;
   std::string file_near_scenario(const std::string& given, const std::string& field, const char* what) const;
@@ -234,6 +235,7 @@ void ScenarioReader::matrix(const Json& doc, Scenario& s) const {
     if (m.contains("batch")) s.batches = axis("batch", &CaseSpec::batch);
     if (m.contains("fusion")) s.fusions = axis("fusion", &CaseSpec::fusion);
     if (m.contains("threads")) s.threads = axis("threads", &CaseSpec::threads);
+    if (m.contains("engine_shapes")) s.engine_shapes = axis("engine_shapes", &CaseSpec::engine_shapes);
   }
   // "threads": N, for a scenario that does not sweep threads.
   if (doc.contains("threads")) {
@@ -241,6 +243,23 @@ void ScenarioReader::matrix(const Json& doc, Scenario& s) const {
       fail("threads", "given both here and as 'matrix.threads'; keep one");
     s.threads = {axis_value("threads", doc["threads"], "threads").threads};
   }
+}
+
+// A dynamic engine's batch range: by default from 1 to the matrix's largest batch, built
+// for the largest (TensorRT users' usual opt); every batch of the matrix must lie inside.
+void ScenarioReader::dynamic_batch(const Json& doc, Scenario& s) const {
+  const bool any_dynamic = std::find(s.engine_shapes.begin(), s.engine_shapes.end(), "dynamic") != s.engine_shapes.end();
+  if (!any_dynamic) {
+    if (doc.contains("dynamic_batch")) fail("dynamic_batch", "given, but no case has a dynamic engine (matrix.engine_shapes)");
+    return;
+  }
+  const int64_t largest = *std::max_element(s.batches.begin(), s.batches.end());
+  BatchRange& b = s.settings.dynamic_batch;
+  if (b.empty()) b = BatchRange{1, largest, largest};
+  for (int64_t batch : s.batches)
+    if (batch < b.min || batch > b.max)
+      fail("dynamic_batch", "matrix.batch " + std::to_string(batch) + " lies outside the range [" + std::to_string(b.min) + ", " +
+                                std::to_string(b.max) + "] a dynamic engine is built for");
 }
 
 // Every other setting of the case table, at its path: the blocks ("timing": {...}) checked
@@ -360,6 +379,7 @@ Scenario ScenarioReader::read(const Json& doc) const {
   s.model = model(doc["model"]);
   matrix(doc, s);
   settings(doc, s);
+  dynamic_batch(doc, s);
   s.settings.plugins = plugins(doc);
   return s;
 }
@@ -387,25 +407,28 @@ Scenario load_scenario(const std::string& path) {
 
 std::vector<CaseSpec> expand_cases(const Scenario& s) {
   std::vector<CaseSpec> cases;
-  cases.reserve(s.precisions.size() * s.batches.size() * s.fusions.size() * s.threads.size());
+  cases.reserve(s.precisions.size() * s.batches.size() * s.fusions.size() * s.threads.size() * s.engine_shapes.size());
   for (const auto& precision : s.precisions)
     for (int64_t batch : s.batches)
       for (const auto& fusion : s.fusions)
-        for (int threads : s.threads) {
-          CaseSpec c = s.settings;
-          c.scenario = s.name;
-          c.scenario_file = s.file;
-          c.model = s.model;
-          c.precision = precision;
-          c.batch = batch;
-          c.fusion = fusion;
-          c.threads = threads;
-          auto own = s.precision_accuracy.find(precision);
-          c.accuracy = precision == "fp32"                    ? s.settings.accuracy
-                       : own != s.precision_accuracy.end() ? own->second
-                                                           : default_accuracy(precision);
-          cases.push_back(std::move(c));
-        }
+        for (int threads : s.threads)
+          for (const auto& shapes : s.engine_shapes) {
+            CaseSpec c = s.settings;
+            c.engine_shapes = shapes;
+            if (!c.dynamic()) c.dynamic_batch = {};
+            c.scenario = s.name;
+            c.scenario_file = s.file;
+            c.model = s.model;
+            c.precision = precision;
+            c.batch = batch;
+            c.fusion = fusion;
+            c.threads = threads;
+            auto own = s.precision_accuracy.find(precision);
+            c.accuracy = precision == "fp32"                    ? s.settings.accuracy
+                         : own != s.precision_accuracy.end() ? own->second
+                                                             : default_accuracy(precision);
+            cases.push_back(std::move(c));
+          }
   return cases;
 }
 

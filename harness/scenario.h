@@ -23,6 +23,9 @@ struct Scenario {
   std::vector<int64_t> batches{1};
   std::vector<std::string> fusions{"standard"};
   std::vector<int> threads{1};  // "threads": 2  or  "matrix": {"threads": [1, 2]}
+  // "matrix": {"engine_shapes": ["static", "dynamic"]}: static engines, built for each
+  // case's batch, and/or dynamic ones built for "dynamic_batch" (harness/case.h).
+  std::vector<std::string> engine_shapes{"static"};
   // Every other setting, as each case starts from it (harness/case_fields.h): "timing",
   // "accuracy" (atol, rtol, min_cosine: for fp32 cases), "gate", "seed", "fusion_limits",
   // "precision_constraints", and the plugins ("plugins", "insert_plugins", "plugin_cost").

@@ -111,7 +111,7 @@ std::string noise_of(const Measurement& m) {
 
 // A case's name within its scenario (the scenario heads its section).
 std::string short_label(const CaseSpec& s) {
-  return "b=" + std::to_string(s.batch) + " " + s.precision + " " + s.fusion + " t=" + std::to_string(s.threads);
+  return "b=" + std::to_string(s.batch) + " " + s.precision + " " + s.fusion + " t=" + std::to_string(s.threads) + s.shapes_label();
 }
 
 std::string case_anchor(size_t i) { return "case-" + std::to_string(i); }
@@ -351,10 +351,35 @@ std::string compare_cell(const ReportCase& c) {
   return badge(v, v) + " " + html_escape(change_text(c.judgement->speedup));
 }
 
+// What a dynamic engine costs against the static engine of the same case in this run
+// (engine medians, side by side in one run), and its first run at a new shape.
+std::string engine_shapes_cell(const ReportModel& m, size_t i) {
+  const CaseResult& r = m.cases[i].stored.result;
+  if (!r.spec.dynamic()) return "static";
+  std::string cell = "dynamic " + std::to_string(r.spec.dynamic_batch.min) + ".." + std::to_string(r.spec.dynamic_batch.max) +
+                     " (opt " + std::to_string(r.spec.dynamic_batch.opt) + ")";
+  CaseSpec twin = r.spec;
+  twin.engine_shapes = "static";
+  twin.dynamic_batch = {};
+  const std::string twin_key = twin.case_key();
+  for (const ReportCase& c : m.cases) {
+    const CaseResult& s = c.stored.result;
+    if (s.spec.dynamic() || s.status == "error" || s.spec.case_key() != twin_key) continue;
+    if (s.engine.stats.median > 0 && r.engine.stats.median > 0)
+      cell += "; " + printf_double("%+.1f%%", 100 * (r.engine.stats.median / s.engine.stats.median - 1)) + " vs static";
+    break;
+  }
+  if (r.specialize_ms) cell += "; new shape " + fmt_ms(*r.specialize_ms) + " ms";
+  return cell;
+}
+
 void render_case_table(std::ostringstream& o, const ReportModel& m, const std::vector<size_t>& list) {
+  const bool any_dynamic =
+      std::any_of(m.cases.begin(), m.cases.end(), [](const ReportCase& c) { return c.stored.result.spec.dynamic(); });
   o << "<div class=\"scroll\"><table class=\"full cases\"><thead><tr><th>Case</th><th class=\"num\">Engine ms [95%]</th>"
        "<th class=\"num\">Reference ms [95%]</th><th class=\"num\">Speedup [95%]</th><th>vs baseline (speedup ±noise)</th>"
-       "<th class=\"num\">Max abs err</th><th>Gate</th><th>Status</th></tr></thead><tbody>\n";
+    << (any_dynamic ? "<th>Engine shapes</th>" : "")
+    << "<th class=\"num\">Max abs err</th><th>Gate</th><th>Status</th></tr></thead><tbody>\n";
   for (size_t i : list) {
     const ReportCase& c = m.cases[i];
     const CaseResult& r = c.stored.result;
@@ -364,7 +389,8 @@ void render_case_table(std::ostringstream& o, const ReportModel& m, const std::v
     o << "<tr class=\"" << (bad ? "bad" : "") << "\"><td><a class=\"nowrap\" href=\"#" << case_anchor(i) << "\">"
       << html_escape(short_label(r.spec)) << "</a>" << (r.noisy ? " " + badge("noisy", "noisy") : "")
       << "</td><td class=\"num\">" << with_ci(r.engine) << "</td><td class=\"num\">" << with_ci(r.reference)
-      << "</td><td class=\"num\">" << speedup_with_ci(r) << "</td><td>" << compare_cell(c) << "</td><td class=\"num\">"
+      << "</td><td class=\"num\">" << speedup_with_ci(r) << "</td><td>" << compare_cell(c) << "</td>"
+      << (any_dynamic ? "<td>" + html_escape(engine_shapes_cell(m, i)) + "</td>" : "") << "<td class=\"num\">"
       << (r.status == "error" ? kNone : fmt_err(r.accuracy.max_abs_err)) << "</td><td>" << outcome_badge(gate)
       << "</td><td>" << status_badge(r.status) << "</td></tr>\n";
   }
@@ -411,7 +437,7 @@ void render_batch_curve(std::ostringstream& o, const ReportModel& m, size_t i) {
   for (const BatchCurve& bc : m.batch_curves) {
     if (bc.model != me.model || bc.threads != me.threads) continue;
     svg::LineSeries s;
-    s.name = bc.precision + " " + bc.fusion;
+    s.name = bc.precision + " " + bc.fusion + (bc.dynamic ? " dynamic" : "");
     s.color = colors[series.size() % 7];
     for (size_t k : bc.cases) {
       const CaseResult& r = m.cases[k].stored.result;
@@ -604,7 +630,9 @@ void render_conditions(std::ostringstream& o, const CaseResult& r) {
                               printf_double("%.0f ms", in.other_cpu_ms) + " in " + printf_double("%.0f ms", in.timed_wall_ms) +
                               "; clock " + printf_double("%.0f", in.cpu_mhz_before) + " → " +
                               printf_double("%.0f MHz", in.cpu_mhz_after) + "; pinned " + or_none(r.pinned_cpus) + "</span>");
-  kv_row(o, "Build", fmt_ms(r.build_ms) + " ms; activation memory " +
+  kv_row(o, "Build", fmt_ms(r.build_ms) + " ms" +
+                         (r.specialize_ms ? "; first run at a new shape " + fmt_ms(*r.specialize_ms) + " ms" : "") +
+                         "; activation memory " +
                          printf_double("%.2f MiB", double(r.engine_memory_bytes) / (1024.0 * 1024.0)) + " engine, " +
                          printf_double("%.2f MiB", double(r.reference_memory_bytes) / (1024.0 * 1024.0)) + " reference");
   if (!r.error.empty()) kv_row(o, "Error", "<span class=\"mono wrap\">" + html_escape(r.error) + "</span>");

@@ -100,6 +100,7 @@ struct EnvField {
 struct BatchCurve {
   std::string model, precision, fusion;
   int threads = 1;
+  bool dynamic = false;  // a dynamic engine's curve (harness/case.h: engine_shapes)
   std::vector<size_t> cases;  // indices into ReportModel::cases, by batch
 };
 

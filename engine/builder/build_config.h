@@ -51,6 +51,21 @@ struct Int8Calibration {
   bool operator==(const Int8Calibration&) const = default;
 };
 
+// One graph input's range in an optimization profile (TensorRT's): the least and largest
+// shape a dynamic engine accepts, and the shape it is built for first.
+struct ShapeRange {
+  Shape min, opt, max;
+  bool operator==(const ShapeRange&) const = default;
+};
+
+// The same for the batch dimension of every graph input whose batch the model leaves
+// symbolic. max == 0: not set.
+struct BatchRange {
+  int64_t min = 0, opt = 0, max = 0;
+  bool empty() const { return max == 0; }
+  bool operator==(const BatchRange&) const = default;
+};
+
 struct BuildConfig {
   std::string precision = "fp32";  // every layer's, unless a constraint says otherwise
   std::vector<LayerPrecision> layer_precisions;
@@ -70,6 +85,12 @@ struct BuildConfig {
   // Graph inputs bound to fixed values at build time (shape tensors, like TensorRT's):
   // they become initializers and the engine no longer takes them as inputs.
   std::map<std::string, Tensor> constant_inputs;
+  // A dynamic engine's optimization profile (engine/builder/dynamic_engine.h): ranges by
+  // graph input, and/or a range for the batch. Both empty: a static engine, built for
+  // `batch` and `input_shapes`. build_engine builds static engines only.
+  std::map<std::string, ShapeRange> shape_profile;
+  BatchRange dynamic_batch;
+  bool is_dynamic() const { return !shape_profile.empty() || !dynamic_batch.empty(); }
   Int8Calibration calibration;
   // What calibration found, by tensor name: the builder gives each int8 layer its input's
   // threshold (as node attributes, so a plan carries them). A result, not a setting: the

@@ -42,6 +42,8 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
   check_precision(config.precision, "precision");
   for (const LayerPrecision& c : config.layer_precisions) check_precision(c.precision, "precision constraint '" + c.pattern + "'");
   if (config.batch < 1) throw Error("batch must be at least 1");
+  if (config.is_dynamic())
+    throw Error("a build with an optimization profile makes a DynamicEngine (engine/builder/dynamic_engine.h), not one static engine");
   Graph g = imported;
   const std::vector<std::string> bound = describe_bound_inputs(imported, config, ops);
   bind_constant_inputs(g, config.constant_inputs);

@@ -45,6 +45,7 @@ const std::vector<Column<CaseResult>>& case_columns() {
       COLUMN(batch, spec.batch),
       COLUMN(fusion, spec.fusion),
       COLUMN(threads, spec.threads),
+      COLUMN(engine_shapes, spec.engine_shapes),
       // Verdict and accuracy.
       COLUMN(status, status),
       COLUMN(error, error),
@@ -62,6 +63,7 @@ const std::vector<Column<CaseResult>>& case_columns() {
       COLUMN(noisy, noisy),
       COLUMN(timer_overhead_ns, timer_overhead_ns),
       COLUMN(build_ms, build_ms),
+      COLUMN(specialize_ms, specialize_ms),
       COLUMN(onnx_nodes, onnx_nodes),
       computed<R>("layer_count", ":layer_count", [](const R& r) { return static_cast<int64_t>(r.layers.size()); }),
       COLUMN(engine_memory_bytes, engine_memory_bytes),

@@ -304,6 +304,14 @@ CREATE TABLE plugin_cost_groups (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 8: dynamic engines (issue 17). Whether the case's engine was built for its one
+// batch or for a range (engine_shapes: 'static' or 'dynamic', the range in config_json),
+// and what a dynamic engine's first run at a new shape cost (NULL for a static engine).
+constexpr const char* kSchemaV8 = R"sql(
+ALTER TABLE cases ADD COLUMN engine_shapes TEXT NOT NULL DEFAULT 'static';
+ALTER TABLE cases ADD COLUMN specialize_ms REAL;
+)sql";
+
 struct Migration {
   int to_version;
   const char* what;
@@ -318,6 +326,7 @@ constexpr Migration kMigrations[] = {
     {5, "why each layer runs in its precision", kSchemaV5},
     {6, "worker processes: sample process, process spread per case", kSchemaV6},
     {7, "plugin cost splits", kSchemaV7},
+    {8, "static or dynamic engine, a dynamic engine's specialization time", kSchemaV8},
 };
 static_assert(kMigrations[std::size(kMigrations) - 1].to_version == kSchemaVersion,
               "the last migration must bring the schema to kSchemaVersion");

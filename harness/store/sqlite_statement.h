@@ -4,6 +4,8 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -33,6 +35,7 @@ class Statement {
 
   // `param` as written in the SQL (":median_ms"). A NaN double binds NULL, a bool 0 or 1.
   void bind(const char* param, double v);
+  void bind(const char* param, std::optional<double> v) { bind(param, v.value_or(std::numeric_limits<double>::quiet_NaN())); }  // unset: NULL
   void bind(const char* param, bool v);
   void bind(const char* param, std::string_view v);
   void bind(const char* param, const std::string& v) { bind(param, std::string_view(v)); }
@@ -60,6 +63,7 @@ class Statement {
     if constexpr (std::is_same_v<T, bool>) return integer(column) != 0;
     else if constexpr (std::is_integral_v<T>) return static_cast<T>(integer(column));
     else if constexpr (std::is_floating_point_v<T>) return real(column);
+    else if constexpr (std::is_same_v<T, std::optional<double>>) return is_null(column) ? std::nullopt : T(real(column));
     else return text(column);
   }
 
