@@ -96,6 +96,35 @@ TEST_F(Exec, ReferenceAndEngineOutputsAgree) {
   EXPECT_GT(spread, 0) << "outputs are all equal: the model did not see varied inputs";
 }
 
+TEST_F(Exec, ADynamicEngineRunsEveryShapeOfItsProfileAsTheStaticEngineDoes) {
+  const std::string profile = "--min-shapes input:1x32 --opt-shapes input:4x32 --max-shapes input:6x32";
+  const Ran dyn = exec("--fusion aggressive --batch 3 " + profile + " --save-outputs " + p("dyn"));
+  ASSERT_EQ(dyn.code, 0) << dyn.err;
+  EXPECT_NE(dyn.out.find("optimization profile: input min [1,32], opt [4,32], max [6,32]"), std::string::npos) << dyn.out;
+  EXPECT_NE(dyn.out.find("specialized for input [4,32] in "), std::string::npos) << dyn.out;
+  EXPECT_NE(dyn.out.find("specialized for input [3,32] in "), std::string::npos) << dyn.out;
+  const Ran fixed = exec("--fusion aggressive --batch 3 --save-outputs " + p("static"));
+  ASSERT_EQ(fixed.code, 0) << fixed.err;
+  EXPECT_TRUE(same_bytes(read_tensor_file(p("dyn/output.npy")), read_tensor_file(p("static/output.npy"))));
+
+  const Ran outside = exec("--batch 7 " + profile);
+  EXPECT_EQ(outside.code, 2);
+  EXPECT_NE(outside.err.find("input 'input' dimension 0 is 7, outside the engine's optimization profile [1, 6]"),
+            std::string::npos)
+      << outside.err;
+  const Ran partial = exec("--min-shapes input:1x32 --max-shapes input:6x32");
+  EXPECT_EQ(partial.code, 2);
+  EXPECT_NE(partial.err.find("'input' needs a shape in each of --min-shapes, --opt-shapes and --max-shapes"), std::string::npos)
+      << partial.err;
+  const Ran garbled = exec("--min-shapes input:1xx32 --opt-shapes input:4x32 --max-shapes input:6x32");
+  EXPECT_EQ(garbled.code, 2);
+  EXPECT_NE(garbled.err.find("--min-shapes 'input:1xx32': dimension '' is not a positive integer"), std::string::npos)
+      << garbled.err;
+  const Ran reference = exec("--executor reference " + profile);
+  EXPECT_EQ(reference.code, 2);
+  EXPECT_NE(reference.err.find("need --executor engine"), std::string::npos) << reference.err;
+}
+
 TEST_F(Exec, InputFilesAreUsedAndRoundTrip) {
   const Tensor x = ramp({1, 32});
   write_npy(p("x.npy"), x);
