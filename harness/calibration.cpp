@@ -82,6 +82,12 @@ std::map<std::string, TensorRange> run_calibration(const Graph& graph, const Bui
   for (const Node& n : graph.nodes) {
     if (!n.domain.empty() || n.inputs.empty()) continue;
     if (n.op_type == "MatMul" || n.op_type == "Gemm" || n.op_type == "Conv") wanted.insert(n.inputs[0]);
+    // A matrix product's output with its bias: what an activation fused into an int8
+    // product reads (its table's input, engine/backend/cpu/int8_matmul.h).
+    if (n.op_type == "Gemm") wanted.insert(n.outputs[0]);
+    if (n.op_type == "Add")
+      for (const std::string& in : n.inputs)
+        if (producer.count(in) && producer[in]->domain.empty() && producer[in]->op_type == "MatMul") wanted.insert(n.outputs[0]);
     if (n.op_type != "MatMul") continue;
     for (std::string v : {n.inputs[0], n.inputs.size() > 1 ? n.inputs[1] : std::string()}) {
       for (int hops = 0; hops < 8 && producer.count(v) && is_view(*producer[v]); ++hops) v = producer[v]->inputs[0];

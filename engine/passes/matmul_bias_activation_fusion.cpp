@@ -78,6 +78,8 @@ std::vector<FusionMatch> match_matmul_bias_activation(const PassContext& ctx, si
     const Node* act = m.reader(out, a.op);
     if (!act) continue;
     f.attrs["activation"] = Attribute{std::string(a.name)};
+    // What the activation reads: an int8 build calibrates it (engine/passes/int8_lowering.h).
+    f.attrs["activation_input"] = Attribute{out};
     out = act->outputs[0];
     pattern += "+" + act->op_type;
     add_form();

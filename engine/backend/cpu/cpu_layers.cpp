@@ -114,6 +114,7 @@ class Int8MatMulLayer : public Layer {
     s.output_amax = n.attr_float("int8_output_amax", 0.f);
     s.output_unsigned = n.attr_int("int8_output_unsigned", 0) != 0;
     s.output_zero_point = int(n.attr_int("int8_output_zero_point", 0));
+    s.activation_input_amax = n.attr_float("int8_activation_input_amax", 0.f);
     return s;
   }
   Int8MatMulKernel kernel_;

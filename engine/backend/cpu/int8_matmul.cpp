@@ -1,6 +1,11 @@
 #include "engine/backend/cpu/int8_matmul.h"
 
+#include <cmath>
+
 #include <oneapi/dnnl/dnnl.hpp>
+#if defined(__AVX512VBMI__)
+#include <immintrin.h>
+#endif
 
 #include "engine/backend/cpu/dnnl_context.h"
 #include "engine/backend/cpu/int8_quantize.h"
@@ -19,7 +24,56 @@ struct Int8MatMulKernel::Impl {
   memory src, wei, dst, bias;
   std::unordered_map<int, memory> args;
   std::string impl;
+  // With a tabled activation: the output byte for each s8 product byte (indexed as u8).
+  std::vector<uint8_t> activation_table;
 };
+
+namespace {
+
+bool tabled_activation(const Int8MatMulSpec& s) {
+  return s.activation_input_amax > 0 && s.output_amax > 0 &&
+         (s.activation == MatMulActivation::Gelu || s.activation == MatMulActivation::GeluTanh);
+}
+
+// GELU of each s8 value of the activation's input, quantized as the reader reads it.
+std::vector<uint8_t> gelu_table(const Int8MatMulSpec& s) {
+  const double in_scale = int8_input_scale(s.activation_input_amax, false);
+  const double out_scale = int8_input_scale(s.output_amax, s.output_unsigned);
+  const bool to_u8 = s.output_unsigned || s.output_zero_point;
+  std::vector<uint8_t> table(256);
+  for (int b = 0; b < 256; ++b) {
+    const double x = double(int8_t(uint8_t(b))) * in_scale;
+    const double y = s.activation == MatMulActivation::Gelu
+                         ? 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)))
+                         : 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    const double q = std::nearbyint(y / out_scale) + s.output_zero_point;
+    table[b] = to_u8 ? uint8_t(std::clamp(q, 0.0, 255.0)) : uint8_t(int8_t(std::clamp(q, -128.0, 127.0)));
+  }
+  return table;
+}
+
+// bytes[i] = table[bytes[i]], over every byte, split between the threads.
+void apply_table(uint8_t* bytes, int64_t count, const uint8_t* table) {
+  constexpr int64_t kChunk = 1 << 14;
+#pragma omp parallel for schedule(static)
+  for (int64_t start = 0; start < count; start += kChunk) {
+    const int64_t end = std::min(count, start + kChunk);
+    int64_t i = start;
+#if defined(__AVX512VBMI__)
+    // Two 128-entry lookups (vpermi2b: 7 index bits), the sign bit choosing between them.
+    const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
+    const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
+    for (; i + 64 <= end; i += 64) {
+      const __m512i v = _mm512_loadu_si512(bytes + i);
+      const __m512i low = _mm512_permutex2var_epi8(t0, v, t1), high = _mm512_permutex2var_epi8(t2, v, t3);
+      _mm512_storeu_si512(bytes + i, _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), low, high));
+    }
+#endif
+    for (; i < end; ++i) bytes[i] = table[bytes[i]];
+  }
+}
+
+}  // namespace
 
 Int8MatMulKernel::Int8MatMulKernel(const Int8MatMulSpec& spec, const float* b) : impl_(std::make_unique<Impl>()) {
   Impl& im = *impl_;
@@ -48,23 +102,28 @@ Int8MatMulKernel::Int8MatMulKernel(const Int8MatMulSpec& spec, const float* b) :
   memory::desc w_user_md({im.k, im.n}, memory::data_type::s8, spec.trans_b ? memory::dims{1, im.k} : memory::dims{im.n, 1});
   memory::desc w_any({im.k, im.n}, memory::data_type::s8, memory::format_tag::any);
   const bool requantize = spec.output_amax > 0;
-  const auto dst_type = !requantize                                     ? memory::data_type::f32
-                        : spec.output_unsigned || spec.output_zero_point ? memory::data_type::u8
-                                                                         : memory::data_type::s8;
+  const bool tabled = tabled_activation(spec);
+  const auto dst_type = !requantize                                                ? memory::data_type::f32
+                        : !tabled && (spec.output_unsigned || spec.output_zero_point) ? memory::data_type::u8
+                                                                                    : memory::data_type::s8;
   memory::desc dst_md({im.m, im.n}, dst_type, memory::format_tag::ab);
   memory::desc bias_md({1, im.n}, memory::data_type::f32, memory::format_tag::ab);
   dnnl::primitive_attr attr;
   attr.set_output_scales(1 << 1, im.out_scales);
   if (spec.input_zero_point) attr.set_zero_points(DNNL_ARG_SRC, 0, {spec.input_zero_point});
   dnnl::post_ops po;
-  if (spec.activation != MatMulActivation::None)
+  if (tabled) {
+    // The activation's input, as s8 at its own threshold; the table does the rest.
+    po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f / int8_input_scale(spec.activation_input_amax, false), 0.f);
+    im.activation_table = gelu_table(spec);
+  } else if (spec.activation != MatMulActivation::None)
     po.append_eltwise(1.f,
                       spec.activation == MatMulActivation::Relu   ? dnnl::algorithm::eltwise_relu
                       : spec.activation == MatMulActivation::Gelu ? dnnl::algorithm::eltwise_gelu_erf
                                                                   : dnnl::algorithm::eltwise_gelu_tanh,
                       0.f, 0.f);
   // The output scale dequantizes before the activation; the reader's scale comes after it.
-  if (requantize)
+  if (requantize && !tabled)
     po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f / int8_input_scale(spec.output_amax, spec.output_unsigned),
                       float(spec.output_zero_point));
   attr.set_post_ops(po);
@@ -101,6 +160,7 @@ std::string Int8MatMulKernel::describe() const {
     return is_unsigned ? "u8" : zero_point ? "s8(as u8+" + std::to_string(zero_point) + ")" : "s8";
   };
   return "onednn.matmul[" + impl_->impl + "] " + type(s.input_unsigned, s.input_zero_point) + "×s8→" +
+         (impl_->activation_table.empty() ? "" : "s8 →gelu table→") +
          (s.output_amax > 0 ? type(s.output_unsigned, s.output_zero_point) : "f32");
 }
 
@@ -112,6 +172,7 @@ void Int8MatMulKernel::run(const void* a, const float* bias, void* out) {
   im.dst.set_data_handle(out);
   im.prim.execute(dnnl_cpu_stream(), im.args);
   dnnl_cpu_stream().wait();
+  if (!im.activation_table.empty()) apply_table(static_cast<uint8_t*>(out), im.m * im.n, im.activation_table.data());
 }
 
 }  // namespace fb

@@ -24,6 +24,11 @@ struct Int8MatMulSpec {
   float output_amax = 0;   // > 0: the output is written quantized with this threshold
   bool output_unsigned = false;
   int output_zero_point = 0;
+  // > 0, with a GELU activation and a quantized output: the calibrated threshold of the
+  // activation's input. The product is then written as s8 at that threshold and a 256-entry
+  // table maps each value to GELU's, quantized for the reader, in place: an erf per
+  // element in oneDNN's epilogue took about as long as the product itself (BERT's FFN).
+  float activation_input_amax = 0;
 };
 
 class Int8MatMulKernel {
