@@ -74,6 +74,8 @@ CaseSpec CaseSpec::from_json_fields(const nlohmann::json& j) {
   const OrderedJson doc(j);
   for (const CaseField& f : case_fields())
     if (const OrderedJson* v = find(doc, f.path, r)) f.read(*v, f.path, r, s);
+  // A dynamic engine without its range would be built static under a dynamic label.
+  if (s.dynamic() && s.dynamic_batch.empty()) r.fail("dynamic_batch", "missing: a case with engine_shapes 'dynamic' needs its range");
   return s;
 }
 

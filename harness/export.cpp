@@ -51,6 +51,8 @@ Row make_row(const StoredRun& run, const KeyedCase& c, const char* executor, con
   row["noisy"] = r.noisy;
   row["stop_reason"] = r.stop_reason;
   row["status"] = r.status;
+  // Appended (the columns' order is a promise): "static" or "dynamic" (harness/case.h).
+  row["engine_shapes"] = s.engine_shapes;
   return row;
 }
 

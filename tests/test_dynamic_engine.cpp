@@ -146,6 +146,12 @@ TEST(DynamicEngineScenario, TheAxisGivesStaticAndDynamicCasesWithTheirOwnKeys) {
   EXPECT_EQ(CaseSpec::from_json(b[1].to_json()), b[1]);
   EXPECT_EQ(build_config_of(b[1]).dynamic_batch, (BatchRange{1, 8, 8}));
   EXPECT_TRUE(build_config_of(b[0]).dynamic_batch.empty());
+  // A stored config that says dynamic without its range is an error, not a static engine.
+  nlohmann::json no_range = b[1].to_json();
+  no_range.erase("dynamic_batch");
+  EXPECT_NE(error_of([&] { CaseSpec::from_json(no_range); })
+                .find("case config: field 'dynamic_batch': missing: a case with engine_shapes 'dynamic' needs its range"),
+            std::string::npos);
 
   const Scenario given = parse_scenario(
       R"({"model": "zoo:mlp", "matrix": {"batch": [2], "engine_shapes": ["dynamic"]}, "dynamic_batch": {"min": 1, "opt": 4, "max": 16}})",
