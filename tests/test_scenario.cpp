@@ -323,6 +323,26 @@ TEST_F(ScenarioTest, TimingOptionsAndGateRulesReachTheCases) {
             std::string::npos);
 }
 
+// Every scenario the project ships loads and expands: a typo in one is found here, not by
+// the first user who runs it.
+TEST(ShippedScenarios, EveryOneLoadsAndExpands) {
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(FUSEBENCH_SOURCE_DIR) + "/scenarios")) {
+    if (entry.path().extension() != ".json") continue;
+    SCOPED_TRACE(entry.path().string());
+    ++files;
+    const fb::Scenario s = fb::load_scenario(entry.path().string());
+    EXPECT_FALSE(fb::expand_cases(s).empty());
+  }
+  EXPECT_GE(files, 13u);
+  const fb::Scenario dynamic = fb::load_scenario(std::string(FUSEBENCH_SOURCE_DIR) + "/scenarios/dynamic-shapes.json");
+  const std::vector<fb::CaseSpec> cases = fb::expand_cases(dynamic);
+  ASSERT_EQ(cases.size(), 6u);
+  EXPECT_FALSE(cases[0].dynamic());
+  EXPECT_TRUE(cases[1].dynamic());
+  EXPECT_EQ(cases[1].dynamic_batch, (fb::BatchRange{1, 8, 16}));
+}
+
 TEST(ScenarioLists, OneSourceOfAllowedValues) {
   EXPECT_EQ(fb::supported_precisions(), (std::vector<std::string>{"fp32", "bf16", "fp16", "int8"}));
   EXPECT_EQ(fb::supported_fusions(), (std::vector<std::string>{"none", "mark-all", "standard", "aggressive"}));
