@@ -52,8 +52,10 @@ Shard parse_shard(const std::string& text) {
 }
 
 std::string matrix_identity(const CaseSpec& s) {
+  // A dynamic engine is its static twin's neighbour in the matrix, not the same case; a
+  // static case keeps the identity it had before dynamic engines existed.
   return s.scenario + "|" + s.model + "|" + s.precision + "|" + std::to_string(s.batch) + "|" + s.fusion + "|" +
-         std::to_string(s.threads) + "|" + std::to_string(s.seed);
+         std::to_string(s.threads) + "|" + std::to_string(s.seed) + s.shapes_label();
 }
 
 std::vector<CaseSpec> shard_cases(std::vector<CaseSpec> cases, const Shard& shard) {

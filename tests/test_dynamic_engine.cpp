@@ -17,6 +17,7 @@
 #include "harness/inputs.h"
 #include "harness/model_source.h"
 #include "harness/result_store.h"
+#include "harness/run_loop.h"
 #include "harness/runner.h"
 #include "harness/scenario.h"
 #include "scratch_dir.h"
@@ -152,6 +153,11 @@ TEST(DynamicEngineScenario, TheAxisGivesStaticAndDynamicCasesWithTheirOwnKeys) {
   EXPECT_NE(error_of([&] { CaseSpec::from_json(no_range); })
                 .find("case config: field 'dynamic_batch': missing: a case with engine_shapes 'dynamic' needs its range"),
             std::string::npos);
+
+  // --resume and --shard tell the twins apart; the static one keeps its old identity.
+  EXPECT_NE(matrix_identity(b[1]), matrix_identity(b[0]));
+  EXPECT_EQ(matrix_identity(b[0]), matrix_identity(a[0]));
+  EXPECT_EQ(shard_cases(b, {1, 2}).size() + shard_cases(b, {2, 2}).size(), 4u);
 
   const Scenario given = parse_scenario(
       R"({"model": "zoo:mlp", "matrix": {"batch": [2], "engine_shapes": ["dynamic"]}, "dynamic_batch": {"min": 1, "opt": 4, "max": 16}})",
