@@ -8,6 +8,7 @@
 #include "engine/builder/builder.h"
 #include "engine/plan/plan_format.h"
 #include "engine/reference/reference_executor.h"
+#include "harness/calibration.h"
 #include "harness/model_source.h"
 
 namespace fb {
@@ -114,6 +115,52 @@ TEST(Precision, NamesRoundTripAndUnknownOnesAreRefused) {
   EXPECT_FALSE(OpRegistry::builtin()->find("", "MatMul")->precisions.contains(Precision::BF16));
 }
 
+// The CPU backend with int8 kernels for convolutions only: what precision lowering asks.
+class ConvOnlyInt8 : public Backend {
+ public:
+  std::string name() const override { return "conv-only-int8"; }
+  Device device() const override { return cpu_->device(); }
+  PrecisionSet supported_precisions(const Node& node, const OpDef& def) const override {
+    const PrecisionSet cpu = cpu_->supported_precisions(node, def);
+    const bool conv = node.op_type == "Conv" || node.op_type == "FusedConv";
+    PrecisionSet s;
+    for (Precision p : {Precision::FP32, Precision::BF16, Precision::FP16, Precision::INT8})
+      if (cpu.contains(p) && (p != Precision::INT8 || conv)) s.insert(p);
+    return s;
+  }
+  std::unique_ptr<Layer> make_layer(const LayerRequest& r) const override { return cpu_->make_layer(r); }
+  DeviceBuffer allocate(size_t bytes) const override { return cpu_->allocate(bytes); }
+  Tensor upload(const Tensor& host) const override { return cpu_->upload(host); }
+  void synchronize() const override { cpu_->synchronize(); }
+
+ private:
+  std::shared_ptr<const Backend> cpu_ = backend_named("cpu");
+};
+
+TEST(Backend, PrecisionLoweringAsksTheBackendWhichOpsRunInInt8) {
+  const LoadedModel m = load_model("zoo:resnet?blocks=1&width=8&image=16");
+  BuildConfig cfg;
+  cfg.precision = "int8";
+  calibrate_for_int8(m, m.graph, cfg);
+  ConvOnlyInt8 backend;
+  std::vector<std::string> log;
+  const Graph g = optimize_graph(m.graph, cfg, &log, *OpRegistry::builtin(), nullptr, &backend);
+  int int8_convs = 0, fp32_products = 0;
+  for (const Node& n : g.nodes) {
+    if (n.op_type == "FusedConv" && n.precision == Precision::INT8) ++int8_convs;
+    if (n.op_type == "FusedMatMul") {
+      EXPECT_EQ(n.precision, Precision::FP32);
+      EXPECT_EQ(n.precision_reason, "fallback from int8: no int8 kernel for FusedMatMul");
+      ++fp32_products;
+    }
+  }
+  EXPECT_GT(int8_convs, 0);
+  EXPECT_EQ(fp32_products, 1);  // the classifier; on the CPU backend it runs int8
+  const Graph on_cpu = optimize_graph(m.graph, cfg, &log);
+  for (const Node& n : on_cpu.nodes)
+    if (n.op_type == "FusedMatMul") EXPECT_EQ(n.precision, Precision::INT8);
+}
+
 TEST(Backend, CpuAnswersSupportAllocatesAndRefusesUnknownNames) {
   auto cpu = backend_named("cpu");
   EXPECT_EQ(cpu->name(), "cpu");
@@ -127,6 +174,10 @@ TEST(Backend, CpuAnswersSupportAllocatesAndRefusesUnknownNames) {
   sm.op_type = "Softmax";
   EXPECT_TRUE(cpu->supports(sm, op_for(sm), Precision::BF16));
   EXPECT_FALSE(cpu->supports(sm, op_for(sm), Precision::INT8));
+  Node attention;
+  attention.domain = "fusebench";
+  attention.op_type = "Attention";
+  EXPECT_TRUE(cpu->supports(attention, op_for(attention), Precision::INT8));
   DeviceBuffer b = cpu->allocate(1000);
   EXPECT_EQ(b.bytes(), 1000u);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % 64, 0u);

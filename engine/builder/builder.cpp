@@ -38,7 +38,7 @@ std::vector<std::string> describe_bound_inputs(const Graph& g, const BuildConfig
 }  // namespace
 
 Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vector<std::string>* log, const OpRegistry& ops,
-                     std::vector<FusionEvent>* events) {
+                     std::vector<FusionEvent>* events, const Backend* backend) {
   check_precision(config.precision, "precision");
   for (const LayerPrecision& c : config.layer_precisions) check_precision(c.precision, "precision constraint '" + c.pattern + "'");
   if (config.batch < 1) throw Error("batch must be at least 1");
@@ -66,7 +66,7 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
                    ": bf16 and fp16 layers keep their tensors in 16 bits and compute in float32, "
                    "weights rounded to 16-bit values");
   for (const Pass& p : passes_for(config.fusion)) {
-    PassContext ctx{g, config, known, *log, ops, events, p.name};
+    PassContext ctx{g, config, known, *log, ops, events, p.name, backend};
     const int n = p.run(ctx);
     log->push_back(std::string("after ") + p.name + ": " + std::to_string(g.nodes.size()) + " layers (" +
                    std::to_string(n) + " rewrites)");
@@ -77,7 +77,7 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
 std::unique_ptr<Engine> build_engine(const Graph& imported, const BuildConfig& config, EngineKernels kernels) {
   std::vector<std::string> log;
   std::vector<FusionEvent> events;
-  Graph g = optimize_graph(imported, config, &log, *kernels.ops, &events);
+  Graph g = optimize_graph(imported, config, &log, *kernels.ops, &events, kernels.backend.get());
   log.push_back("after fusion: " + std::to_string(g.nodes.size()) + " layers from " + std::to_string(imported.nodes.size()) +
                 " ONNX nodes");
   auto engine = std::make_unique<Engine>(std::move(g), config, std::move(log), std::move(kernels));

@@ -13,8 +13,10 @@ namespace fb {
 std::unique_ptr<Engine> build_engine(const Graph& imported, const BuildConfig& config, EngineKernels kernels = {});
 
 // The optimized graph without planning memory (for tests of passes).
-// `events`, when given, receives what the fusion passes did.
+// `events`, when given, receives what the fusion passes did; `backend`, which precisions the
+// layers can run in (nullptr: the CPU backend's).
 Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vector<std::string>* log,
-                     const OpRegistry& ops = *OpRegistry::builtin(), std::vector<FusionEvent>* events = nullptr);
+                     const OpRegistry& ops = *OpRegistry::builtin(), std::vector<FusionEvent>* events = nullptr,
+                     const Backend* backend = nullptr);
 
 }  // namespace fb

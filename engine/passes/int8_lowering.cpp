@@ -24,7 +24,8 @@ std::string why_not_int8(const Graph& g, const Node& n, const BuildConfig& cfg) 
   const bool matmul = is_onnx_op(&n, "MatMul") || is_onnx_op(&n, "Gemm") || is_ours(n, "FusedMatMul");
   const bool conv = is_onnx_op(&n, "Conv") || is_ours(n, "FusedConv");
   const bool attention = is_ours(n, "Attention");
-  if (!matmul && !conv && !attention) return "no int8 kernel for " + n.op_type;
+  // Which ops have int8 kernels is the backend's to say (precision lowering asks it first).
+  if (!matmul && !conv && !attention) return "no int8 checks for " + n.op_type;
   if (attention) {
     for (size_t i = 0; i < 3; ++i)
       if (n.inputs.size() < 3 || g.value(n.inputs[i]).dtype != DType::Float32) return "its inputs are not float32";

@@ -21,6 +21,8 @@
 
 namespace fb {
 
+class Backend;
+
 struct PassContext {
   Graph& graph;
   const BuildConfig& config;
@@ -29,6 +31,8 @@ struct PassContext {
   const OpRegistry& ops;                 // the engine's op table (plugins' ops included)
   std::vector<FusionEvent>* events = nullptr;  // where fusion events go (also logged), when kept
   std::string pass;                      // the running pass's name (the builder sets it)
+  // The backend the layers will run on: which precisions it has kernels for (nullptr: the CPU's).
+  const Backend* backend = nullptr;
 };
 
 struct Pass {

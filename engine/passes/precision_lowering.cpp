@@ -20,6 +20,7 @@
 #include <cmath>
 #include <map>
 
+#include "engine/backend/backend.h"
 #include "engine/ops/half_float.h"
 #include "engine/passes/int8_lowering.h"
 #include "engine/ops/op_registry.h"
@@ -77,6 +78,8 @@ int precision_lowering(PassContext& ctx) {
   bool any_reduced = false;
   int int8_layers = 0;
   std::map<std::string, int> fallbacks;  // reason -> nodes
+  const std::shared_ptr<const Backend> cpu = ctx.backend ? nullptr : backend_named("cpu");
+  const Backend& backend = ctx.backend ? *ctx.backend : *cpu;
   for (Node& n : g.nodes) {
     if (n.precision == Precision::FP32) continue;
     const std::string asked = precision_name(n.precision);
@@ -85,7 +88,10 @@ int precision_lowering(PassContext& ctx) {
       n.precision_reason = "view of its input";
       continue;
     }
-    std::string why = n.precision == Precision::INT8 ? why_not_int8(g, n, ctx.config) : why_not_16bit(g, n);
+    // Whether the backend has an int8 kernel for the op at all, then what this node needs.
+    std::string why = n.precision != Precision::INT8                             ? why_not_16bit(g, n)
+                      : !backend.supports(n, op_for(n, ctx.ops), Precision::INT8) ? "no int8 kernel for " + n.op_type
+                                                                                  : why_not_int8(g, n, ctx.config);
     if (is_view(n, ctx.ops)) why.clear();
     if (why.empty() && n.precision == Precision::INT8) {
       if (!n.has_attr("int8_input_amax")) set_int8_thresholds(n, ctx.config);  // else explicit quantization did
