@@ -80,6 +80,50 @@ TEST(ConvFusion, ResnetKeepsChannelsLastBetweenConvolutions) {
   }
 }
 
+// resnet's stem: Conv -> MaxPool -> a residual block whose shortcut is the pool's output.
+// The pool reads and writes channels-last, so nothing between the stem and the block's last
+// convolution is reordered; results and captures agree with the reference.
+TEST(ConvFusion, AMaxPoolBetweenConvolutionsKeepsChannelsLast) {
+  zoo::OnnxBuilder b("stem", "stem");
+  const int64_t c = 16;
+  const std::string x = b.input("x", {zoo::kBatch, 3, 13, 13});
+  const std::string stem = zoo::conv2d(b, "/stem", "stem", x, 3, c, 3, 1, 1, 1, true, 1.f);
+  const std::string pool = b.node("/pool", "MaxPool", {stem},
+                                  {zoo::attr_ints("kernel_shape", {3, 3}), zoo::attr_ints("strides", {2, 2}),
+                                   zoo::attr_ints("pads", {1, 1, 1, 1})});
+  const std::string a = zoo::conv2d(b, "/a", "a", pool, c, c, 3, 1, 1, 1, true, 1.f);
+  const std::string bb = zoo::conv2d(b, "/b", "b", a, c, c, 3, 1, 1, 1, false, 1.f);
+  const std::string y = b.node("/relu", "Relu", {b.node("/add", "Add", {bb, pool})});
+  b.output(y, "y", {zoo::kBatch, c, 7, 7});
+  const Graph g = import_onnx(b.finish(), "stem", "");
+  for (int64_t batch : {1, 3}) {
+    BuildConfig cfg;
+    cfg.batch = batch;
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(count_kernel(*e, "onednn.pool_max["), 1);
+    for (const LayerInfo& l : e->layers())
+      if (l.kind == "MaxPool") EXPECT_NE(l.kernel.find("] nhwc→nhwc"), std::string::npos) << l.kernel;
+    EXPECT_EQ(count_kernel(*e, "nchw→nhwc"), 1);    // the stem reads the plain input
+    EXPECT_EQ(count_kernel(*e, "+sum+relu nhwc→nchw"), 1);  // the block's residual from the pool, channels-last
+    test::expect_agrees(g, cfg, 5);
+    // A capture sees the pool's output in plain layout.
+    ReferenceExecutor ref(g, batch);
+    const std::vector<Tensor> inputs = make_inputs(g, ref.input_shapes(), 3);
+    const std::map<std::string, Tensor> captured = e->run_capture(inputs);
+    ASSERT_TRUE(captured.count(pool));
+    const AccuracyResult acc = compare_outputs({captured.at(pool)}, {ref.run_all(inputs).at(pool)}, {pool}, {1e-4, 1e-3});
+    EXPECT_TRUE(acc.passed) << acc.detail;
+  }
+  // Excluded from fusion, the pool runs plain and the stem writes plain for it.
+  BuildConfig excluded;
+  excluded.exclude_op_types = {"MaxPool"};
+  auto e = build_engine(g, excluded);
+  EXPECT_EQ(count_kernel(*e, "onednn.pool_max["), 1);
+  for (const LayerInfo& l : e->layers())
+    if (l.kind == "MaxPool") EXPECT_EQ(l.kernel.find("nhwc"), std::string::npos) << l.kernel;
+  test::expect_agrees(g, excluded, 5);
+}
+
 TEST(ConvFusion, CaptureOfAChannelsLastPlanSeesPlainTensors) {
   LoadedModel m = load_model(kResnet);
   BuildConfig cfg;

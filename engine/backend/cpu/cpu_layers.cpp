@@ -185,9 +185,41 @@ class ConvLayer : public Layer {
 class MaxPoolLayer : public Layer {
  public:
   // nullptr where oneDNN cannot take the node (the op table's kernel runs it instead).
+  // With layouts "channels_last" (engine/passes/conv_layout_propagation.cpp) it reads and
+  // writes NHWC, and a node oneDNN cannot take is an Error, never the plain kernel.
   static std::unique_ptr<Layer> make(const Node& n, const Tensor* x, Tensor* y) {
+    const bool channels_last = n.attr_string("x_layout", "") == kChannelsLast;
+    if (channels_last != (n.attr_string("y_layout", "") == kChannelsLast))
+      throw Error(n.describe() + ": a pooling layer reads and writes one layout");
+    std::unique_ptr<Layer> layer = make_if_supported(n, x, y, channels_last);
+    if (!layer && channels_last) throw Error(n.describe() + ": oneDNN has no channels-last pooling for it");
+    return layer;
+  }
+  void run() override {
+    src_.set_data_handle(const_cast<void*>(x_->raw()));
+    dst_.set_data_handle(y_->raw());
+    prim_.execute(dnnl_cpu_stream(), {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}});
+    dnnl_cpu_stream().wait();
+  }
+  std::string kernel() const override {
+    return std::string("onednn.pool_max[") + impl_ + "]" + (channels_last_ ? " nhwc→nhwc" : "");
+  }
+  Tensor plain_copy(const Tensor& output) const override {
+    if (!channels_last_ || &output != y_) return output.clone();
+    Tensor out(DType::Float32, output.shape());
+    const dnnl::memory::dims dims(output.shape().begin(), output.shape().end());
+    dnnl::memory from(dst_.get_desc(), dnnl_cpu_engine(), const_cast<void*>(output.raw())),
+        to(dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::abcd), dnnl_cpu_engine(), out.raw());
+    dnnl::reorder(from, to).execute(dnnl_cpu_stream(), from, to);
+    dnnl_cpu_stream().wait();
+    return out;
+  }
+
+ private:
+  static std::unique_ptr<Layer> make_if_supported(const Node& n, const Tensor* x, Tensor* y, bool channels_last) {
     const Shape& xs = x->shape();
     if ((xs.size() != 4 && xs.size() != 5) || n.attr_int("storage_order", 0) != 0 || !n.has_attr("kernel_shape")) return nullptr;
+    if (channels_last && xs.size() != 4) return nullptr;
     const Shape sp(xs.begin() + 2, xs.end());
     const WindowGeometry g = window_geometry(n, sp, {}, n.attr_int("ceil_mode", 0) != 0);
     dnnl::memory::dims k(g.kernel.begin(), g.kernel.end()), st(g.stride.begin(), g.stride.end()),
@@ -198,32 +230,26 @@ class MaxPoolLayer : public Layer {
       pr[d] = (y->shape()[d + 2] - 1) * g.stride[d] + g.kernel[d] - sp[d] - g.pad_begin[d];
       if (pr[d] < 0) return nullptr;
     }
-    const auto tag = xs.size() == 4 ? dnnl::memory::format_tag::abcd : dnnl::memory::format_tag::abcde;
+    const auto tag = channels_last ? dnnl::memory::format_tag::acdb
+                     : xs.size() == 4 ? dnnl::memory::format_tag::abcd
+                                      : dnnl::memory::format_tag::abcde;
     dnnl::memory::desc xd(dnnl::memory::dims(xs.begin(), xs.end()), dnnl::memory::data_type::f32, tag),
         yd(dnnl::memory::dims(y->shape().begin(), y->shape().end()), dnnl::memory::data_type::f32, tag);
     try {
       dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, xd, yd, st, k, pl, pr);
       dnnl::pooling_forward::primitive_desc pd(desc, dnnl_cpu_engine());
-      return std::unique_ptr<Layer>(new MaxPoolLayer(pd, x, y));
+      return std::unique_ptr<Layer>(new MaxPoolLayer(pd, x, y, channels_last));
     } catch (const dnnl::error&) {
       return nullptr;
     }
   }
-  void run() override {
-    src_.set_data_handle(const_cast<void*>(x_->raw()));
-    dst_.set_data_handle(y_->raw());
-    prim_.execute(dnnl_cpu_stream(), {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}});
-    dnnl_cpu_stream().wait();
-  }
-  std::string kernel() const override { return std::string("onednn.pool_max[") + impl_ + "]"; }
-
- private:
-  MaxPoolLayer(const dnnl::pooling_forward::primitive_desc& pd, const Tensor* x, Tensor* y)
+  MaxPoolLayer(const dnnl::pooling_forward::primitive_desc& pd, const Tensor* x, Tensor* y, bool channels_last)
       : prim_(pd), src_(pd.src_desc(), dnnl_cpu_engine(), DNNL_MEMORY_NONE), dst_(pd.dst_desc(), dnnl_cpu_engine(), DNNL_MEMORY_NONE),
-        impl_(pd.impl_info_str()), x_(x), y_(y) {}
+        impl_(pd.impl_info_str()), channels_last_(channels_last), x_(x), y_(y) {}
   dnnl::pooling_forward prim_;
   dnnl::memory src_, dst_;
   std::string impl_;
+  bool channels_last_;
   const Tensor* x_;
   Tensor* y_;
 };
@@ -258,6 +284,9 @@ std::unique_ptr<Layer> make_float_layer(const LayerRequest& r) {
       return std::make_unique<MatMulLayer>(s, ins, outs[0]);
     }
   }
+  // A layout the op table's kernels would misread (they take plain tensors).
+  if (node.has_attr("x_layout") || node.has_attr("y_layout"))
+    throw Error(node.describe() + ": no kernel for its channels-last layout here");
   return std::make_unique<KernelLayer>(r);
 }
 
