@@ -364,7 +364,7 @@ std::string engine_shapes_cell(const ReportModel& m, size_t i) {
   const std::string twin_key = twin.case_key();
   for (const ReportCase& c : m.cases) {
     const CaseResult& s = c.stored.result;
-    if (s.spec.dynamic() || s.status == "error" || s.spec.case_key() != twin_key) continue;
+    if (c.key != twin_key || s.status == "error") continue;
     if (s.engine.stats.median > 0 && r.engine.stats.median > 0)
       cell += "; " + printf_double("%+.1f%%", 100 * (r.engine.stats.median / s.engine.stats.median - 1)) + " vs static";
     break;

@@ -292,6 +292,34 @@ TEST_F(ReportTest, ShowsAStoredPluginCostSplit) {
   EXPECT_EQ(html.find("<attn>"), std::string::npos);
 }
 
+// A dynamic case beside its static twin: the "Engine shapes" column gives its engine time
+// against the twin's from the same run and its first run at a new shape. Without any
+// dynamic case there is no such column.
+TEST_F(ReportTest, ADynamicCaseIsComparedWithItsStaticTwin) {
+  ResultStore store(file("results.db"));
+  int64_t run = store.begin_run(run_info("2024-05-01T12:00:00Z"));
+  store.write_case(run, make_case("shapes", 4, "aggressive", 10.0, 20.0));
+  CaseResult dynamic = make_case("shapes", 4, "aggressive", 10.5, 20.0);
+  dynamic.spec.engine_shapes = "dynamic";
+  dynamic.spec.dynamic_batch = {1, 8, 16};
+  dynamic.specialize_ms = 3.25;
+  store.write_case(run, dynamic);
+  CaseResult other_batch = make_case("shapes", 2, "aggressive", 4.0, 9.0);  // not its twin
+  store.write_case(run, other_batch);
+  store.finish_run(run);
+  const std::string html = fb::render_html_report(store);
+  EXPECT_NE(html.find("<th>Engine shapes</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td>dynamic 1..16 (opt 8); +5.0% vs static; new shape 3.250 ms</td>"), std::string::npos);
+  EXPECT_NE(html.find("b=4 fp32 aggressive t=2 dynamic[1..16]"), std::string::npos);
+  EXPECT_NE(html.find("first run at a new shape 3.250 ms"), std::string::npos);
+
+  ResultStore plain(file("plain.db"));
+  int64_t r2 = plain.begin_run(run_info("2024-05-01T12:00:00Z"));
+  plain.write_case(r2, make_case("shapes", 4, "aggressive", 10.0, 20.0));
+  plain.finish_run(r2);
+  EXPECT_EQ(fb::render_html_report(plain).find("Engine shapes"), std::string::npos);
+}
+
 TEST(JsonForScript, EscapesWhatCouldCloseTheElement) {
   EXPECT_EQ(fb::json_for_script(nlohmann::json("</script><!--&\xE2\x80\xA9")),
             "\"\\u003c/script\\u003e\\u003c!--\\u0026\\u2029\"");
