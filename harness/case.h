@@ -36,9 +36,14 @@ struct TimingConfig {
   // Independent worker processes the case is timed in, one after another (fresh address
   // space, page placement and allocator state each): the spread between them is what a
   // re-run of the case would show, and what compare judges a change against. 1: timed in
-  // the runner's own process, as before processes existed. The default, 5, is the fewest
-  // with which compare's rank test of 5 processes against 5 can reach alpha 0.01.
-  int processes = 5;
+  // the runner's own process, as before processes existed. The default, 10, with
+  // process_samples 50, is what let compare see a 5% slowdown in at least 9 of 10 A/A
+  // comparisons on a noisy 2-core VM (README, "Trusting a comparison"); 5 did not.
+  int processes = 10;
+  // Samples of each executor every process takes before the stopping rule may end its
+  // timing (max_seconds, spread over the processes, still ends it): a process's low
+  // quantile is only as steady as the samples under it.
+  int process_samples = 50;
   // How engine and reference take turns while timed: "iteration" (engine, reference,
   // engine, ...) or "block" (block_iterations of one, then block_iterations of the other),
   // so each executor runs with its own weights in cache, as a standalone loop would.
@@ -175,9 +180,10 @@ struct Measurement {
 };
 
 // How far a case's figures moved between its worker processes: the spread a re-run would
-// show. Each is the relative standard deviation of the per-process values (0.02 = 2%):
-// engine and reference medians, and the speedup (reference median / engine median, each
-// process's own). NaN with fewer than two processes, where nothing says how a re-run moves.
+// show. Each is the robust relative spread (robust_log_spread, 0.02 = 2%) of the
+// per-process figures compare judges (process_floors): engine and reference times, and the
+// speedup (each process's own ratio). NaN with fewer than two processes, where nothing
+// says how a re-run moves.
 struct ProcessNoise {
   int processes = 1;
   double engine = std::numeric_limits<double>::quiet_NaN();

@@ -325,6 +325,7 @@ const std::vector<CaseField>& case_fields() {
       {.path = "timing.pin_cpus", .in_scenario = kAtPath, VALUE(timing.pin_cpus, cpus)},
       {.path = "timing.inject_delay_us", .in_scenario = kAtPath, VALUE(timing.inject_delay_us, non_negative)},
       {.path = "timing.processes", .in_scenario = kAtPath, VALUE(timing.processes, (int_in<1, 64>))},
+      {.path = "timing.process_samples", .in_scenario = kAtPath, VALUE(timing.process_samples, (int_in<1, 1000000>))},
       {.path = "timing.alternation", .in_scenario = kAtPath, VALUE(timing.alternation, alternation)},
       {.path = "timing.block_iterations", .in_scenario = kAtPath, VALUE(timing.block_iterations, (int_in<1, 100000>))},
 

@@ -34,21 +34,38 @@ const char* verdict_name(Verdict v) {
   return "?";
 }
 
+namespace {
+
+// A figure from per-process values: their median (one wild process moves it little), or
+// the run's median and interval where there is one process.
+FigureValue figure_of(std::vector<double> per_process, double run_median, Interval interval) {
+  if (per_process.size() >= 2) return {percentile(per_process, 0.5), std::move(per_process), {}};
+  return {run_median, {}, interval};
+}
+
+}  // namespace
+
 FigureValue engine_figure(const CaseResult& r) {
-  return {r.engine.stats.median, process_medians(r.engine), {r.engine.stats.boot_ci_low, r.engine.stats.boot_ci_high}};
+  return figure_of(process_floors(r.engine), r.engine.stats.median, {r.engine.stats.boot_ci_low, r.engine.stats.boot_ci_high});
 }
 
 FigureValue reference_figure(const CaseResult& r) {
-  return {r.reference.stats.median, process_medians(r.reference),
-          {r.reference.stats.boot_ci_low, r.reference.stats.boot_ci_high}};
+  return figure_of(process_floors(r.reference), r.reference.stats.median,
+                   {r.reference.stats.boot_ci_low, r.reference.stats.boot_ci_high});
 }
 
 FigureValue speedup_figure(const CaseResult& r) {
-  FigureValue f{r.speedup, {}, {r.speedup_ci_low, r.speedup_ci_high}};
-  const std::vector<double> e = process_medians(r.engine), ref = process_medians(r.reference);
-  if (e.size() == ref.size() && e.size() >= 2)
-    for (size_t p = 0; p < e.size(); ++p) f.per_process.push_back(e[p] > 0 ? ref[p] / e[p] : kNaN);
-  return f;
+  std::vector<double> per_process;
+  const std::vector<double> e = process_floors(r.engine), ref = process_floors(r.reference);
+  if (e.size() == ref.size())
+    for (size_t p = 0; p < e.size(); ++p) per_process.push_back(e[p] > 0 ? ref[p] / e[p] : kNaN);
+  return figure_of(std::move(per_process), r.speedup, {r.speedup_ci_low, r.speedup_ci_high});
+}
+
+void append_to_history(CaseHistory& h, const CaseResult& r) {
+  h.engine.push_back(engine_figure(r).value);
+  h.reference.push_back(reference_figure(r).value);
+  h.speedup.push_back(speedup_figure(r).value);
 }
 
 FigureChange judge_figure(const FigureValue& base, const FigureValue& cand, const std::vector<double>& history,
@@ -64,54 +81,58 @@ FigureChange judge_figure(const FigureValue& base, const FigureValue& cand, cons
   c.change = cand.value / base.value - 1;
   const double q = 1 - o.alpha / 2;
 
-  // Between processes: the pooled variance of the per-process logs of both runs.
-  double se = kNaN, crit = kNaN;
+  // Between processes: the pooled robust spread of the per-process logs of both runs. The
+  // figures are medians over processes, whose standard error is sqrt(pi/2) times a mean's.
+  double se = kNaN, df = kNaN;
   const size_t kb = base.per_process.size(), kc = cand.per_process.size();
-  const double sb = log_spread(base.per_process), sc = log_spread(cand.per_process);
+  const double sb = robust_log_spread(base.per_process), sc = robust_log_spread(cand.per_process);
   if (std::isfinite(sb) && std::isfinite(sc)) {
-    const double df = static_cast<double>(kb + kc - 2), vb = sb * sb, vc = sc * sc;
-    const double pooled = ((kb - 1) * vb + (kc - 1) * vc) / df;
-    se = std::sqrt(pooled * (1.0 / kb + 1.0 / kc));
-    crit = student_t_quantile(q, df);
+    constexpr double kMedianEfficiency = 1.2533;  // sqrt(pi / 2)
+    df = static_cast<double>(kb + kc - 2);
+    const double pooled = ((kb - 1) * sb * sb + (kc - 1) * sc * sc) / df;
+    se = kMedianEfficiency * std::sqrt(pooled * (1.0 / kb + 1.0 / kc));
     c.noise_source = "processes (" + std::to_string(kb) + "+" + std::to_string(kc) + ")";
-    c.rank_p = rank_sum_p(cand.per_process, base.per_process);
   } else {
     // One process: only the samples' interval is known, which says nothing of the next process.
     auto side = [](const Interval& i) {
       return i.low > 0 && i.high >= i.low ? std::log(i.high / i.low) / (2 * normal_quantile(0.975)) : kNaN;
     };
     se = std::hypot(side(base.interval), side(cand.interval));
-    crit = normal_quantile(q);
     c.noise_source = "samples (1 process)";
   }
-  // Between runs: how far this case's run-level value moved over the earlier runs.
+  // Between runs: how far this case's run-level figure moved over the earlier runs. Both
+  // estimate how far two runs' figures differ; they are pooled by their degrees of
+  // freedom, so a handful of runs neither swamps the processes nor is ignored.
   std::vector<double> recent(history.end() - static_cast<std::ptrdiff_t>(std::min(history.size(), kMaxHistory)),
                              history.end());
-  const double sh = recent.size() >= kMinHistory ? log_spread(recent) : kNaN;
+  // Robust, like the processes' spread: one night the machine was busy does not make every
+  // later comparison noisy.
+  const double sh = recent.size() >= kMinHistory ? robust_log_spread(recent) : kNaN;
   if (std::isfinite(sh)) {
-    const double se_runs = std::sqrt(2.0) * sh;  // the difference of two runs
-    const double crit_runs = student_t_quantile(q, static_cast<double>(recent.size() - 1));
-    if (!std::isfinite(se) || crit_runs * se_runs > crit * se) {
-      se = se_runs;
-      crit = crit_runs;
-      c.noise_source = "runs (" + std::to_string(recent.size()) + ")";
+    const double runs_var = 2 * sh * sh, runs_df = static_cast<double>(recent.size() - 1);  // the difference of two runs
+    const std::string runs = "runs (" + std::to_string(recent.size()) + ")";
+    if (std::isfinite(se) && std::isfinite(df)) {
+      se = std::sqrt((df * se * se + runs_df * runs_var) / (df + runs_df));
+      df += runs_df;
+      c.noise_source += " and " + runs;
+    } else if (!std::isfinite(se) || student_t_quantile(q, runs_df) * std::sqrt(runs_var) > normal_quantile(q) * se) {
+      se = std::sqrt(runs_var);
+      df = runs_df;
+      c.noise_source = runs;
     }
   }
   if (!std::isfinite(se)) {
     c.noise_source = "unknown";
     return c;
   }
-  const double reach = crit * se;
+  const double reach = (std::isfinite(df) ? student_t_quantile(q, df) : normal_quantile(q)) * se;
   c.noise = se;
   c.detectable = std::exp(reach) - 1;
   c.change_ci = {std::exp(d - reach) - 1, std::exp(d + reach) - 1};
   const bool beyond = std::fabs(d) > reach && std::fabs(c.change) >= o.min_effect;
-  // The rank test exists only where both runs have processes; one process a side has no
-  // per-process values to rank (old single-process results).
-  const bool ranks_agree = c.noise_source.rfind("samples", 0) == 0 || kb < 2 || kc < 2 || c.rank_p < o.alpha;
-  if (beyond && ranks_agree)
+  if (beyond)
     c.verdict = (higher_is_better ? d < 0 : d > 0) ? Verdict::kSlower : Verdict::kFaster;
-  else if (beyond || c.detectable > o.min_effect)  // beyond the interval, not the rank test: noisy
+  else if (c.detectable > o.min_effect)
     c.verdict = Verdict::kNoisy;
   else
     c.verdict = Verdict::kUnchanged;
@@ -131,7 +152,19 @@ CaseJudgement judge_case(const CaseResult& base, const CaseResult& cand, const C
   const std::string times_text = "engine " + signed_percent(j.engine.change) + ", reference " + signed_percent(j.reference.change);
 
   const Verdict s = j.speedup.verdict, e = j.engine.verdict;
-  if (is_change(s)) {
+  // The reference runs the same code in both runs: when it moved by min_effect or more, and
+  // at least as far as the speedup did, the machine changed under the case (a neighbour took
+  // the memory bus, the clock dropped), which hits the two executors unequally. Its noise is
+  // not asked: a machine busy for part of a run makes the reference's processes disagree,
+  // and that is the very sign.
+  const double reference_move = std::fabs(std::log1p(j.reference.change));
+  const bool machine_moved = !j.speedup_only && reference_move >= std::log1p(o.min_effect) &&
+                             std::fabs(std::log1p(j.speedup.change)) <= reference_move;
+  if (is_change(s) && machine_moved) {
+    j.verdict = Verdict::kEnvironment;
+    j.reason = "reference " + signed_percent(j.reference.change) + ", at least as far as the " +
+               speedup_text + ": the machine changed; engine " + signed_percent(j.engine.change);
+  } else if (is_change(s)) {
     j.verdict = s;
     j.reason = speedup_text + " beyond its noise" + (j.speedup_only ? "" : "; " + times_text);
   } else if (!j.speedup_only && is_change(e) && s == Verdict::kUnchanged &&
@@ -210,19 +243,17 @@ HistoryByKey load_history(const ResultStore& store, int64_t up_to) {
   size_t complete = 0;
   for (auto run = runs.rbegin(); run != runs.rend(); ++run) {
     if (machine_fingerprint(run->info) != machine) continue;
-    std::map<std::string, const CaseFigures*> last;  // a key listed twice: its last result
-    const std::vector<CaseFigures> cases = store.load_case_figures(run->id);
-    for (const CaseFigures& f : cases)
-      if (f.status != "error") last[f.case_key] = &f;
+    std::map<std::string, const CaseResult*> last;  // a key listed twice: its last result
+    const std::vector<StoredCase> cases = store.load_cases(run->id);
+    for (const StoredCase& sc : cases)
+      if (sc.result.status != "error") last[sc.result.spec.case_key()] = &sc.result;
     if (run == runs.rbegin())
       for (const auto& [key, r] : last) wanted.insert(key);
     for (const auto& [key, r] : last) {
       if (!wanted.count(key)) continue;
       CaseHistory& h = history[key];
       if (h.engine.size() == kMaxHistory) continue;
-      h.engine.push_back(r->engine.median);
-      h.reference.push_back(r->reference.median);
-      h.speedup.push_back(r->speedup.median);
+      append_to_history(h, *r);
       complete += h.engine.size() == kMaxHistory;
     }
     if (complete == wanted.size()) break;

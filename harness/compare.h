@@ -3,16 +3,18 @@
 // processes (timing.processes) and, where earlier runs exist, between runs — never against
 // the thousands of samples of one process, which say nothing about the next process.
 //
-// With worker processes on both sides a change must also clear an exact rank test of the
-// per-process values (distribution-free: at 5 processes a side, only a complete separation
-// is significant at alpha 0.01), so one disturbed process cannot make a verdict.
+// What is judged is robust to the machine's bursts, which only ever add time: each
+// process contributes its 5th-percentile time (process_floors), a run's figure is the
+// median over its processes, and the noise is the robust spread of those per-process
+// values, so one process hit by other work moves neither the figure nor its noise.
 //
-// Three figures are judged per case: the engine median, the reference median (which the
+// Three figures are judged per case: the engine time, the reference time (which the
 // engine's timing is interleaved with) and the speedup (their ratio, per process). The
-// case's verdict rests on the speedup, which cancels what the machine does to both
-// executors, cross-checked by the engine time: an engine that moved while the reference
-// moved by the same factor is `environment` (the machine changed, not the code). Runs on
-// different machines are judged on the speedup alone unless asked otherwise.
+// case's verdict rests on the speedup, which cancels most of what the machine does to both
+// executors, cross-checked by the times: when the reference (the same code in both runs)
+// moved at least as far as the speedup, or the engine moved with it, the verdict is
+// `environment` (the machine changed, not the code). Runs on different machines are
+// judged on the speedup alone unless asked otherwise.
 //
 // Cases are matched by case key, so a renamed scenario file or a reordered matrix still
 // compares.
@@ -51,8 +53,10 @@ const char* verdict_name(Verdict v);  // "faster", "slower", "unchanged", "noisy
 
 // One figure of a case in one run: its value and what is known of its noise.
 struct FigureValue {
-  double value = 0;                 // the run's figure: a median in ms, or the speedup
-  std::vector<double> per_process;  // each worker process's own value (empty or one: unknown spread)
+  // The run's figure (ms, or the speedup): the median of per_process, or with one process
+  // the run's median.
+  double value = 0;
+  std::vector<double> per_process;  // each worker process's own value (empty: one process)
   Interval interval;                // the run's 95% interval, used when there is only one process
 };
 
@@ -63,19 +67,17 @@ struct FigureChange {
   double change = 0;   // candidate / baseline - 1
   Interval change_ci;  // the (1 - alpha) interval of the change at the noise below
   // The standard error of log(candidate / baseline): how far two runs of the same code
-  // differ on this machine. From the spread between processes (pooled over both runs), or
-  // between earlier runs when history shows more; from the samples of one process when
-  // neither is known (which understates it: see noise_source).
+  // differ on this machine. From the spread between processes (pooled over both runs), and
+  // between earlier runs where history exists (the two pooled by their degrees of freedom);
+  // from the samples of one process when neither is known (which understates it: see
+  // noise_source).
   double noise = std::numeric_limits<double>::quiet_NaN();
   // The smallest change this noise lets the comparison see at alpha: a change must exceed
   // it to count; above min_effect the figure is noisy.
   double detectable = std::numeric_limits<double>::quiet_NaN();
-  // "processes (k+k)", "runs (n)" or "samples (1 process)": where the noise came from.
+  // "processes (k+k)", "processes (k+k) and runs (n)", "runs (n)" or "samples (1 process)":
+  // where the noise came from.
   std::string noise_source;
-  // With processes on both sides: the exact rank-sum p-value of the per-process values. A
-  // change counts only when this too is below alpha, so one process hit by a burst of other
-  // work (heavy tails the t interval does not expect) cannot make a verdict. 1 otherwise.
-  double rank_p = 1;
   // This figure's own verdict: for times, slower = larger; for the speedup, slower = smaller.
   Verdict verdict = Verdict::kNoisy;
 };
@@ -86,6 +88,9 @@ struct CaseHistory {
   std::vector<double> engine, reference, speedup;
 };
 using HistoryByKey = std::map<std::string, CaseHistory>;
+
+// Adds a result's three judged figures (engine_figure and the others below) to a history.
+void append_to_history(CaseHistory& h, const CaseResult& r);
 
 // The judgement of one case.
 struct CaseJudgement {
@@ -109,7 +114,7 @@ struct CaseComparison {
 FigureChange judge_figure(const FigureValue& baseline, const FigureValue& candidate,
                           const std::vector<double>& history, bool higher_is_better, const CompareOptions& options);
 
-// The three figures of a case result, per process where it has several.
+// The three figures of a case result, per process where it has several (see FigureValue).
 FigureValue engine_figure(const CaseResult& r);
 FigureValue reference_figure(const CaseResult& r);
 FigureValue speedup_figure(const CaseResult& r);

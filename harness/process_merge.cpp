@@ -51,23 +51,24 @@ void finish_merged_measurement(Measurement& m, int64_t batch) {
   m.items_per_s = m.stats.median > 0 ? static_cast<double>(batch) * 1000.0 / m.stats.median : 0;
 }
 
-std::vector<double> process_medians(const Measurement& m) {
+std::vector<double> process_floors(const Measurement& m) {
+  constexpr double kFloorQuantile = 0.05;
   std::vector<double> out;
   if (m.sample_process.empty()) return out;
-  for (const auto& g : group_by_process(m.samples_ms, m.sample_process)) out.push_back(percentile(g, 0.5));
+  for (const auto& g : group_by_process(m.samples_ms, m.sample_process)) out.push_back(percentile(g, kFloorQuantile));
   return out;
 }
 
 ProcessNoise process_noise_of(const CaseResult& r) {
-  const std::vector<double> e = process_medians(r.engine), ref = process_medians(r.reference);
+  const std::vector<double> e = process_floors(r.engine), ref = process_floors(r.reference);
   ProcessNoise n;
   n.processes = static_cast<int>(std::max<size_t>({e.size(), ref.size(), 1}));
   std::vector<double> s;
   for (size_t p = 0; p < e.size() && p < ref.size(); ++p)
     if (e[p] > 0) s.push_back(ref[p] / e[p]);
-  n.engine = log_spread(e);
-  n.reference = log_spread(ref);
-  n.speedup = log_spread(s);
+  n.engine = robust_log_spread(e);
+  n.reference = robust_log_spread(ref);
+  n.speedup = robust_log_spread(s);
   return n;
 }
 

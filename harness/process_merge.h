@@ -16,12 +16,17 @@ namespace fb {
 // log, layers, memory, accuracy) come from process 0; accuracy fails if any process failed.
 CaseResult merge_process_results(const std::vector<CaseResult>& parts);
 
-// The median of each worker process's samples, in process order; empty when the samples
-// carry no process indices (one process).
-std::vector<double> process_medians(const Measurement& m);
+// What each worker process says of an executor's time, in process order: the 5th percentile
+// of its samples, its time when undisturbed. Interference only ever adds time, so a low
+// quantile moves with the code and far less with the neighbours than the median does: in
+// A/A runs of the quickstart on a 2-core VM, a 5% slowdown was seen in about half the
+// comparisons by per-process medians and in over 90% by this figure, with no false alarm
+// either way (compare.h). Empty when the samples carry no process indices (one process).
+std::vector<double> process_floors(const Measurement& m);
 
-// The process noise of a result whose samples carry process indices: each executor's
-// per-process medians and each process's own speedup, as relative standard deviations.
+// The process noise of a result whose samples carry process indices: the robust spread
+// (robust_log_spread) of each executor's process floors and of each process's own speedup
+// (reference floor / engine floor), the figures compare judges.
 ProcessNoise process_noise_of(const CaseResult& r);
 
 // Recomputes a merged measurement's statistics from its samples: the ordinary summary

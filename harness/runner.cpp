@@ -25,14 +25,21 @@ const LoadedModel& CaseRunner::model(const std::string& reference) {
   return *it->second;
 }
 
+namespace {
+// Worker processes a case is timed in: timing.processes, but never more than max_iterations,
+// the case's cap on samples (every process takes at least one).
+int worker_count(const TimingConfig& t) { return std::min(t.processes, t.max_iterations); }
+}  // namespace
+
 CaseResult CaseRunner::run(const CaseSpec& spec, const ProgressFn& progress) {
-  return spec.timing.processes > 1 ? run_in_workers(spec, progress) : run_here(spec, progress);
+  return worker_count(spec.timing) > 1 ? run_in_workers(spec, progress) : run_here(spec, progress);
 }
 
 CaseResult CaseRunner::run_in_workers(const CaseSpec& spec, const ProgressFn& progress) {
-  const int k = spec.timing.processes;
+  const int k = worker_count(spec.timing);
   CaseSpec worker_spec = spec;
-  worker_spec.timing = per_process_timing(spec.timing);
+  worker_spec.timing.processes = k;
+  worker_spec.timing = per_process_timing(worker_spec.timing);
   std::vector<CaseResult> parts;
   for (int p = 0; p < k; ++p) {
     if (progress) progress("process " + std::to_string(p + 1) + "/" + std::to_string(k));

@@ -1,8 +1,9 @@
 // The A/A self-check: the same scenario run several times on one machine, every consecutive
 // pair compared as `fusebench compare` would (with the runs before as history). Any
 // `slower` or `faster` there is a false alarm, since nothing changed. Optionally, runs with
-// a known slowdown injected (timing.inject_delay_us) are compared against the last A/A run:
-// the share called `slower` is the detection rate. Together they say what a nightly on this
+// a known slowdown injected (timing.inject_delay_us) are compared each against an A/A run
+// (the i-th slowed run against the i-th A/A run, cycling, with that run's history): the
+// share called `slower` is the detection rate. Together they say what a nightly on this
 // machine can and cannot see before anyone trusts it.
 #pragma once
 #include <string>
@@ -20,7 +21,7 @@ struct SelfCheckCase {
   double process_spread = 0;    // median over the runs of the speedup's spread between processes
   double run_spread_speedup = 0, run_spread_engine = 0;  // spread of the run-level values over the A/A runs
   double detectable = 0;        // median over the A/A pairs: the smallest speedup change that would count
-  int injected = 0;             // comparisons of a slowed-down run against the last A/A run
+  int injected = 0;             // comparisons of a slowed-down run against an A/A run
   int detected = 0;             // of them, slower
   int engine_detected = 0;      // of them, engine time judged slower on its own
 };
@@ -34,7 +35,7 @@ struct SelfCheckReport {
 };
 
 // `aa_runs`: the cases of each A/A run, oldest first (at least two). `injected_runs`: runs
-// with a slowdown injected, each compared against the last A/A run (may be empty).
+// with a slowdown injected, in order (may be empty).
 SelfCheckReport summarize_self_check(const std::vector<std::vector<StoredCase>>& aa_runs,
                                      const std::vector<std::vector<StoredCase>>& injected_runs,
                                      const CompareOptions& options);

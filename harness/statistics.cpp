@@ -108,41 +108,20 @@ double log_spread(const std::vector<double>& values) {
   return std::sqrt(ss / static_cast<double>(values.size() - 1));
 }
 
-double rank_sum_p(const std::vector<double>& a, const std::vector<double>& b) {
-  const size_t na = a.size(), n = a.size() + b.size();
-  if (a.empty() || b.empty()) return 1;
-  // Doubled mid-ranks are integers: rank 1-based, a tie group i..j-1 gets (i + 1 + j) / 2.
-  std::vector<std::pair<double, bool>> pooled;
-  for (double v : a) pooled.emplace_back(v, true);
-  for (double v : b) pooled.emplace_back(v, false);
-  std::sort(pooled.begin(), pooled.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-  std::vector<int> rank2(n);
-  int observed = 0;
-  for (size_t i = 0; i < n;) {
-    size_t j = i;
-    while (j < n && pooled[j].first == pooled[i].first) ++j;
-    for (size_t k = i; k < j; ++k) {
-      rank2[k] = static_cast<int>(i + 1 + j);
-      if (pooled[k].second) observed += rank2[k];
-    }
-    i = j;
+double robust_log_spread(const std::vector<double>& values) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  if (values.size() < 2) return kNaN;
+  std::vector<double> logs;
+  for (double v : values) {
+    if (!(v > 0) || !std::isfinite(v)) return kNaN;
+    logs.push_back(std::log(v));
   }
-  // ways[j][s]: subsets of size j with doubled rank sum s.
-  const int max_sum = static_cast<int>(2 * n * n + 2);
-  std::vector<std::vector<double>> ways(na + 1, std::vector<double>(static_cast<size_t>(max_sum) + 1, 0));
-  ways[0][0] = 1;
-  for (size_t k = 0; k < n; ++k)
-    for (size_t j = std::min(na, k + 1); j >= 1; --j)
-      for (int s2 = max_sum; s2 >= rank2[k]; --s2) ways[j][static_cast<size_t>(s2)] += ways[j - 1][static_cast<size_t>(s2 - rank2[k])];
-  const double mean = static_cast<double>(na) * static_cast<double>(n + 1);  // doubled
-  const double far = std::fabs(observed - mean) - 1e-9;
-  double total = 0, extreme = 0;
-  for (int s2 = 0; s2 <= max_sum; ++s2) {
-    const double w = ways[na][static_cast<size_t>(s2)];
-    total += w;
-    if (std::fabs(s2 - mean) >= far) extreme += w;
-  }
-  return total > 0 ? std::min(1.0, extreme / total) : 1;
+  const double center = percentile(logs, 0.5);
+  for (double& l : logs) l = std::fabs(l - center);
+  // 1.4826 × MAD is the standard deviation of a normal sample with that MAD.
+  const double mad_sd = 1.4826 * percentile(logs, 0.5);
+  // Half the values or more equal (MAD 0) says little with a few values: then the classic spread.
+  return mad_sd > 0 ? mad_sd : log_spread(values);
 }
 
 // By bisection: called once per interval, so simplicity wins.

@@ -39,12 +39,12 @@ double median_rel_ci_halfwidth(const std::vector<double>& sorted);
 // values or any value that is not positive and finite.
 double log_spread(const std::vector<double>& values);
 
-// The exact two-sided p-value of the Wilcoxon rank-sum (Mann–Whitney) test of a against b:
-// the share of all ways to split the pooled values into groups of these sizes whose rank sum
-// lies at least as far from its mean as a's does (ties get mid-ranks). Distribution-free, so
-// one wild process cannot make a difference look significant; meant for a few values a side
-// (counting runs in O(n^3)). 1 when a side is empty.
-double rank_sum_p(const std::vector<double>& a, const std::vector<double>& b);
+// The spread of log(values) that one wild value cannot inflate: 1.4826 times the median
+// absolute deviation from the median (the standard deviation, for normal values). With the
+// median of the values as their center, it is what compare judges per-process figures by: a
+// process hit by a burst of other work moves neither. Falls back to log_spread when the MAD
+// is 0 (most values equal); NaN as log_spread.
+double robust_log_spread(const std::vector<double>& values);
 
 // The standard normal q-quantile, q in (0, 1).
 double normal_quantile(double q);

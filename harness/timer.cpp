@@ -135,8 +135,9 @@ SideBySide time_side_by_side(const std::function<void()>& engine_fn, const std::
   const double cap_ms = t.max_seconds * 2000.0;  // max_seconds per executor, both interleaved
   std::vector<FaultCounters> engine_faults, reference_faults;
   // The speedup rule bootstraps, so it is checked at growing intervals (every 10% more
-  // samples); the order-statistic rule is cheap and checked every 5 iterations.
-  int next_check = t.min_iterations;
+  // samples); the order-statistic rule is cheap and checked every 5 iterations. Neither
+  // is asked before process_samples: the time cap alone may stop the timing earlier.
+  int next_check = std::max(t.min_iterations, t.process_samples);
   r.stop_reason = "iteration-cap";
   // Per-iteration alternation is a block of one.
   const int block = t.alternation == "block" ? t.block_iterations : 1;

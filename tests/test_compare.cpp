@@ -1,5 +1,5 @@
-// compare: a figure's change judged against its noise between processes (pooled, Student's t)
-// or between earlier runs, the case verdict from speedup and engine time together
+// compare: a figure's change judged against its noise between processes (pooled robust
+// spread, Student's t) and between earlier runs, the case verdict from speedup and engine time together
 // (environment when both executors moved alike; speedup only across machines), matching by
 // case key, and the A/A / A/B bars on seeded synthetic runs whose machine shifts between runs.
 #include "harness/compare.h"
@@ -31,14 +31,13 @@ std::vector<double> scaled(const std::vector<double>& v, double f) {
 
 const std::vector<double> kFive{1.00, 1.01, 0.99, 1.005, 0.995};
 
-TEST(JudgeFigure, NoiseFromProcessesIsThePooledSpreadWithStudentsT) {
+TEST(JudgeFigure, NoiseFromProcessesIsThePooledRobustSpreadWithStudentsT) {
   fb::CompareOptions o;
   const fb::FigureChange c = fb::judge_figure(figure(1.0, kFive), figure(1.05, scaled(kFive, 1.05)), {}, false, o);
-  EXPECT_NEAR(c.rank_p, 2.0 / 252, 1e-12);  // every candidate process slower than every baseline one
-  double mean = 0, var = 0;
-  for (double x : kFive) mean += std::log(x) / 5;
-  for (double x : kFive) var += std::pow(std::log(x) - mean, 2) / 4;  // the same spread on both sides
-  const double se = std::sqrt(var * (1.0 / 5 + 1.0 / 5));
+  // The median absolute deviation of the logs is |log 0.995|, the same on both sides; the
+  // figures are medians over 5 processes, sqrt(pi/2) times as uncertain as means.
+  const double sd = 1.4826 * std::fabs(std::log(0.995));
+  const double se = 1.2533 * sd * std::sqrt(1.0 / 5 + 1.0 / 5);
   EXPECT_NEAR(c.noise, se, 1e-12);
   EXPECT_NEAR(c.detectable, std::exp(fb::student_t_quantile(0.995, 8) * se) - 1, 1e-12);
   EXPECT_EQ(c.noise_source, "processes (5+5)");
@@ -60,8 +59,8 @@ TEST(JudgeFigure, NoiseAboveTheChangeToDetectIsNoisy) {
   const fb::FigureChange c = fb::judge_figure(figure(1.0, wide), figure(1.02, scaled(wide, 1.02)), {}, false, o);
   EXPECT_GT(c.detectable, o.min_effect);
   EXPECT_EQ(c.verdict, Verdict::kNoisy);
-  // Asked to detect 20%, the same data can say unchanged.
-  o.min_effect = 0.2;
+  // Asked to detect 25%, the same data can say unchanged.
+  o.min_effect = 0.25;
   EXPECT_EQ(fb::judge_figure(figure(1.0, wide), figure(1.02, scaled(wide, 1.02)), {}, false, o).verdict,
             Verdict::kUnchanged);
 }
@@ -70,7 +69,12 @@ TEST(JudgeFigure, HistoryWidensTheNoiseWhenRunsMoveMoreThanProcesses) {
   fb::CompareOptions o;
   const std::vector<double> nights{1.0, 1.1, 0.92, 1.06, 0.97};
   const fb::FigureChange c = fb::judge_figure(figure(1.0, kFive), figure(1.05, scaled(kFive, 1.05)), nights, false, o);
-  EXPECT_EQ(c.noise_source, "runs (5)");
+  // Pooled with the processes by degrees of freedom (8 and 4), with t at 12.
+  EXPECT_EQ(c.noise_source, "processes (5+5) and runs (5)");
+  const double process_se = 1.2533 * 1.4826 * std::fabs(std::log(0.995)) * std::sqrt(0.4);
+  const double runs_var = 2 * std::pow(fb::robust_log_spread(nights), 2);  // robust, as the processes' spread
+  EXPECT_NEAR(c.noise, std::sqrt((8 * process_se * process_se + 4 * runs_var) / 12), 1e-12);
+  EXPECT_NEAR(c.detectable, std::exp(fb::student_t_quantile(0.995, 12) * c.noise) - 1, 1e-12);
   EXPECT_EQ(c.verdict, Verdict::kNoisy);
   // Fewer than three earlier runs say nothing yet.
   EXPECT_EQ(fb::judge_figure(figure(1.0, kFive), figure(1.05, scaled(kFive, 1.05)), {1.0, 1.3}, false, o).noise_source,
@@ -146,9 +150,9 @@ TEST(JudgeCase, BothExecutorsMovingAlikeIsTheEnvironment) {
 }
 
 // The bars on synthetic runs: 5 processes a run, 1% spread between processes
-// (0.7% more on each executor alone), and a machine that shifts both executors by ~15%
-// between runs. A/A: at most 2% of
-// comparisons slower or faster; an engine 5% slower: at least 90% slower.
+// (0.7% more on each executor alone). A/A, with a machine that shifts both executors by
+// ~15% between runs: at most 2% of comparisons slower or faster. An engine 5% slower, on a
+// machine that moved 1% since the baseline: at least 90% slower.
 TEST(JudgeCase, SyntheticAAandABBars) {
   fb::Rng rng(20261123);
   fb::CompareOptions o;
@@ -158,7 +162,8 @@ TEST(JudgeCase, SyntheticAAandABBars) {
     const double night_a = std::exp(0.15 * rng.normal()), night_b = std::exp(0.15 * rng.normal());
     const fb::CaseResult a = timed(rng, scaled(process_scales(rng, 5, 0.01), night_a), 1.0, 2.0, 0.007);
     const fb::CaseResult b = timed(rng, scaled(process_scales(rng, 5, 0.01), night_b), 1.0, 2.0, 0.007);
-    const fb::CaseResult slow = timed(rng, scaled(process_scales(rng, 5, 0.01), night_b), 1.05, 2.0, 0.007);
+    const double next_night = night_a * std::exp(0.01 * rng.normal());
+    const fb::CaseResult slow = timed(rng, scaled(process_scales(rng, 5, 0.01), next_night), 1.05, 2.0, 0.007);
     const Verdict same = fb::judge_case(a, b, nullptr, true, o).verdict;
     false_alarms += same == Verdict::kSlower || same == Verdict::kFaster;
     detected += fb::judge_case(a, slow, nullptr, true, o).verdict == Verdict::kSlower;
@@ -167,10 +172,26 @@ TEST(JudgeCase, SyntheticAAandABBars) {
   EXPECT_GE(detected, 0.9 * trials) << detected << " of " << trials;
 }
 
+// Seen in an A/A run on a shared 2-core VM: a neighbour slowed most of a run's processes,
+// the reference by 35% and the engine by 25%, so the speedup rose 8% with no change in the
+// code. The reference moved further than the speedup: the machine changed, not the code.
+TEST(JudgeCase, AReferenceMovingFurtherThanTheSpeedupIsTheEnvironment) {
+  fb::Rng rng(3);
+  fb::CompareOptions o;
+  const fb::CaseResult base = timed(rng, process_scales(rng, 5, 0.005), 0.40, 1.03);
+  const fb::CaseResult busy = timed(rng, process_scales(rng, 5, 0.005), 0.50, 1.39);
+  const fb::CaseJudgement j = fb::judge_case(base, busy, nullptr, true, o);
+  EXPECT_EQ(j.speedup.verdict, Verdict::kFaster);
+  EXPECT_EQ(j.verdict, Verdict::kEnvironment) << j.reason;
+  EXPECT_NE(j.reason.find("the machine changed"), std::string::npos) << j.reason;
+  // Across machines the reference is not judged: the speedup stands.
+  EXPECT_EQ(fb::judge_case(base, busy, nullptr, false, o).verdict, Verdict::kFaster);
+}
+
 fb::StoredCase stored(const std::string& scenario, int64_t batch, double engine_ms, uint64_t seed) {
   fb::Rng rng(seed);
   fb::StoredCase sc;
-  sc.result = timed(rng, process_scales(rng, 5, 0.002), engine_ms, 2.0);  // 5: the rank test can decide
+  sc.result = timed(rng, process_scales(rng, 5, 0.002), engine_ms, 2.0);
   sc.result.spec.scenario = scenario;
   sc.result.spec.batch = batch;
   return sc;
@@ -204,7 +225,7 @@ TEST(CompareRuns, ErroredCasesAreNotComparedAndHistoryIsUsedByKey) {
   history[base[0].result.spec.case_key()] = {{1, 1.2, 0.9, 1.1}, {2, 2.4, 1.8, 2.2}, {2, 1.7, 2.3, 1.9}};
   auto rows = fb::compare_runs(base, cand, fb::CompareOptions{}, &history);
   ASSERT_TRUE(rows[0].judgement);
-  EXPECT_EQ(rows[0].judgement->speedup.noise_source, "runs (4)");
+  EXPECT_EQ(rows[0].judgement->speedup.noise_source, "processes (5+5) and runs (4)");
   EXPECT_EQ(rows[0].judgement->verdict, Verdict::kNoisy);
   cand[0].result.status = "error";
   cand[0].result.error = "node 'x' (Foo): unsupported";
@@ -224,9 +245,10 @@ TEST(SelfCheck, CountsFalseAlarmsAndDetections) {
     sc.result = timed(rng, scaled(process_scales(rng, 5, 0.005), night), 1.0, 2.0);
     aa.push_back({sc});
   }
-  for (int i = 0; i < 2; ++i) {
+  // Each against its own A/A run (the first two), on the machine as that run found it.
+  for (double night : {1.0, 1.2}) {
     fb::StoredCase sc;
-    sc.result = timed(rng, process_scales(rng, 5, 0.005), 1.1, 2.0);
+    sc.result = timed(rng, scaled(process_scales(rng, 5, 0.005), night), 1.1, 2.0);
     slowed.push_back({sc});
   }
   const fb::SelfCheckReport r = fb::summarize_self_check(aa, slowed, fb::CompareOptions{});
@@ -255,28 +277,57 @@ TEST(Statistics, StudentTQuantiles) {
   EXPECT_NEAR(fb::normal_quantile(0.975), 1.95996, 1e-4);
 }
 
-TEST(Statistics, ExactRankSumP) {
-  // 5 against 5, completely separated: 2 of the C(10, 5) = 252 splits are as extreme.
-  EXPECT_NEAR(fb::rank_sum_p({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}), 2.0 / 252, 1e-12);
-  EXPECT_NEAR(fb::rank_sum_p({6, 7, 8, 9, 10}, {1, 2, 3, 4, 5}), 2.0 / 252, 1e-12);
-  // One value out of place: rank sum 16 (or 39); splits at least as far from 27.5: 4 each side.
-  EXPECT_NEAR(fb::rank_sum_p({1, 2, 3, 4, 6}, {5, 7, 8, 9, 10}), 4.0 / 252, 1e-12);
-  // 4 against 4 can never reach 0.01: 2 / C(8, 4) = 0.029.
-  EXPECT_NEAR(fb::rank_sum_p({1, 2, 3, 4}, {5, 6, 7, 8}), 2.0 / 70, 1e-12);
-  // Ties take mid-ranks; all tied is no evidence.
-  EXPECT_DOUBLE_EQ(fb::rank_sum_p({3, 3}, {3, 3}), 1.0);
-  EXPECT_DOUBLE_EQ(fb::rank_sum_p({}, {1}), 1.0);
+TEST(Statistics, RobustLogSpread) {
+  // 1.4826 times the median absolute deviation of the logs from their median.
+  EXPECT_NEAR(fb::robust_log_spread({1.0, 1.01, 0.99, 1.005, 0.995}), 1.4826 * std::fabs(std::log(0.995)), 1e-12);
+  // One wild value barely moves it (it shifts the median a little), where it triples the
+  // standard deviation.
+  const std::vector<double> calm{1.0, 1.01, 0.99, 1.005, 0.995}, wild{1.0, 1.01, 0.99, 1.005, 1.6};
+  EXPECT_NEAR(fb::robust_log_spread(wild), fb::robust_log_spread(calm), 0.01 * fb::robust_log_spread(calm));
+  EXPECT_GT(fb::log_spread(wild), 3 * fb::log_spread(calm));
+  // A MAD of 0 (most values equal) falls back to the standard deviation; too few values: NaN.
+  EXPECT_NEAR(fb::robust_log_spread({1, 1, 1, 2}), fb::log_spread({1, 1, 1, 2}), 1e-12);
+  EXPECT_TRUE(std::isnan(fb::robust_log_spread({1.0})));
+  EXPECT_TRUE(std::isnan(fb::robust_log_spread({1.0, -1.0})));
 }
 
 TEST(JudgeFigure, OneWildProcessIsNotAVerdict) {
-  // Four processes agree; one ran into a burst of other work. The t interval, fooled by the
-  // outlier's pull on the mean, might call it; the rank test does not.
+  // Four processes agree; one ran into a burst of other work. The figure is the median of
+  // the processes and the noise their robust spread, so the burst moves neither.
   fb::CompareOptions o;
   const std::vector<double> base{1.0, 1.002, 0.998, 1.001, 0.999};
   const std::vector<double> cand{1.0, 1.002, 0.998, 1.001, 1.6};
-  const fb::FigureChange c = fb::judge_figure(figure(1.0, base), figure(1.12, cand), {}, false, o);
-  EXPECT_GT(c.rank_p, o.alpha);
-  EXPECT_NE(c.verdict, Verdict::kSlower);
+  const fb::FigureChange c =
+      fb::judge_figure(figure(fb::percentile(base, 0.5), base), figure(fb::percentile(cand, 0.5), cand), {}, false, o);
+  EXPECT_NEAR(c.change, 0.001, 1e-9);
+  EXPECT_EQ(c.verdict, Verdict::kUnchanged);
+}
+
+// Each process contributes its 5th-percentile time: a case's figures are the medians over
+// processes of those, and its speedup each process's own ratio of them.
+TEST(CaseFigures, MedianOverProcessesOfEachProcesssFloor) {
+  fb::CaseResult r;
+  for (int p = 0; p < 3; ++p)
+    for (int i = 0; i < 21; ++i) {
+      // Process p: engine times 1+p/10 + i/100 (5th percentile: 1+p/10 + 0.01), reference twice that.
+      r.engine.samples_ms.push_back(1 + 0.1 * p + 0.01 * i);
+      r.reference.samples_ms.push_back(2 * (1 + 0.1 * p + 0.01 * i));
+      r.engine.sample_process.push_back(p);
+      r.reference.sample_process.push_back(p);
+    }
+  EXPECT_EQ(fb::process_floors(r.engine).size(), 3u);
+  EXPECT_NEAR(fb::process_floors(r.engine)[2], 1.21, 1e-12);
+  EXPECT_NEAR(fb::engine_figure(r).value, 1.11, 1e-12);
+  EXPECT_NEAR(fb::reference_figure(r).value, 2.22, 1e-12);
+  EXPECT_NEAR(fb::speedup_figure(r).value, 2.0, 1e-12);
+  EXPECT_EQ(fb::speedup_figure(r).per_process.size(), 3u);
+  // One process: the run's median and interval.
+  fb::CaseResult one;
+  one.engine.stats.median = 3;
+  one.engine.stats.boot_ci_low = 2.9;
+  EXPECT_DOUBLE_EQ(fb::engine_figure(one).value, 3);
+  EXPECT_TRUE(fb::engine_figure(one).per_process.empty());
+  EXPECT_DOUBLE_EQ(fb::engine_figure(one).interval.low, 2.9);
 }
 
 }  // namespace

@@ -626,8 +626,8 @@ std::string signed_percent(double v) {
 }  // namespace
 
 // The page and `fusebench compare` never disagree: for a stored baseline/candidate pair with
-// earlier runs (so compare's noise comes from between runs for one case and between
-// processes for the other), the report's verdicts, changes, noise, reasons and intervals
+// earlier runs (compare's noise pools the processes with the runs: steady for one case,
+// jumpy for the other), the report's verdicts, changes, noise, reasons and intervals
 // are the ones compare prints.
 TEST_F(ReportTest, VerdictsAreTheOnesComparePrints) {
   const std::string db = file("results.db");
@@ -637,9 +637,9 @@ TEST_F(ReportTest, VerdictsAreTheOnesComparePrints) {
   ASSERT_EQ(m.cases.size(), 2u);
   ASSERT_TRUE(m.cases[0].judgement && m.cases[1].judgement);
   EXPECT_EQ(m.cases[0].judgement->verdict, fb::Verdict::kSlower);
-  EXPECT_EQ(m.cases[0].judgement->speedup.noise_source, "processes (5+5)");
+  EXPECT_EQ(m.cases[0].judgement->speedup.noise_source, "processes (5+5) and runs (4)");
   EXPECT_EQ(m.cases[1].judgement->verdict, fb::Verdict::kNoisy);
-  EXPECT_EQ(m.cases[1].judgement->speedup.noise_source, "runs (4)");
+  EXPECT_EQ(m.cases[1].judgement->speedup.noise_source, "processes (5+5) and runs (4)");
   EXPECT_EQ(m.regressions, std::vector<size_t>{0});
   EXPECT_EQ(m.noisy, std::vector<size_t>{1});
 

@@ -80,7 +80,8 @@ int cmd_history(int argc, char** argv) {
   std::map<std::string, Series> by_key;
   for (const StoredRun& run : runs) {
     std::map<std::string, CaseResult> in_run;
-    for (const StoredCase& sc : store.load_cases(run.id, CaseDetail::kSummary)) {
+    // With samples: each change is judged as compare judges, from the per-process figures.
+    for (const StoredCase& sc : store.load_cases(run.id)) {
       const CaseResult& r = sc.result;
       const std::string key = r.spec.case_key();
       if (key.rfind(prefix, 0) != 0 || r.status == "error") continue;
@@ -94,9 +95,7 @@ int cmd_history(int argc, char** argv) {
       Series& s = by_key[key];
       s.values.push_back(metric_of(r, metric));
       s.runs.push_back(&run);
-      s.figures.engine.push_back(r.engine.stats.median);
-      s.figures.reference.push_back(r.reference.stats.median);
-      s.figures.speedup.push_back(r.speedup);
+      append_to_history(s.figures, r);
     }
   }
   if (order.empty())

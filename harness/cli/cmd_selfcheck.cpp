@@ -4,12 +4,15 @@
 // with --inject-delay, also runs with the engine slowed by that fraction of its median and
 // reports how many of those comparisons say `slower`. Exit 0 when the false-alarm rate is
 // at most --max-false-alarms (and detection at least --min-detection), 1 otherwise, 2 on error.
+// With --from-db, runs nothing and judges the runs already in the database (to judge an
+// experiment again under other --alpha or --min-effect).
 #include <cmath>
 #include <cstdio>
 #include <map>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
+#include "harness/cli/run_selection.h"
 #include "harness/environment.h"
 #include "harness/run_loop.h"
 #include "harness/selfcheck.h"
@@ -56,12 +59,14 @@ int cmd_selfcheck(int argc, char** argv) {
       "max-false-alarms", "exit 1 when more than this fraction of A/A comparisons say slower or faster",
       cxxopts::value<double>()->default_value("0.02"))(
       "min-detection", "exit 1 when fewer than this fraction of slowed-down comparisons say slower",
-      cxxopts::value<double>()->default_value("0.9"))("scenarios", "scenario files",
+      cxxopts::value<double>()->default_value("0.9"))(
+      "from-db", "run nothing: judge the runs already in --db (the first --repeats as A/A runs, the rest as slowed runs)")("scenarios", "scenario files",
                                                      cxxopts::value<std::vector<std::string>>());
   opts.parse_positional({"scenarios"});
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
-  if (!args.count("scenarios")) throw Error("no scenario files given");
+  const bool from_db = args.count("from-db") > 0;
+  if (!args.count("scenarios") && !from_db) throw Error("no scenario files given");
   if (!args.count("db")) throw Error("--db FILE is required");
   const int repeats = args["repeats"].as<int>(), inject_repeats = args["inject-repeats"].as<int>();
   if (repeats < 2) throw Error("--repeats must be at least 2");
@@ -77,13 +82,25 @@ int cmd_selfcheck(int argc, char** argv) {
     if (!(*inject > 0 && *inject < 10)) throw Error("--inject-delay must be a fraction above 0 (0.05 = 5%)");
   }
 
-  const std::vector<std::string> files = args["scenarios"].as<std::vector<std::string>>();
   const std::string db = args["db"].as<std::string>();
   std::vector<std::vector<StoredCase>> aa, slowed;
-  for (int i = 0; i < repeats; ++i)
-    aa.push_back(run_once(files, db, "A/A run " + std::to_string(i + 1) + "/" + std::to_string(repeats)));
+  if (from_db) {
+    const ResultStore store = open_existing_store(db);
+    const std::vector<StoredRun> runs = store.list_runs();
+    if (runs.size() < static_cast<size_t>(repeats))
+      throw Error(db + ": holds " + std::to_string(runs.size()) + " runs, fewer than --repeats " + std::to_string(repeats));
+    for (size_t i = 0; i < runs.size(); ++i) (i < static_cast<size_t>(repeats) ? aa : slowed).push_back(store.load_cases(runs[i].id));
+    if (!slowed.empty() && !inject)
+      throw Error(db + ": holds " + std::to_string(slowed.size()) +
+                  " runs after the A/A ones; give --inject-delay F, the slowdown they ran with");
+  } else {
+    const std::vector<std::string> files = args["scenarios"].as<std::vector<std::string>>();
+    for (int i = 0; i < repeats; ++i)
+      aa.push_back(run_once(files, db, "A/A run " + std::to_string(i + 1) + "/" + std::to_string(repeats)));
+  }
 
-  if (inject) {
+  if (inject && !from_db) {
+    const std::vector<std::string> files = args["scenarios"].as<std::vector<std::string>>();
     // Each case slowed by the fraction of its own engine median (the median over the A/A runs).
     std::map<std::string, std::vector<double>> medians;
     for (const auto& run : aa)
