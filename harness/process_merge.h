@@ -18,10 +18,9 @@ CaseResult merge_process_results(const std::vector<CaseResult>& parts);
 
 // What each worker process says of an executor's time, in process order: the 5th percentile
 // of its samples, its time when undisturbed. Interference only ever adds time, so a low
-// quantile moves with the code and far less with the neighbours than the median does: in
-// A/A runs of the quickstart on a 2-core VM, a 5% slowdown was seen in about half the
-// comparisons by per-process medians and in over 90% by this figure, with no false alarm
-// either way (compare.h). Empty when the samples carry no process indices (one process).
+// quantile moves with the code and far less with the neighbours than the median does (A/A
+// runs of the quickstart on a 2-core VM: README, "Trusting a comparison"). Empty when the
+// samples carry no process indices (one process).
 std::vector<double> process_floors(const Measurement& m);
 
 // The process noise of a result whose samples carry process indices: the robust spread
