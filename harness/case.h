@@ -37,8 +37,8 @@ struct TimingConfig {
   // space, page placement and allocator state each): the spread between them is what a
   // re-run of the case would show, and what compare judges a change against. 1: timed in
   // the runner's own process, as before processes existed. The default, 10, with
-  // process_samples 50, is what let compare see a 5% slowdown in at least 9 of 10 A/A
-  // comparisons on a noisy 2-core VM (README, "Trusting a comparison"); 5 did not.
+  // process_samples 50, let compare see a 5% slowdown in 51 of 60 comparisons on a 2-core
+  // VM, where 5 processes of about 15 samples saw 1 (README, "Trusting a comparison").
   int processes = 10;
   // Samples of each executor every process takes before the stopping rule may end its
   // timing (max_seconds, spread over the processes, still ends it): a process's low

@@ -30,8 +30,23 @@ fb::TimingConfig quick() {
   t.min_iterations = 20;
   t.max_iterations = 40;
   t.max_seconds = 5;
-  t.target_rel_ci = 0.5;  // loose: converges at min_iterations
+  t.target_rel_ci = 0.5;  // loose: converges at min_iterations...
+  t.process_samples = 1;  // ...where the stopping rule is first asked
   return t;
+}
+
+// The stopping rule is not asked before process_samples: a loose target still takes that
+// many samples, unless max_iterations comes first.
+TEST(Timer, TakesProcessSamplesBeforeTheStoppingRuleIsAsked) {
+  fb::TimingConfig t = quick();
+  t.process_samples = 30;
+  fb::SideBySide r = fb::time_side_by_side([] {}, [] { spin_us(5); }, t, 1);
+  EXPECT_EQ(r.stop_reason, "converged");
+  EXPECT_EQ(r.engine.samples_ms.size(), 30u);
+  t.process_samples = 50;  // beyond max_iterations (40)
+  r = fb::time_side_by_side([] {}, [] { spin_us(5); }, t, 1);
+  EXPECT_EQ(r.stop_reason, "iteration-cap");
+  EXPECT_EQ(r.engine.samples_ms.size(), 40u);
 }
 
 TEST(Timer, RecordsSamplesFaultsAndTheMachineState) {
