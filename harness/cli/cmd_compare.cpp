@@ -87,7 +87,8 @@ int cmd_compare(int argc, char** argv) {
   else
     std::cout << "machines differ: " << base_machine << " → " << machine
               << (o.cross_host ? " (--cross-host: times judged too)\n" : " (judged on speedup only; --cross-host to judge times)\n");
-  std::cout << "verdict      speedup                      engine ms                       reference  case\n";
+  std::cout << "figures: the median over a run's processes of each one's 5th-percentile time and of its own speedup\n"
+            << "verdict      speedup                      engine ms                       reference  case\n";
   int counts[5] = {0, 0, 0, 0, 0}, unmatched = 0;
   for (const CaseComparison& c : rows) {
     const std::string name = c.label + "  [" + c.case_key + "]";
