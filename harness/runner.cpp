@@ -52,7 +52,8 @@ CaseResult CaseRunner::run_in_workers(const CaseSpec& spec, const ProgressFn& pr
   }
   CaseResult r = merge_process_results(parts);
   const std::string model_hash = r.spec.model_hash;
-  r.spec = spec;  // the case as asked for, not the per-process share of its timing
+  r.spec = spec;  // the case as asked for, not the per-process share of its timing...
+  r.spec.timing.processes = k;  // ...with the processes it got
   r.spec.model_hash = model_hash.empty() ? spec.model_hash : model_hash;
   return r;
 }

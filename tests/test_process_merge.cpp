@@ -199,6 +199,27 @@ TEST(WorkerProcesses, RunStoresProcessesAndSurvivesACrashingWorker) {
   fs::remove_all(dir);
 }
 
+// A case's max_iterations caps its samples, so it never gets more worker processes than
+// that (each takes at least one sample): 10 processes asked, 3 iterations, 3 processes.
+TEST(WorkerProcesses, NoMoreProcessesThanIterations) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("fb_worker_cap_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "s.json") << R"({
+    "name": "cap", "model": "zoo:mlp?in=16&hidden=16&layers=1",
+    "matrix": { "batch": [1], "fusion": ["standard"] }, "threads": 1,
+    "timing": { "warmup_ms": 1, "min_iterations": 3, "max_iterations": 3, "processes": 10 } })";
+  const std::string db = (dir / "r.db").string();
+  Outcome ok = sh(std::string(FUSEBENCH_BINARY) + " run " + (dir / "s.json").string() + " --db " + db);
+  ASSERT_EQ(ok.code, 0) << ok.output;
+  const std::vector<StoredCase> cases = ResultStore(db).load_cases(1);
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_EQ(cases[0].result.engine.samples_ms.size(), 3u);
+  EXPECT_EQ(cases[0].result.spec.timing.processes, 3);  // what it got, as stored
+  EXPECT_EQ(cases[0].result.process_noise.processes, 3);
+  fs::remove_all(dir);
+}
+
 // A worker never starts workers: the variable every worker gets makes the call fail its
 // case (an executable that is not fusebench would otherwise start copies of itself).
 TEST(WorkerProcesses, AWorkerProcessNeverStartsWorkers) {

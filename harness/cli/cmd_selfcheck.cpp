@@ -60,8 +60,8 @@ int cmd_selfcheck(int argc, char** argv) {
       cxxopts::value<double>()->default_value("0.02"))(
       "min-detection", "exit 1 when fewer than this fraction of slowed-down comparisons say slower",
       cxxopts::value<double>()->default_value("0.9"))(
-      "from-db", "run nothing: judge the runs already in --db (the first --repeats as A/A runs, the rest as slowed runs)")("scenarios", "scenario files",
-                                                     cxxopts::value<std::vector<std::string>>());
+      "from-db", "run nothing: judge the runs already in --db (the first --repeats as A/A runs, the rest as slowed runs)")(
+      "scenarios", "scenario files", cxxopts::value<std::vector<std::string>>());
   opts.parse_positional({"scenarios"});
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
