@@ -45,27 +45,21 @@ FigureValue figure_of(std::vector<double> per_process, double run_median, Interv
 
 }  // namespace
 
-FigureValue engine_figure(const CaseResult& r) {
-  return figure_of(process_floors(r.engine), r.engine.stats.median, {r.engine.stats.boot_ci_low, r.engine.stats.boot_ci_high});
-}
-
-FigureValue reference_figure(const CaseResult& r) {
-  return figure_of(process_floors(r.reference), r.reference.stats.median,
-                   {r.reference.stats.boot_ci_low, r.reference.stats.boot_ci_high});
-}
-
-FigureValue speedup_figure(const CaseResult& r) {
-  std::vector<double> per_process;
+JudgedFigures judged_figures(const CaseResult& r) {
   const std::vector<double> e = process_floors(r.engine), ref = process_floors(r.reference);
+  std::vector<double> speedups;
   if (e.size() == ref.size())
-    for (size_t p = 0; p < e.size(); ++p) per_process.push_back(e[p] > 0 ? ref[p] / e[p] : kNaN);
-  return figure_of(std::move(per_process), r.speedup, {r.speedup_ci_low, r.speedup_ci_high});
+    for (size_t p = 0; p < e.size(); ++p) speedups.push_back(e[p] > 0 ? ref[p] / e[p] : kNaN);
+  return {figure_of(e, r.engine.stats.median, {r.engine.stats.boot_ci_low, r.engine.stats.boot_ci_high}),
+          figure_of(ref, r.reference.stats.median, {r.reference.stats.boot_ci_low, r.reference.stats.boot_ci_high}),
+          figure_of(std::move(speedups), r.speedup, {r.speedup_ci_low, r.speedup_ci_high})};
 }
 
 void append_to_history(CaseHistory& h, const CaseResult& r) {
-  h.engine.push_back(engine_figure(r).value);
-  h.reference.push_back(reference_figure(r).value);
-  h.speedup.push_back(speedup_figure(r).value);
+  const JudgedFigures f = judged_figures(r);
+  h.engine.push_back(f.engine.value);
+  h.reference.push_back(f.reference.value);
+  h.speedup.push_back(f.speedup.value);
 }
 
 FigureChange judge_figure(const FigureValue& base, const FigureValue& cand, const std::vector<double>& history,
@@ -144,9 +138,10 @@ CaseJudgement judge_case(const CaseResult& base, const CaseResult& cand, const C
   static const CaseHistory kNone;
   const CaseHistory& h = history ? *history : kNone;
   CaseJudgement j;
-  j.engine = judge_figure(engine_figure(base), engine_figure(cand), h.engine, false, o);
-  j.reference = judge_figure(reference_figure(base), reference_figure(cand), h.reference, false, o);
-  j.speedup = judge_figure(speedup_figure(base), speedup_figure(cand), h.speedup, true, o);
+  const JudgedFigures b = judged_figures(base), c = judged_figures(cand);
+  j.engine = judge_figure(b.engine, c.engine, h.engine, false, o);
+  j.reference = judge_figure(b.reference, c.reference, h.reference, false, o);
+  j.speedup = judge_figure(b.speedup, c.speedup, h.speedup, true, o);
   j.speedup_only = !same_machine && !o.cross_host;
   const std::string speedup_text = "speedup " + signed_percent(j.speedup.change) + " (noise ±" + format_number("%.1f%%", 100 * j.speedup.detectable) + ")";
   const std::string times_text = "engine " + signed_percent(j.engine.change) + ", reference " + signed_percent(j.reference.change);
@@ -244,7 +239,7 @@ HistoryByKey load_history(const ResultStore& store, int64_t up_to) {
   for (auto run = runs.rbegin(); run != runs.rend(); ++run) {
     if (machine_fingerprint(run->info) != machine) continue;
     std::map<std::string, const CaseResult*> last;  // a key listed twice: its last result
-    const std::vector<StoredCase> cases = store.load_cases(run->id);
+    const std::vector<StoredCase> cases = store.load_cases(run->id, CaseDetail::kTiming);
     for (const StoredCase& sc : cases)
       if (sc.result.status != "error") last[sc.result.spec.case_key()] = &sc.result;
     if (run == runs.rbegin())

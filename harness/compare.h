@@ -89,7 +89,7 @@ struct CaseHistory {
 };
 using HistoryByKey = std::map<std::string, CaseHistory>;
 
-// Adds a result's three judged figures (engine_figure and the others below) to a history.
+// Adds a result's three judged figures (judged_figures, below) to a history.
 void append_to_history(CaseHistory& h, const CaseResult& r);
 
 // The judgement of one case.
@@ -115,9 +115,10 @@ FigureChange judge_figure(const FigureValue& baseline, const FigureValue& candid
                           const std::vector<double>& history, bool higher_is_better, const CompareOptions& options);
 
 // The three figures of a case result, per process where it has several (see FigureValue).
-FigureValue engine_figure(const CaseResult& r);
-FigureValue reference_figure(const CaseResult& r);
-FigureValue speedup_figure(const CaseResult& r);
+struct JudgedFigures {
+  FigureValue engine, reference, speedup;
+};
+JudgedFigures judged_figures(const CaseResult& r);
 
 // Judges a case (both results passed or failed, not errored). `history` may be null.
 CaseJudgement judge_case(const CaseResult& baseline, const CaseResult& candidate, const CaseHistory* history,

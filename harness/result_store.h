@@ -56,9 +56,10 @@ struct CaseFigures {
 };
 CaseFigures figures_of(const CaseResult& r);
 
-// How much of a case load_cases reads: everything, or the summary figures only (no samples,
-// build log or layer map) for commands that read many runs (history, export).
-enum class CaseDetail { kAll, kSummary };
+// How much of a case load_cases reads: everything; the timing (samples, but no build log,
+// layer map or plugin cost), what compare's history and `history` judge; or the summary
+// figures only (no samples either) for commands that read many runs (export).
+enum class CaseDetail { kAll, kTiming, kSummary };
 
 class ResultStore {
  public:

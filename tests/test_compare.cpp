@@ -317,17 +317,19 @@ TEST(CaseFigures, MedianOverProcessesOfEachProcesssFloor) {
     }
   EXPECT_EQ(fb::process_floors(r.engine).size(), 3u);
   EXPECT_NEAR(fb::process_floors(r.engine)[2], 1.21, 1e-12);
-  EXPECT_NEAR(fb::engine_figure(r).value, 1.11, 1e-12);
-  EXPECT_NEAR(fb::reference_figure(r).value, 2.22, 1e-12);
-  EXPECT_NEAR(fb::speedup_figure(r).value, 2.0, 1e-12);
-  EXPECT_EQ(fb::speedup_figure(r).per_process.size(), 3u);
+  const fb::JudgedFigures f = fb::judged_figures(r);
+  EXPECT_NEAR(f.engine.value, 1.11, 1e-12);
+  EXPECT_NEAR(f.reference.value, 2.22, 1e-12);
+  EXPECT_NEAR(f.speedup.value, 2.0, 1e-12);
+  EXPECT_EQ(f.speedup.per_process.size(), 3u);
   // One process: the run's median and interval.
   fb::CaseResult one;
   one.engine.stats.median = 3;
   one.engine.stats.boot_ci_low = 2.9;
-  EXPECT_DOUBLE_EQ(fb::engine_figure(one).value, 3);
-  EXPECT_TRUE(fb::engine_figure(one).per_process.empty());
-  EXPECT_DOUBLE_EQ(fb::engine_figure(one).interval.low, 2.9);
+  const fb::FigureValue e = fb::judged_figures(one).engine;
+  EXPECT_DOUBLE_EQ(e.value, 3);
+  EXPECT_TRUE(e.per_process.empty());
+  EXPECT_DOUBLE_EQ(e.interval.low, 2.9);
 }
 
 }  // namespace

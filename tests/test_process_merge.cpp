@@ -12,6 +12,7 @@
 #include "harness/result_store.h"
 #include "harness/statistics.h"
 #include "harness/worker_process.h"
+#include "scratch_dir.h"
 #include "shell_command.h"
 
 namespace fb {
@@ -159,17 +160,24 @@ TEST(PerProcessTiming, SharesTheCapAndIterationsOut) {
   EXPECT_EQ(per_process_timing(t).min_iterations, 8);
 }
 
+// Writes a one-case scenario (an MLP from the zoo at batch 1, fusion standard, one thread)
+// with this name, model query and timing block into `dir` as s.json; returns its path.
+std::string one_case_scenario(const ScratchDir& dir, const std::string& name, const std::string& mlp,
+                              const std::string& timing) {
+  std::ofstream(dir.path("s.json")) << R"({"name": ")" << name << R"(", "model": "zoo:mlp?)" << mlp
+                                    << R"(", "matrix": {"batch": [1], "fusion": ["standard"]}, "threads": 1, "timing": )"
+                                    << timing << "}";
+  return dir.path("s.json");
+}
+
 // Through the binary: two worker processes per case; a worker that aborts makes its case
 // an error naming the case and the process, and the run goes on and stores everything.
 TEST(WorkerProcesses, RunStoresProcessesAndSurvivesACrashingWorker) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("fb_workers_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "s.json") << R"({
-    "name": "workers", "model": "zoo:mlp?in=32&hidden=64&out=8&layers=2",
-    "matrix": { "batch": [1], "fusion": ["standard"] }, "threads": 1,
-    "timing": { "warmup_ms": 5, "min_iterations": 20, "max_seconds": 0.4, "processes": 2 } })";
-  const std::string fb = FUSEBENCH_BINARY, db = (dir / "r.db").string(), scenario = (dir / "s.json").string();
+  const ScratchDir dir("fb_workers");
+  const std::string scenario = one_case_scenario(
+      dir, "workers", "in=32&hidden=64&out=8&layers=2",
+      R"({"warmup_ms": 5, "min_iterations": 20, "max_seconds": 0.4, "processes": 2})");
+  const std::string fb = FUSEBENCH_BINARY, db = dir.path("r.db");
 
   Outcome ok = sh(fb + " run " + scenario + " --db " + db);
   ASSERT_EQ(ok.code, 0) << ok.output;
@@ -196,28 +204,22 @@ TEST(WorkerProcesses, RunStoresProcessesAndSurvivesACrashingWorker) {
   const std::vector<StoredCase> bad = store.load_cases(runs[1].id);
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_EQ(bad[0].result.status, "error");
-  fs::remove_all(dir);
 }
 
 // A case's max_iterations caps its samples, so it never gets more worker processes than
 // that (each takes at least one sample): 10 processes asked, 3 iterations, 3 processes.
 TEST(WorkerProcesses, NoMoreProcessesThanIterations) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("fb_worker_cap_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "s.json") << R"({
-    "name": "cap", "model": "zoo:mlp?in=16&hidden=16&layers=1",
-    "matrix": { "batch": [1], "fusion": ["standard"] }, "threads": 1,
-    "timing": { "warmup_ms": 1, "min_iterations": 3, "max_iterations": 3, "processes": 10 } })";
-  const std::string db = (dir / "r.db").string();
-  Outcome ok = sh(std::string(FUSEBENCH_BINARY) + " run " + (dir / "s.json").string() + " --db " + db);
+  const ScratchDir dir("fb_worker_cap");
+  const std::string scenario = one_case_scenario(
+      dir, "cap", "in=16&hidden=16&layers=1", R"({"warmup_ms": 1, "min_iterations": 3, "max_iterations": 3, "processes": 10})");
+  const std::string db = dir.path("r.db");
+  Outcome ok = sh(std::string(FUSEBENCH_BINARY) + " run " + scenario + " --db " + db);
   ASSERT_EQ(ok.code, 0) << ok.output;
   const std::vector<StoredCase> cases = ResultStore(db).load_cases(1);
   ASSERT_EQ(cases.size(), 1u);
   EXPECT_EQ(cases[0].result.engine.samples_ms.size(), 3u);
   EXPECT_EQ(cases[0].result.spec.timing.processes, 3);  // what it got, as stored
   EXPECT_EQ(cases[0].result.process_noise.processes, 3);
-  fs::remove_all(dir);
 }
 
 // A worker never starts workers: the variable every worker gets makes the call fail its

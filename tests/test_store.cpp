@@ -608,6 +608,23 @@ TEST_F(StoreTest, SummaryLoadSkipsSamplesLogsAndLayers) {
   EXPECT_EQ(r.spec.gate.min_speedup, 1.2);
 }
 
+TEST_F(StoreTest, TimingLoadKeepsSamplesAndSkipsLogsAndLayers) {
+  ResultStore store(file("results.db"));
+  const int64_t run = store.begin_run(make_run_info());
+  const CaseResult c = make_case("s", 1, "none");
+  ASSERT_FALSE(c.layers.empty());
+  ASSERT_FALSE(c.build_log.empty());
+  store.write_case(run, c);
+  const auto cases = store.load_cases(run, fb::CaseDetail::kTiming);
+  ASSERT_EQ(cases.size(), 1u);
+  const CaseResult& r = cases[0].result;
+  EXPECT_EQ(r.engine.samples_ms, c.engine.samples_ms);
+  EXPECT_EQ(r.reference.samples_ms, c.reference.samples_ms);
+  EXPECT_TRUE(r.layers.empty());
+  EXPECT_TRUE(r.build_log.empty());
+  EXPECT_EQ(r.engine.stats.median, c.engine.stats.median);
+}
+
 TEST_F(StoreTest, CaseFiguresMatchTheFullLoadWithoutParsingTheConfiguration) {
   ResultStore store(file("results.db"));
   const int64_t run = store.begin_run(make_run_info());

@@ -81,7 +81,7 @@ int cmd_history(int argc, char** argv) {
   for (const StoredRun& run : runs) {
     std::map<std::string, CaseResult> in_run;
     // With samples: each change is judged as compare judges, from the per-process figures.
-    for (const StoredCase& sc : store.load_cases(run.id)) {
+    for (const StoredCase& sc : store.load_cases(run.id, CaseDetail::kTiming)) {
       const CaseResult& r = sc.result;
       const std::string key = r.spec.case_key();
       if (key.rfind(prefix, 0) != 0 || r.status == "error") continue;

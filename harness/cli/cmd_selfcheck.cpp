@@ -89,7 +89,8 @@ int cmd_selfcheck(int argc, char** argv) {
     const std::vector<StoredRun> runs = store.list_runs();
     if (runs.size() < static_cast<size_t>(repeats))
       throw Error(db + ": holds " + std::to_string(runs.size()) + " runs, fewer than --repeats " + std::to_string(repeats));
-    for (size_t i = 0; i < runs.size(); ++i) (i < static_cast<size_t>(repeats) ? aa : slowed).push_back(store.load_cases(runs[i].id));
+    for (size_t i = 0; i < runs.size(); ++i)
+      (i < static_cast<size_t>(repeats) ? aa : slowed).push_back(store.load_cases(runs[i].id, CaseDetail::kTiming));
     if (!slowed.empty() && !inject)
       throw Error(db + ": holds " + std::to_string(slowed.size()) +
                   " runs after the A/A ones; give --inject-delay F, the slowdown they ran with");
