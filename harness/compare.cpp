@@ -133,6 +133,33 @@ FigureChange judge_figure(const FigureValue& base, const FigureValue& cand, cons
   return c;
 }
 
+namespace {
+
+// The reference as a control for the engine's time. Between runs on one machine, most of
+// what moves the engine moves the reference too (a clock or a neighbour acts on both), so
+// an engine time's own history spread mostly measures the machine. Where the reference
+// held still (moved less than min_effect) and the speedup moved beyond its noise the way
+// the engine did, the engine moved by itself: it is judged at the speedup's noise, which
+// holds the executors' own noise and not the machine's.
+void control_engine_by_reference(CaseJudgement& j, const CompareOptions& o) {
+  FigureChange& e = j.engine;
+  const FigureChange& s = j.speedup;
+  if (is_change(e.verdict) || !is_change(s.verdict) || !std::isfinite(s.noise)) return;
+  const bool engine_slower = e.change > 0;
+  if (engine_slower != (s.verdict == Verdict::kSlower)) return;
+  if (std::fabs(e.change) < o.min_effect || !(std::fabs(j.reference.change) < o.min_effect)) return;
+  const double reach = std::log1p(s.detectable), d = std::log1p(e.change);
+  if (!(std::fabs(d) > reach)) return;
+  e.verdict = s.verdict;
+  e.noise = s.noise;
+  e.detectable = s.detectable;
+  e.change_ci = {std::exp(d - reach) - 1, std::exp(d + reach) - 1};
+  e.noise_source = "the speedup's " + s.noise_source + ", the reference held still (" +
+                   signed_percent(j.reference.change) + ")";
+}
+
+}  // namespace
+
 CaseJudgement judge_case(const CaseResult& base, const CaseResult& cand, const CaseHistory* history,
                          bool same_machine, const CompareOptions& o) {
   static const CaseHistory kNone;
@@ -143,6 +170,7 @@ CaseJudgement judge_case(const CaseResult& base, const CaseResult& cand, const C
   j.reference = judge_figure(b.reference, c.reference, h.reference, false, o);
   j.speedup = judge_figure(b.speedup, c.speedup, h.speedup, true, o);
   j.speedup_only = !same_machine && !o.cross_host;
+  if (!j.speedup_only) control_engine_by_reference(j, o);
   const std::string speedup_text = "speedup " + signed_percent(j.speedup.change) + " (noise ±" + format_number("%.1f%%", 100 * j.speedup.detectable) + ")";
   const std::string times_text = "engine " + signed_percent(j.engine.change) + ", reference " + signed_percent(j.reference.change);
 

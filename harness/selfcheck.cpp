@@ -17,9 +17,7 @@ void add_run(HistoryByKey& h, const std::vector<StoredCase>& run) {
 
 }  // namespace
 
-SelfCheckReport summarize_self_check(const std::vector<std::vector<StoredCase>>& aa_runs,
-                                     const std::vector<std::vector<StoredCase>>& injected_runs,
-                                     const CompareOptions& o) {
+SelfCheckReport summarize_self_check(const std::vector<SelfCheckRun>& runs, const CompareOptions& o) {
   SelfCheckReport report;
   std::map<std::string, size_t> index;
   std::map<std::string, std::vector<double>> detectables, process_spreads;
@@ -28,40 +26,40 @@ SelfCheckReport summarize_self_check(const std::vector<std::vector<StoredCase>>&
     if (fresh) report.cases.push_back(SelfCheckCase{key, label});
     return report.cases[it->second];
   };
-  HistoryByKey history;
-  std::vector<HistoryByKey> history_up_to;  // [i]: the A/A runs up to and including run i
-  for (size_t i = 0; i < aa_runs.size(); ++i) {
-    add_run(history, aa_runs[i]);  // up to and including the baseline, as compare does
-    history_up_to.push_back(history);
-    for (const StoredCase& sc : aa_runs[i])
+  HistoryByKey history;  // the A/A runs so far, up to and including the baseline, as compare has it
+  const SelfCheckRun* last_aa = nullptr;
+  for (const SelfCheckRun& run : runs) {
+    if (run.slowed) {
+      if (!last_aa) continue;
+      for (const CaseComparison& c : compare_runs(last_aa->cases, run.cases, o, &history)) {
+        if (!c.judgement) continue;
+        SelfCheckCase& e = entry(c.case_key, c.label);
+        ++e.injected;
+        ++report.injected;
+        if (c.judgement->verdict == Verdict::kSlower) ++e.detected, ++report.detected;
+        if (c.judgement->engine.verdict == Verdict::kSlower) ++e.engine_detected, ++report.engine_detected;
+      }
+      continue;
+    }
+    if (last_aa) {
+      for (const CaseComparison& c : compare_runs(last_aa->cases, run.cases, o, &history)) {
+        if (!c.judgement) continue;
+        SelfCheckCase& e = entry(c.case_key, c.label);
+        ++e.comparisons;
+        ++report.comparisons;
+        const Verdict v = c.judgement->verdict;
+        if (v == Verdict::kSlower || v == Verdict::kFaster) ++e.false_alarms, ++report.false_alarms;
+        e.environment += v == Verdict::kEnvironment;
+        e.noisy += v == Verdict::kNoisy;
+        e.unchanged += v == Verdict::kUnchanged;
+        if (std::isfinite(c.judgement->speedup.detectable)) detectables[c.case_key].push_back(c.judgement->speedup.detectable);
+      }
+    }
+    add_run(history, run.cases);
+    for (const StoredCase& sc : run.cases)
       if (std::isfinite(sc.result.process_noise.speedup))
         process_spreads[sc.result.spec.case_key()].push_back(sc.result.process_noise.speedup);
-    if (i + 1 >= aa_runs.size()) break;
-    for (const CaseComparison& c : compare_runs(aa_runs[i], aa_runs[i + 1], o, &history)) {
-      if (!c.judgement) continue;
-      SelfCheckCase& e = entry(c.case_key, c.label);
-      ++e.comparisons;
-      ++report.comparisons;
-      const Verdict v = c.judgement->verdict;
-      if (v == Verdict::kSlower || v == Verdict::kFaster) ++e.false_alarms, ++report.false_alarms;
-      e.environment += v == Verdict::kEnvironment;
-      e.noisy += v == Verdict::kNoisy;
-      e.unchanged += v == Verdict::kUnchanged;
-      if (std::isfinite(c.judgement->speedup.detectable)) detectables[c.case_key].push_back(c.judgement->speedup.detectable);
-    }
-  }
-  // Slowed run i against A/A run i (cycling): each against its own baseline, so one A/A run
-  // taken while the machine was disturbed cannot decide every detection.
-  for (size_t i = 0; i < injected_runs.size(); ++i) {
-    const size_t b = i % aa_runs.size();
-    for (const CaseComparison& c : compare_runs(aa_runs[b], injected_runs[i], o, &history_up_to[b])) {
-      if (!c.judgement) continue;
-      SelfCheckCase& e = entry(c.case_key, c.label);
-      ++e.injected;
-      ++report.injected;
-      if (c.judgement->verdict == Verdict::kSlower) ++e.detected, ++report.detected;
-      if (c.judgement->engine.verdict == Verdict::kSlower) ++e.engine_detected, ++report.engine_detected;
-    }
+    last_aa = &run;
   }
   for (SelfCheckCase& e : report.cases) {
     const auto it = history.find(e.case_key);

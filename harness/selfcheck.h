@@ -1,10 +1,11 @@
 // The A/A self-check: the same scenario run several times on one machine, every consecutive
 // pair compared as `fusebench compare` would (with the runs before as history). Any
 // `slower` or `faster` there is a false alarm, since nothing changed. Optionally, runs with
-// a known slowdown injected (timing.inject_delay_us) are compared each against an A/A run
-// (the i-th slowed run against the i-th A/A run, cycling, with that run's history): the
-// share called `slower` is the detection rate. Together they say what a nightly on this
-// machine can and cannot see before anyone trusts it.
+// a known slowdown injected (timing.inject_delay_us) alternate with the A/A runs, and each
+// is compared against the A/A run just before it (with that run's history), as a nightly
+// compares tonight with last night: the share called `slower` is the detection rate.
+// Together they say what a nightly on this machine can and cannot see before anyone
+// trusts it.
 #pragma once
 #include <string>
 #include <vector>
@@ -34,10 +35,13 @@ struct SelfCheckReport {
   double detection_rate() const { return injected ? double(detected) / injected : 0; }
 };
 
-// `aa_runs`: the cases of each A/A run, oldest first (at least two). `injected_runs`: runs
-// with a slowdown injected, in order (may be empty).
-SelfCheckReport summarize_self_check(const std::vector<std::vector<StoredCase>>& aa_runs,
-                                     const std::vector<std::vector<StoredCase>>& injected_runs,
-                                     const CompareOptions& options);
+// One run of the experiment: its cases, and whether it ran with the slowdown.
+struct SelfCheckRun {
+  bool slowed = false;
+  std::vector<StoredCase> cases;
+};
+
+// `runs` in the order they ran. A slowed run before any A/A run is compared with nothing.
+SelfCheckReport summarize_self_check(const std::vector<SelfCheckRun>& runs, const CompareOptions& options);
 
 }  // namespace fb

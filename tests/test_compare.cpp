@@ -188,6 +188,38 @@ TEST(JudgeCase, AReferenceMovingFurtherThanTheSpeedupIsTheEnvironment) {
   EXPECT_EQ(fb::judge_case(base, busy, nullptr, false, o).verdict, Verdict::kFaster);
 }
 
+TEST(JudgeCase, AnEngineThatMovedWhileTheReferenceHeldStillIsJudgedAtTheSpeedupsNoise) {
+  // Earlier nights moved both executors by up to 10%: the engine time's own history is
+  // too wide to see 6%. The reference held still in this pair, so the engine moved alone.
+  fb::Rng rng(5);
+  fb::CompareOptions o;
+  fb::CaseHistory h;
+  for (double night : {1.0, 1.1, 0.92, 1.06, 0.97}) {
+    h.engine.push_back(0.4 * night);
+    h.reference.push_back(1.0 * night);
+    h.speedup.push_back(2.5 * (1 + 0.002 * (night - 1)));
+  }
+  const fb::CaseResult base = timed(rng, process_scales(rng, 5, 0.005), 0.40, 1.0);
+  const fb::CaseResult slow = timed(rng, process_scales(rng, 5, 0.005), 0.424, 1.0);
+  const fb::CaseJudgement j = fb::judge_case(base, slow, &h, true, o);
+  EXPECT_EQ(j.speedup.verdict, Verdict::kSlower);
+  EXPECT_EQ(j.verdict, Verdict::kSlower) << j.reason;
+  EXPECT_EQ(j.engine.verdict, Verdict::kSlower);
+  EXPECT_NEAR(j.engine.change, 0.06, 0.01);
+  EXPECT_DOUBLE_EQ(j.engine.detectable, j.speedup.detectable);
+  EXPECT_EQ(j.engine.noise_source.find("the speedup's processes (5+5) and runs (5), the reference held still"), 0u)
+      << j.engine.noise_source;
+  // On its own history alone, the engine's 6% is within the nights' spread.
+  EXPECT_NE(fb::judge_figure(fb::judged_figures(base).engine, fb::judged_figures(slow).engine, h.engine, false, o).verdict,
+            Verdict::kSlower);
+  // The reference moved as far as the change to detect: it is no control, the engine's
+  // own noise stands.
+  const fb::CaseResult both = timed(rng, process_scales(rng, 5, 0.005), 0.424, 1.04);
+  EXPECT_NE(fb::judge_case(base, both, &h, true, o).engine.verdict, Verdict::kSlower);
+  // Across machines nothing is controlled.
+  EXPECT_NE(fb::judge_case(base, slow, &h, false, o).engine.verdict, Verdict::kSlower);
+}
+
 fb::StoredCase stored(const std::string& scenario, int64_t batch, double engine_ms, uint64_t seed) {
   fb::Rng rng(seed);
   fb::StoredCase sc;
@@ -236,24 +268,23 @@ TEST(CompareRuns, ErroredCasesAreNotComparedAndHistoryIsUsedByKey) {
 }
 
 TEST(SelfCheck, CountsFalseAlarmsAndDetections) {
-  // Four A/A runs of one case (the machine shifting both executors between runs), then two
-  // runs with the engine 10% slower.
+  // Four A/A runs of one case (the machine shifting both executors between runs), the first
+  // two each followed by a run with the engine 10% slower on the machine as it was.
   fb::Rng rng(11);
-  std::vector<std::vector<fb::StoredCase>> aa, slowed;
+  std::vector<fb::SelfCheckRun> runs;
   for (double night : {1.0, 1.2, 0.9, 1.1}) {
     fb::StoredCase sc;
     sc.result = timed(rng, scaled(process_scales(rng, 5, 0.005), night), 1.0, 2.0);
-    aa.push_back({sc});
+    runs.push_back({false, {sc}});
+    if (night == 1.0 || night == 1.2) {
+      sc.result = timed(rng, scaled(process_scales(rng, 5, 0.005), night), 1.1, 2.0);
+      runs.push_back({true, {sc}});
+    }
   }
-  // Each against its own A/A run (the first two), on the machine as that run found it.
-  for (double night : {1.0, 1.2}) {
-    fb::StoredCase sc;
-    sc.result = timed(rng, scaled(process_scales(rng, 5, 0.005), night), 1.1, 2.0);
-    slowed.push_back({sc});
-  }
-  const fb::SelfCheckReport r = fb::summarize_self_check(aa, slowed, fb::CompareOptions{});
+  ASSERT_EQ(runs.size(), 6u);
+  const fb::SelfCheckReport r = fb::summarize_self_check(runs, fb::CompareOptions{});
   ASSERT_EQ(r.cases.size(), 1u);
-  EXPECT_EQ(r.comparisons, 3);
+  EXPECT_EQ(r.comparisons, 3);  // A/A pairs skip the slowed run between them
   EXPECT_EQ(r.false_alarms, 0);
   // Every A/A pair: the machine moved, the speedup did not. Once three runs are history, the
   // engine's own noise between runs covers the shift, and the pair is simply unchanged.
@@ -261,11 +292,15 @@ TEST(SelfCheck, CountsFalseAlarmsAndDetections) {
   EXPECT_EQ(r.cases[0].unchanged, 1);
   EXPECT_EQ(r.injected, 2);
   EXPECT_EQ(r.detected, 2);
+  EXPECT_EQ(r.engine_detected, 2);
   EXPECT_DOUBLE_EQ(r.detection_rate(), 1.0);
   EXPECT_GT(r.cases[0].run_spread_engine, 0.08);   // the nights moved the engine
   EXPECT_LT(r.cases[0].run_spread_speedup, 0.01);  // but not the speedup
   EXPECT_GT(r.cases[0].detectable, 0);
   EXPECT_LT(r.cases[0].detectable, 0.03);
+  // A slowed run with no A/A run before it has nothing to be compared with.
+  runs.insert(runs.begin(), runs[1]);
+  EXPECT_EQ(fb::summarize_self_check(runs, fb::CompareOptions{}).injected, 2);
 }
 
 TEST(Statistics, StudentTQuantiles) {

@@ -75,23 +75,29 @@ TEST_F(NightlyWorkflow, SelfCheckRunsThenJudgesTheStoredRunsAgain) {
   EXPECT_NE(ran.output.find("selfcheck: 3 A/A runs"), std::string::npos) << ran.output;
   EXPECT_NE(ran.output.find("of 2 A/A comparisons"), std::string::npos) << ran.output;
   EXPECT_NE(ran.output.find("of 1 comparisons with the engine 50.0% slower"), std::string::npos) << ran.output;
-  EXPECT_EQ(fb::ResultStore(db).list_runs().size(), 4u);
+  // The slowed run came second, between the first two A/A runs.
+  const std::vector<fb::StoredRun> runs = fb::ResultStore(db).list_runs();
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_NE(runs[1].info.command.find("(slowed run 1/1"), std::string::npos) << runs[1].info.command;
+  EXPECT_NE(runs[3].info.command.find("(A/A run 3/3)"), std::string::npos) << runs[3].info.command;
 
   // Judged again from the database: the same verdicts, nothing run.
   const fb::Outcome again =
-      fb::sh(base + " --from-db --repeats 3 --inject-delay 0.5 --max-false-alarms 1 --min-detection 0");
+      fb::sh(base + " --from-db --inject-delay 0.5 --max-false-alarms 1 --min-detection 0");
   ASSERT_EQ(again.code, 0) << again.output;
   EXPECT_EQ(again.output.substr(again.output.find("selfcheck:")), ran.output.substr(ran.output.find("selfcheck:")));
   EXPECT_EQ(fb::ResultStore(db).list_runs().size(), 4u);
 
-  // Slowed runs of an unknown slowdown, or too few runs: an error naming the database.
-  const fb::Outcome unknown = fb::sh(base + " --from-db --repeats 3");
+  // Slowed runs of an unknown slowdown, or too few A/A runs: an error naming the database.
+  const fb::Outcome unknown = fb::sh(base + " --from-db");
   EXPECT_EQ(unknown.code, 2) << unknown.output;
-  EXPECT_NE(unknown.output.find(db + ": holds 1 runs after the A/A ones; give --inject-delay F"), std::string::npos)
+  EXPECT_NE(unknown.output.find(db + ": holds 1 slowed runs; give --inject-delay F"), std::string::npos)
       << unknown.output;
-  const fb::Outcome few = fb::sh(base + " --from-db --repeats 5 --inject-delay 0.5");
+  const std::string one = path("one.db");
+  ASSERT_EQ(fb::sh(std::string(FUSEBENCH_BINARY) + " run " + path("tiny.json") + " --db " + one).code, 0);
+  const fb::Outcome few = fb::sh(std::string(FUSEBENCH_BINARY) + " selfcheck --from-db --db " + one);
   EXPECT_EQ(few.code, 2) << few.output;
-  EXPECT_NE(few.output.find(db + ": holds 4 runs, fewer than --repeats 5"), std::string::npos) << few.output;
+  EXPECT_NE(few.output.find(one + ": holds fewer than 2 A/A runs"), std::string::npos) << few.output;
 }
 
 }  // namespace

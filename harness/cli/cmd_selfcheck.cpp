@@ -1,11 +1,12 @@
 // fusebench selfcheck: an A/A experiment on this machine (harness/selfcheck.h). Runs the
 // scenarios --repeats times into --db, compares every consecutive pair as `compare` would,
 // and reports the false-alarm rate and the smallest change each case's noise lets through;
-// with --inject-delay, also runs with the engine slowed by that fraction of its median and
-// reports how many of those comparisons say `slower`. Exit 0 when the false-alarm rate is
+// with --inject-delay, also runs with the engine slowed by that fraction of its median (in
+// turn with the A/A runs) and reports how many of those comparisons say `slower`. Exit 0 when the false-alarm rate is
 // at most --max-false-alarms (and detection at least --min-detection), 1 otherwise, 2 on error.
 // With --from-db, runs nothing and judges the runs already in the database (to judge an
 // experiment again under other --alpha or --min-effect).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -40,6 +41,8 @@ std::vector<StoredCase> run_once(const std::vector<std::string>& files, const st
   return session.store().load_cases(session.run_id());
 }
 
+constexpr const char* kSlowedLabel = "slowed run";
+
 std::string pct(double v) { return std::isfinite(v) ? format_number("%.1f%%", 100 * v) : "-"; }
 
 }  // namespace
@@ -50,7 +53,7 @@ int cmd_selfcheck(int argc, char** argv) {
                         "the false-alarm rate and the smallest change this machine's noise lets compare see.");
   opts.positional_help("SCENARIO...");
   opts.add_options()("db", "results database the runs go into", cxxopts::value<std::string>())(
-      "repeats", "A/A runs (at least 2)", cxxopts::value<int>()->default_value("10"))(
+      "repeats", "A/A runs (at least 2; with --from-db, the database says)", cxxopts::value<int>()->default_value("10"))(
       "inject-delay", "then also run with the engine slowed by this fraction of its median (0.05 = 5%)",
       cxxopts::value<double>())("inject-repeats", "runs with the slowdown", cxxopts::value<int>()->default_value("3"))(
       "min-effect", "the change compare must detect (as compare --min-effect)",
@@ -60,7 +63,7 @@ int cmd_selfcheck(int argc, char** argv) {
       cxxopts::value<double>()->default_value("0.02"))(
       "min-detection", "exit 1 when fewer than this fraction of slowed-down comparisons say slower",
       cxxopts::value<double>()->default_value("0.9"))(
-      "from-db", "run nothing: judge the runs already in --db (the first --repeats as A/A runs, the rest as slowed runs)")(
+      "from-db", "run nothing: judge the runs already in --db (those selfcheck labelled slowed as slowed runs, all others as A/A runs)")(
       "scenarios", "scenario files", cxxopts::value<std::vector<std::string>>());
   opts.parse_positional({"scenarios"});
   cxxopts::ParseResult args;
@@ -83,41 +86,45 @@ int cmd_selfcheck(int argc, char** argv) {
   }
 
   const std::string db = args["db"].as<std::string>();
-  std::vector<std::vector<StoredCase>> aa, slowed;
+  std::vector<SelfCheckRun> runs;
   if (from_db) {
+    // Each run as selfcheck labelled it; runs `fusebench run` made are A/A runs.
     const ResultStore store = open_existing_store(db);
-    const std::vector<StoredRun> runs = store.list_runs();
-    if (runs.size() < static_cast<size_t>(repeats))
-      throw Error(db + ": holds " + std::to_string(runs.size()) + " runs, fewer than --repeats " + std::to_string(repeats));
-    for (size_t i = 0; i < runs.size(); ++i)
-      (i < static_cast<size_t>(repeats) ? aa : slowed).push_back(store.load_cases(runs[i].id, CaseDetail::kTiming));
-    if (!slowed.empty() && !inject)
-      throw Error(db + ": holds " + std::to_string(slowed.size()) +
-                  " runs after the A/A ones; give --inject-delay F, the slowdown they ran with");
+    for (const StoredRun& r : store.list_runs())
+      runs.push_back({r.info.command.find(kSlowedLabel) != std::string::npos, store.load_cases(r.id, CaseDetail::kTiming)});
+    const auto slowed = std::count_if(runs.begin(), runs.end(), [](const SelfCheckRun& r) { return r.slowed; });
+    if (runs.size() - slowed < 2) throw Error(db + ": holds fewer than 2 A/A runs");
+    if (slowed > 0 && !inject)
+      throw Error(db + ": holds " + std::to_string(slowed) + " slowed runs; give --inject-delay F, the slowdown they ran with");
   } else {
+    // The first A/A run, then slowed and A/A runs in turn: each slowed run is compared with
+    // the A/A run just before it, as tonight is with last night, and each A/A pair spans a
+    // slowed run, so both see the same drift of the machine.
     const std::vector<std::string> files = args["scenarios"].as<std::vector<std::string>>();
-    for (int i = 0; i < repeats; ++i)
-      aa.push_back(run_once(files, db, "A/A run " + std::to_string(i + 1) + "/" + std::to_string(repeats)));
-  }
-
-  if (inject && !from_db) {
-    const std::vector<std::string> files = args["scenarios"].as<std::vector<std::string>>();
-    // Each case slowed by the fraction of its own engine median (the median over the A/A runs).
-    std::map<std::string, std::vector<double>> medians;
-    for (const auto& run : aa)
-      for (const StoredCase& sc : run)
-        if (sc.result.status != "error") medians[matrix_identity(sc.result.spec)].push_back(sc.result.engine.stats.median);
+    auto aa_run = [&](int i) {
+      runs.push_back({false, run_once(files, db, "A/A run " + std::to_string(i) + "/" + std::to_string(repeats))});
+    };
+    aa_run(1);
+    // Each case slowed by the fraction of its engine median in the first run.
     std::map<std::string, double> delay_us;
-    for (const auto& [place, m] : medians) delay_us[place] = *inject * percentile(m, 0.5) * 1000;
-    for (int i = 0; i < inject_repeats; ++i)
-      slowed.push_back(run_once(files, db,
-                                "slowed run " + std::to_string(i + 1) + "/" + std::to_string(inject_repeats) + " (engine +" +
-                                    pct(*inject) + ")",
-                                delay_us));
+    if (inject)
+      for (const StoredCase& sc : runs[0].cases)
+        if (sc.result.status != "error") delay_us[matrix_identity(sc.result.spec)] = *inject * sc.result.engine.stats.median * 1000;
+    for (int a = 2, s = 1; a <= repeats || (inject && s <= inject_repeats);) {
+      if (inject && s <= inject_repeats) {
+        runs.push_back({true, run_once(files, db,
+                                       std::string(kSlowedLabel) + " " + std::to_string(s) + "/" + std::to_string(inject_repeats) +
+                                           " (engine +" + pct(*inject) + ")",
+                                       delay_us)});
+        ++s;
+      }
+      if (a <= repeats) aa_run(a++);
+    }
   }
 
-  const SelfCheckReport report = summarize_self_check(aa, slowed, o);
-  std::cout << "\nselfcheck: " << repeats << " A/A runs, consecutive pairs compared (alpha " << o.alpha << ", min effect "
+  const SelfCheckReport report = summarize_self_check(runs, o);
+  const auto aa_runs = std::count_if(runs.begin(), runs.end(), [](const SelfCheckRun& r) { return !r.slowed; });
+  std::cout << "\nselfcheck: " << aa_runs << " A/A runs, consecutive pairs compared (alpha " << o.alpha << ", min effect "
             << pct(o.min_effect) << ")\n";
   // Spreads are relative standard deviations: of the speedup between a run's processes
   // (median over the runs), and of the run-level speedup and engine median between runs.
