@@ -68,9 +68,9 @@ struct GateConfig {
 // Where fusion must stop (scenario "fusion_limits"; see BuildConfig).
 struct FusionLimits {
   std::vector<std::string> exclude_nodes;     // node-name globs
-  std::vector<std::string> exclude_op_types;  // op types ("exclude_ops" in JSON, --exclude-op)
+  std::vector<std::string> exclude_ops;  // op types fusion leaves alone (--exclude-op; BuildConfig::exclude_op_types)
   std::vector<std::string> partition_points;  // tensor names
-  bool empty() const { return exclude_nodes.empty() && exclude_op_types.empty() && partition_points.empty(); }
+  bool empty() const { return exclude_nodes.empty() && exclude_ops.empty() && partition_points.empty(); }
   bool operator==(const FusionLimits&) const = default;
 };
 

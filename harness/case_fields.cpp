@@ -343,15 +343,15 @@ const std::vector<CaseField>& case_fields() {
       {.path = "seed", .in_scenario = kAtPath, VALUE(seed, seed), .in_key = always},
 
       // Where fusion must stop: in the case key when any is set (absent otherwise, so the
-      // keys of cases without limits stay what they were). "exclude_ops" is the JSON
-      // spelling scenarios and stored keys have always used.
+      // keys of cases without limits stay what they were). The engine's BuildConfig names
+      // the op types exclude_op_types, its plan format's key.
       {.path = "fusion_limits.exclude_nodes", .in_scenario = kAtPath, VALUE(fusion_limits.exclude_nodes, names),
        .in_key = with_fusion_limits,
        .to_build = [](const CaseSpec& s, BuildConfig& c) { c.exclude_nodes = s.fusion_limits.exclude_nodes; },
        LIST_FLAG("exclude-node", "node-name glob fusion must leave alone (repeatable)", exclude_nodes)},
-      {.path = "fusion_limits.exclude_ops", .in_scenario = kAtPath, VALUE(fusion_limits.exclude_op_types, names),
+      {.path = "fusion_limits.exclude_ops", .in_scenario = kAtPath, VALUE(fusion_limits.exclude_ops, names),
        .in_key = with_fusion_limits,
-       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.exclude_op_types = s.fusion_limits.exclude_op_types; },
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.exclude_op_types = s.fusion_limits.exclude_ops; },
        LIST_FLAG("exclude-op", "op type fusion must leave alone (repeatable)", exclude_op_types)},
       {.path = "fusion_limits.partition_points", .in_scenario = kAtPath,
        VALUE(fusion_limits.partition_points, names), .in_key = with_fusion_limits,

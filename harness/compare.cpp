@@ -175,18 +175,18 @@ CaseJudgement judge_case(const CaseResult& base, const CaseResult& cand, const C
   const std::string times_text = "engine " + signed_percent(j.engine.change) + ", reference " + signed_percent(j.reference.change);
 
   const Verdict s = j.speedup.verdict, e = j.engine.verdict;
-  // The reference runs the same code in both runs: when it moved by min_effect or more, and
-  // at least as far as the speedup did, the machine changed under the case (a neighbour took
-  // the memory bus, the clock dropped), which hits the two executors unequally. Its noise is
-  // not asked: a machine busy for part of a run makes the reference's processes disagree,
-  // and that is the very sign.
+  // The reference runs the same code in both runs: when it moved by min_effect or more, the
+  // machine changed under the case (a neighbour took the memory bus, the clock dropped), and
+  // that hits the two executors unequally, so the speedup's move cannot be put on the code.
+  // Measured on a 2-core VM: a whole run slowed the reference by 17% and the engine by 40%,
+  // the speedup fell 16%. Its noise is not asked: a machine busy for part of a run makes the
+  // reference's processes disagree, and that is the very sign.
   const double reference_move = std::fabs(std::log1p(j.reference.change));
-  const bool machine_moved = !j.speedup_only && reference_move >= std::log1p(o.min_effect) &&
-                             std::fabs(std::log1p(j.speedup.change)) <= reference_move;
+  const bool machine_moved = !j.speedup_only && reference_move >= std::log1p(o.min_effect);
   if (is_change(s) && machine_moved) {
     j.verdict = Verdict::kEnvironment;
-    j.reason = "reference " + signed_percent(j.reference.change) + ", at least as far as the " +
-               speedup_text + ": the machine changed; engine " + signed_percent(j.engine.change);
+    j.reason = "reference " + signed_percent(j.reference.change) + ": the machine (or the reference itself) changed, so the " +
+               speedup_text + " cannot be put on the engine; engine " + signed_percent(j.engine.change);
   } else if (is_change(s)) {
     j.verdict = s;
     j.reason = speedup_text + " beyond its noise" + (j.speedup_only ? "" : "; " + times_text);

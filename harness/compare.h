@@ -12,8 +12,10 @@
 // engine's timing is interleaved with) and the speedup (their ratio, per process). The
 // case's verdict rests on the speedup, which cancels most of what the machine does to both
 // executors, cross-checked by the times: when the reference (the same code in both runs)
-// moved at least as far as the speedup, or the engine moved with it, the verdict is
-// `environment` (the machine changed, not the code). Runs on different machines are
+// moved by min_effect or more, or the engine moved with it while the speedup held, the
+// verdict is `environment` (the machine changed, not the code). Where the reference held
+// still, it is the engine time's control: an engine that moved alone is judged at the
+// speedup's noise rather than at its own history's, which mostly measures the machine. Runs on different machines are
 // judged on the speedup alone unless asked otherwise.
 //
 // Cases are matched by case key, so a renamed scenario file or a reordered matrix still

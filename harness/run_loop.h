@@ -23,8 +23,9 @@ struct Shard {
 // "2/4" -> {2, 4}; fb::Error naming the option otherwise.
 Shard parse_shard(const std::string& text);
 
-// The place of a case in its scenario's matrix, which --resume and --shard identify it by
-// (the case key needs the model's hash, known only once a worker has loaded the model).
+// The place of a case in its scenario's matrix, which --resume and --shard identify it by:
+// its scenario, model and the settings of its case key (the case key itself needs the
+// model's hash, known only once a worker has loaded the model).
 std::string matrix_identity(const CaseSpec& s);
 
 // The cases shard K of N runs: sorted by matrix identity, every N-th from the K-th, so the

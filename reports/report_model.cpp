@@ -79,7 +79,7 @@ std::optional<int64_t> matching_profile(const std::vector<StoredProfile>& profil
     };
     if (c.value("fusion", "") != s.fusion || c.value("batch", int64_t(0)) != s.batch ||
         c.value("threads", 0) != s.threads || list("exclude_nodes") != s.fusion_limits.exclude_nodes ||
-        list(c.contains("exclude_op_types") ? "exclude_op_types" : "exclude_ops") != s.fusion_limits.exclude_op_types ||
+        list(c.contains("exclude_op_types") ? "exclude_op_types" : "exclude_ops") != s.fusion_limits.exclude_ops ||
         list("partition_points") != s.fusion_limits.partition_points)
       continue;
     best = p.id;

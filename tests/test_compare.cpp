@@ -172,10 +172,12 @@ TEST(JudgeCase, SyntheticAAandABBars) {
   EXPECT_GE(detected, 0.9 * trials) << detected << " of " << trials;
 }
 
-// Seen in an A/A run on a shared 2-core VM: a neighbour slowed most of a run's processes,
-// the reference by 35% and the engine by 25%, so the speedup rose 8% with no change in the
-// code. The reference moved further than the speedup: the machine changed, not the code.
-TEST(JudgeCase, AReferenceMovingFurtherThanTheSpeedupIsTheEnvironment) {
+// Seen in A/A runs on a shared 2-core VM: a neighbour slowed most of a run's processes, the
+// reference by 35% and the engine by 25%, so the speedup rose 8% with no change in the
+// code; and a whole run slowed the reference by 17% and the engine by 40%, so the speedup
+// fell 16%. The reference moved by the change to detect: the machine changed, whichever
+// of the two moved further.
+TEST(JudgeCase, AReferenceThatMovedByTheChangeToDetectIsTheEnvironment) {
   fb::Rng rng(3);
   fb::CompareOptions o;
   const fb::CaseResult base = timed(rng, process_scales(rng, 5, 0.005), 0.40, 1.03);
@@ -183,41 +185,18 @@ TEST(JudgeCase, AReferenceMovingFurtherThanTheSpeedupIsTheEnvironment) {
   const fb::CaseJudgement j = fb::judge_case(base, busy, nullptr, true, o);
   EXPECT_EQ(j.speedup.verdict, Verdict::kFaster);
   EXPECT_EQ(j.verdict, Verdict::kEnvironment) << j.reason;
-  EXPECT_NE(j.reason.find("the machine changed"), std::string::npos) << j.reason;
+  EXPECT_NE(j.reason.find("the machine (or the reference itself) changed"), std::string::npos) << j.reason;
   // Across machines the reference is not judged: the speedup stands.
   EXPECT_EQ(fb::judge_case(base, busy, nullptr, false, o).verdict, Verdict::kFaster);
-}
 
-TEST(JudgeCase, AnEngineThatMovedWhileTheReferenceHeldStillIsJudgedAtTheSpeedupsNoise) {
-  // Earlier nights moved both executors by up to 10%: the engine time's own history is
-  // too wide to see 6%. The reference held still in this pair, so the engine moved alone.
-  fb::Rng rng(5);
-  fb::CompareOptions o;
-  fb::CaseHistory h;
-  for (double night : {1.0, 1.1, 0.92, 1.06, 0.97}) {
-    h.engine.push_back(0.4 * night);
-    h.reference.push_back(1.0 * night);
-    h.speedup.push_back(2.5 * (1 + 0.002 * (night - 1)));
-  }
-  const fb::CaseResult base = timed(rng, process_scales(rng, 5, 0.005), 0.40, 1.0);
-  const fb::CaseResult slow = timed(rng, process_scales(rng, 5, 0.005), 0.424, 1.0);
-  const fb::CaseJudgement j = fb::judge_case(base, slow, &h, true, o);
-  EXPECT_EQ(j.speedup.verdict, Verdict::kSlower);
-  EXPECT_EQ(j.verdict, Verdict::kSlower) << j.reason;
-  EXPECT_EQ(j.engine.verdict, Verdict::kSlower);
-  EXPECT_NEAR(j.engine.change, 0.06, 0.01);
-  EXPECT_DOUBLE_EQ(j.engine.detectable, j.speedup.detectable);
-  EXPECT_EQ(j.engine.noise_source.find("the speedup's processes (5+5) and runs (5), the reference held still"), 0u)
-      << j.engine.noise_source;
-  // On its own history alone, the engine's 6% is within the nights' spread.
-  EXPECT_NE(fb::judge_figure(fb::judged_figures(base).engine, fb::judged_figures(slow).engine, h.engine, false, o).verdict,
-            Verdict::kSlower);
-  // The reference moved as far as the change to detect: it is no control, the engine's
-  // own noise stands.
-  const fb::CaseResult both = timed(rng, process_scales(rng, 5, 0.005), 0.424, 1.04);
-  EXPECT_NE(fb::judge_case(base, both, &h, true, o).engine.verdict, Verdict::kSlower);
-  // Across machines nothing is controlled.
-  EXPECT_NE(fb::judge_case(base, slow, &h, false, o).engine.verdict, Verdict::kSlower);
+  const fb::CaseResult slowed_run = timed(rng, process_scales(rng, 5, 0.005), 0.56, 1.206);
+  const fb::CaseJudgement k = fb::judge_case(base, slowed_run, nullptr, true, o);
+  EXPECT_EQ(k.speedup.verdict, Verdict::kSlower);
+  EXPECT_NEAR(k.speedup.change, -0.16, 0.01);
+  EXPECT_EQ(k.verdict, Verdict::kEnvironment) << k.reason;
+  // A reference within the change to detect leaves the speedup's verdict standing.
+  const fb::CaseResult slower = timed(rng, process_scales(rng, 5, 0.005), 0.46, 1.05);
+  EXPECT_EQ(fb::judge_case(base, slower, nullptr, true, o).verdict, Verdict::kSlower);
 }
 
 fb::StoredCase stored(const std::string& scenario, int64_t batch, double engine_ms, uint64_t seed) {

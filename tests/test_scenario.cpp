@@ -356,7 +356,7 @@ TEST(ScenarioFusionLimits, ReachEveryCaseAndTheCaseKey) {
     "fusion_limits": { "exclude_ops": ["Softmax"], "exclude_nodes": ["/encoder/layer.1/*"],
                        "partition_points": ["t0"] }
   })", "/tmp/limits.json");
-  EXPECT_EQ(s.settings.fusion_limits.exclude_op_types, std::vector<std::string>{"Softmax"});
+  EXPECT_EQ(s.settings.fusion_limits.exclude_ops, std::vector<std::string>{"Softmax"});
   auto cases = fb::expand_cases(s);
   ASSERT_EQ(cases.size(), 1u);
   EXPECT_EQ(cases[0].fusion_limits.exclude_nodes, std::vector<std::string>{"/encoder/layer.1/*"});
@@ -364,7 +364,7 @@ TEST(ScenarioFusionLimits, ReachEveryCaseAndTheCaseKey) {
   fb::CaseSpec plain = cases[0];
   plain.fusion_limits = {};
   EXPECT_NE(cases[0].case_key(), plain.case_key());  // limits change the plan, so the key
-  EXPECT_EQ(fb::CaseSpec::from_json(cases[0].to_json()).fusion_limits.exclude_op_types, std::vector<std::string>{"Softmax"});
+  EXPECT_EQ(fb::CaseSpec::from_json(cases[0].to_json()).fusion_limits.exclude_ops, std::vector<std::string>{"Softmax"});
   try {
     fb::parse_scenario(R"({"model": "zoo:bert", "fusion_limits": {"exclude_op": ["Softmax"]}})", "/tmp/limits.json");
     FAIL() << "expected an error";

@@ -17,6 +17,13 @@ const Node* Matcher::producer(const std::string& v, Op op) {
   return &ctx_->graph.nodes[size_t(i)];
 }
 
+const Node* Matcher::producer(const std::string& v) {
+  const int i = ctx_->graph.producer_index(v);
+  if (i < 0) return nullptr;
+  take(size_t(i));
+  return &ctx_->graph.nodes[size_t(i)];
+}
+
 const Node* Matcher::reader(const std::string& v, Op op) {
   const int i = single_consumer(ctx_->graph, v);
   if (i < 0 || !op.matches(&ctx_->graph.nodes[size_t(i)])) return nullptr;

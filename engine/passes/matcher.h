@@ -5,7 +5,8 @@
 //
 // Ops are data ({"Mul", 2}: an ONNX Mul with two inputs), and so are the tables of
 // alternatives the passes keep (activations a MatMul or Conv takes, ...). A Matcher is a
-// value: copy it to try an optional extension, keep the copy that went further.
+// value: copy it to try an optional extension, keep the copy that went further. Rules that
+// are one expression write it as a Pattern (engine/passes/pattern.h), which walks this.
 #pragma once
 #include <string>
 #include <vector>
@@ -29,6 +30,8 @@ class Matcher {
 
   // The node writing v, when it is `op`; taken.
   const Node* producer(const std::string& v, Op op);
+  // The node writing v, whatever it is (nullptr for a graph input or constant); taken.
+  const Node* producer(const std::string& v);
   // The only reader of v, when it is `op`; taken.
   const Node* reader(const std::string& v, Op op);
   // Takes node i.
@@ -43,6 +46,7 @@ class Matcher {
   size_t mark() const { return nodes_.size(); }
   void reset(size_t mark) { nodes_.resize(mark); }
   size_t size() const { return nodes_.size(); }
+  const PassContext& context() const { return *ctx_; }
   const std::vector<size_t>& nodes() const { return nodes_; }
 
   // The candidate: the taken nodes become `fused`; `log` is its build-log line.
