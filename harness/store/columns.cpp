@@ -76,7 +76,10 @@ const std::vector<Column<CaseResult>>& case_columns() {
       COLUMN(isolation, isolation),
       COLUMN(pinned_cpus, pinned_cpus),
       // How it was timed (the columns hold it for cases stored before the config did) and
-      // how far its figures moved between the worker processes.
+      // how far its figures moved between the worker processes: the robust spread
+      // (1.4826 x MAD of the logs) of the per-process 5th-percentile times and speedups
+      // that compare judges; rows stored before bffe907 hold the relative standard
+      // deviation of per-process medians (schema.cpp's v6 comment).
       COLUMN(processes, spec.timing.processes),
       COLUMN(alternation, spec.timing.alternation),
       COLUMN(engine_process_spread, process_noise.engine),
