@@ -117,6 +117,11 @@ struct CaseSpec {
   PrecisionConstraints precision_constraints;
   Int8Calibration calibration;  // how an int8 case finds its thresholds (engine/builder/build_config.h)
   uint64_t seed = 1234;  // for the generated inputs
+  // Shape inputs (TensorRT's shape tensors): graph inputs that feed shapes (Reshape's
+  // shape, TopK's K...), each bound at build time to the value given, as written in the
+  // scenario (a number or a list of numbers: integers make int64, any fraction float32).
+  // Both executors run on that value.
+  std::map<std::string, nlohmann::json> shape_inputs;
   PluginSettings plugins;  // plugin libraries and placements (harness/plugin_settings.h)
 
   // The configuration as JSON (stored with the case; every field above). The settings'

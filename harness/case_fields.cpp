@@ -33,6 +33,26 @@ std::string non_empty_string(const OrderedJson& j, const std::string& field, con
   return s;
 }
 
+Tensor shape_input_tensor(const nlohmann::json& value, const std::string& field) {
+  constexpr size_t kMaxValues = 64;  // shape inputs are small: a shape, starts, a K
+  const bool list = value.is_array();
+  const nlohmann::json values = list ? value : nlohmann::json::array({value});
+  if (values.empty() || values.size() > kMaxValues)
+    throw Error("field '" + field + "': expected a number or a list of 1 to 64 numbers, got " + value.dump());
+  bool integers = true;
+  for (const nlohmann::json& v : values) {
+    if (!v.is_number()) throw Error("field '" + field + "': expected numbers, got " + value.dump());
+    integers = integers && v.is_number_integer();
+  }
+  const Shape shape = list ? Shape{int64_t(values.size())} : Shape{};
+  Tensor t(integers ? DType::Int64 : DType::Float32, shape);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (integers) t.data<int64_t>()[i] = values[i].get<int64_t>();
+    else t.data<float>()[i] = values[i].get<float>();
+  }
+  return t;
+}
+
 namespace {
 
 using Json = OrderedJson;
@@ -427,6 +447,48 @@ const std::vector<CaseField>& case_fields() {
        },
        .from_flags = [](const cxxopts::ParseResult& a, bool, BuildConfig& c) {
          if (a.count("calibration-cache")) c.calibration.cache = a["calibration-cache"].as<std::string>();
+       }},
+
+      // Shape inputs: a graph input's value, bound at build time; in the key when given,
+      // so another value is another case.
+      {.path = "shape_inputs", .in_scenario = kAtPath,
+       .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) {
+         if (!v.is_object() || (v.empty() && r.scenario)) r.error(f, "expected an object of {input: value}, got " + show(v));
+         for (const auto& [input, value] : v.items()) {
+           const nlohmann::json given = nlohmann::json::parse(value.dump());
+           try {
+             shape_input_tensor(given, f + "." + input);
+           } catch (const Error& e) {
+             r.error(f + "." + input, "expected a number or a list of 1 to 64 numbers, got " + show(value));
+           }
+           s.shape_inputs[input] = given;
+         }
+       },
+       .write = [](const CaseSpec& s) { return s.shape_inputs.empty() ? nlohmann::json() : nlohmann::json(s.shape_inputs); },
+       .in_key = [](const CaseSpec& s) { return !s.shape_inputs.empty(); },
+       .to_build = [](const CaseSpec& s, BuildConfig& c) {
+         for (const auto& [input, value] : s.shape_inputs) c.constant_inputs[input] = shape_input_tensor(value, "shape_inputs." + input);
+       },
+       .add_flags = [](cxxopts::Options& o, const std::string&) {
+         o.add_options()("shape-input", "NAME=V[,V...]: bind a shape input to these values at build time (repeatable)",
+                         cxxopts::value<std::vector<std::string>>());
+       },
+       .from_flags = [](const cxxopts::ParseResult& a, bool, BuildConfig& c) {
+         if (!a.count("shape-input")) return;
+         // cxxopts splits a list option at commas: "shape=3,2" comes as "shape=3", "2".
+         std::vector<std::string> joined;
+         for (const std::string& part : a["shape-input"].as<std::vector<std::string>>()) {
+           if (part.find('=') == std::string::npos && !joined.empty()) joined.back() += "," + part;
+           else joined.push_back(part);
+         }
+         for (const std::string& given : joined) {
+           const size_t eq = given.find('=');
+           if (eq == std::string::npos || eq == 0) throw Error("--shape-input: expected NAME=V[,V...], got '" + given + "'");
+           const std::string name = given.substr(0, eq), field = "--shape-input " + name;
+           nlohmann::json values = nlohmann::json::parse("[" + given.substr(eq + 1) + "]", nullptr, false);
+           if (values.is_discarded()) throw Error(field + ": expected numbers separated by commas, got '" + given.substr(eq + 1) + "'");
+           c.constant_inputs[name] = shape_input_tensor(values, field);
+         }
        }},
 
       // Plugins: one reader and writer of their own (harness/plugin_settings.h); a scenario

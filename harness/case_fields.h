@@ -69,6 +69,11 @@ const CaseField& case_field(const std::string& path);
 // The engine's build configuration for a case.
 BuildConfig build_config_of(const CaseSpec& s);
 
+// A shape input's value as a scenario or --shape-input gives it (a number or a list of at
+// most 64 numbers) as a tensor: int64 when every value is an integer, float32 otherwise.
+// `field` names it in errors.
+Tensor shape_input_tensor(const nlohmann::json& value, const std::string& field);
+
 // The value readers the table's rows share with the rest of a scenario.
 // A JSON value as a message shows it: short, so a stray object does not flood the line.
 std::string show(const OrderedJson& j);

@@ -11,6 +11,7 @@
 #include "harness/accuracy.h"
 #include "harness/case_fields.h"
 #include "harness/environment.h"
+#include "engine/builder/static_shapes.h"
 #include "harness/inputs.h"
 #include "harness/process_merge.h"
 #include "harness/worker_process.h"
@@ -90,11 +91,20 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
         return;
       }
       if (m.plan) throw Error(spec_in.model + ": a plan holds a static engine; a dynamic case needs the ONNX model");
+      if (!cfg.constant_inputs.empty()) throw Error("shape_inputs: not with engine_shapes 'dynamic' yet");
       dynamic = std::make_unique<DynamicEngine>(graph, cfg, EngineKernels{ops});
     });
     r.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     ReferenceExecutor reference(graph, r.spec.batch, {}, ops);
-    const std::vector<Tensor> inputs = make_inputs(graph, reference.input_shapes(), r.spec.seed);
+    // Shape inputs take their bound values; the engine, which holds them as constants,
+    // runs on the others.
+    std::vector<Tensor> inputs = make_inputs(graph, reference.input_shapes(), r.spec.seed);
+    std::vector<Tensor> engine_inputs;
+    for (size_t k = 0; k < graph.inputs.size(); ++k) {
+      auto bound = cfg.constant_inputs.find(graph.inputs[k].name);
+      if (bound != cfg.constant_inputs.end()) inputs[k] = as_declared(graph.inputs[k], bound->second);
+      else engine_inputs.push_back(inputs[k]);
+    }
     Engine* engine = owned.get();
     if (dynamic) {
       const BatchRange& b = r.spec.dynamic_batch;
@@ -117,7 +127,7 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
       r.layers.push_back(LayerRecord{int(i), l.name, l.kind, l.sources, l.kernel, l.precision, l.input_shapes,
                                      l.output_shapes, l.flops, l.bytes, l.precision_reason});
     }
-    auto run_engine = [&] { dynamic ? dynamic->run(inputs) : engine->run(inputs); };
+    auto run_engine = [&] { dynamic ? dynamic->run(inputs) : engine->run(engine_inputs); };
 
     threads.run([&] {
       const std::vector<Tensor> expected = reference.run(inputs);
@@ -129,7 +139,7 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
       if (!plugins.placements.empty() && plugins.cost) {
         if (progress) progress("plugin cost: timing the model without its plugins");
         std::unique_ptr<Engine> baseline = build_engine(m.graph, dynamic ? engine->config() : cfg, {ops});
-        r.plugin_cost = measure_plugin_cost(*engine, *baseline, inputs, r.spec.timing);
+        r.plugin_cost = measure_plugin_cost(*engine, *baseline, engine_inputs, r.spec.timing);
       }
     });
     r.speedup = r.engine.stats.median > 0 ? r.reference.stats.median / r.engine.stats.median : 0;

@@ -287,8 +287,8 @@ TEST_F(Exec, AShapeInputIsBoundFromTheGivenFileAndMustBeGiven) {
   const Ran missing = sh(bin() + " exec " + model + " --input data=" + data);
   EXPECT_EQ(missing.code, 2);
   EXPECT_EQ(missing.err, "fusebench exec: error: " + model + ": input 'shape' feeds Reshape 'Reshape_0' (input 1): the engine binds its "
-                         "value at build time; give it with --input shape=FILE\n");
-  // build has no way to bind it yet: it says so, naming the model and the input.
+                         "value at build time; give it with --input shape=FILE or --shape-input shape=V[,V...]\n");
+  // build without it says so, naming the model and the input.
   const Ran build = sh(bin() + " build " + model + " -o " + p("r.plan"));
   EXPECT_EQ(build.code, 2);
   EXPECT_NE(build.err.find(model + ": graph input 'shape' feeds Reshape 'Reshape_0' (input 1): a static-shape engine needs its value"),

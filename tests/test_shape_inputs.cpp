@@ -81,8 +81,8 @@ TEST(ShapeInputs, AnUnboundOneFailsTheBuildNamingIt) {
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
               "graph input 'shape' feeds Reshape 'r' (input 1): a static-shape engine needs its value at build time; "
-              "`fusebench exec --input shape=FILE` binds it from a file; `build` and `run` cannot bind it yet "
-              "(in code: BuildConfig::constant_inputs)");
+              "`fusebench exec --input shape=FILE` binds it from a file, `--shape-input shape=V[,V...]` (build, "
+              "inspect, profile) and a scenario's \"shape_inputs\": {\"shape\": [V, ...]} from values");
   }
 }
 

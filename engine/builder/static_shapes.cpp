@@ -1,8 +1,10 @@
 #include "engine/builder/static_shapes.h"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 
+#include "engine/builder/shape_inputs.h"
 #include "engine/ops/op_registry.h"
 
 namespace fb {
@@ -37,14 +39,26 @@ std::map<std::string, Shape> bind_input_shapes(const Graph& g, int64_t batch,
   return r;
 }
 
+Tensor as_declared(const GraphInput& in, const Tensor& value) {
+  const bool fixed = std::all_of(in.dims.begin(), in.dims.end(), [](int64_t d) { return d >= 0; });
+  if (!fixed || in.dims == value.shape()) return value;
+  if (shape_numel(in.dims) != value.numel())
+    throw Error("graph input '" + in.name + "' is declared " + dtype_name(in.dtype) + shape_str(in.dims) + ", the value given has " +
+                std::to_string(value.numel()) + " element(s): " + value_preview(value));
+  Tensor t(value.dtype(), in.dims);
+  std::memcpy(t.raw(), value.raw(), value.nbytes());
+  return t;
+}
+
 void bind_constant_inputs(Graph& g, const std::map<std::string, Tensor>& values) {
   for (const auto& [name, value] : values) {
     auto it = std::find_if(g.inputs.begin(), g.inputs.end(), [&](const GraphInput& in) { return in.name == name; });
     if (it == g.inputs.end()) throw Error("a constant is given for '" + name + "', which is not a graph input");
     if (it->dtype != value.dtype())
       throw Error("graph input '" + name + "' is " + dtype_name(it->dtype) + ", the constant given is " + dtype_name(value.dtype()));
-    g.initializers[name] = value;
-    g.values[name] = ValueInfo{value.dtype(), value.shape(), true};
+    const Tensor bound = as_declared(*it, value);
+    g.initializers[name] = bound;
+    g.values[name] = ValueInfo{bound.dtype(), bound.shape(), true};
     g.inputs.erase(it);
   }
 }

@@ -40,5 +40,9 @@ std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch,
 // Turns the named graph inputs into initializers holding the given values (dtype and
 // shape must fit the model's declaration); errors name the input.
 void bind_constant_inputs(Graph& g, const std::map<std::string, Tensor>& values);
+// A constant given for graph input `in`, as the input takes it: in its declared shape (K =
+// [5] for TopK's int64[1], start = [0] for Range's scalar); an Error naming the input when
+// the values do not fill a declared shape.
+Tensor as_declared(const GraphInput& in, const Tensor& value);
 
 }  // namespace fb

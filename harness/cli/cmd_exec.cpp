@@ -264,18 +264,25 @@ int cmd_exec(int argc, char** argv) {
       throw Error(m.reference + ": a dynamic engine of a model with shape inputs is not supported ('" +
                   find_shape_inputs(m.graph)[0].input + "')");
   }
-  const std::map<std::string, GivenInput> given = read_given_inputs(
+  std::map<std::string, GivenInput> given = read_given_inputs(
       args.count("input") ? args["input"].as<std::vector<std::string>>() : std::vector<std::string>{}, m.graph, cfg.batch);
+  // Inputs bound at build time (--shape-input, or a plan's) run with the bound value, in
+  // both executors, unless --input gives one (which the engine then checks against it).
+  for (const GraphInput& in : m.graph.inputs)
+    if (auto bound = cfg.constant_inputs.find(in.name); bound != cfg.constant_inputs.end() && !given.count(in.name))
+      given[in.name] = GivenInput{"bound at build time", as_declared(in, bound->second)};
   // The engine bakes a shape input's value in at build time: a seeded one would decide the
-  // model's shapes at random, so it must be given (a plan carries its own).
-  if (executor == "engine" && !m.plan)
+  // model's shapes at random, so it must be given.
+  if (executor == "engine")
     for (const ShapeInputUse& use : find_shape_inputs(m.graph))
       if (!given.count(use.input))
         throw Error(m.reference + ": input '" + use.input + "' " + shape_use_str(use) +
-                    ": the engine binds its value at build time; give it with --input " + use.input + "=FILE");
+                    ": the engine binds its value at build time; give it with --input " + use.input +
+                    "=FILE or --shape-input " + use.input + "=V[,V...]");
   // A plan's input shapes were fixed when it was built: the engine checks given inputs against them.
   if (!m.plan)
-    for (const auto& [name, in] : given) cfg.input_shapes[name] = in.tensor.shape();
+    for (const auto& [name, in] : given)
+      if (!cfg.constant_inputs.count(name)) cfg.input_shapes[name] = in.tensor.shape();
   const std::vector<Tensor> inputs = naming_model(m, [&] {
     const std::map<std::string, Shape> shapes = bind_input_shapes(m.graph, cfg.batch, cfg.input_shapes);
     return assemble_inputs(m.graph, given, shapes, args["seed"].as<uint64_t>());
