@@ -91,7 +91,6 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
         return;
       }
       if (m.plan) throw Error(spec_in.model + ": a plan holds a static engine; a dynamic case needs the ONNX model");
-      if (!cfg.constant_inputs.empty()) throw Error("shape_inputs: not with engine_shapes 'dynamic' yet");
       dynamic = std::make_unique<DynamicEngine>(graph, cfg, EngineKernels{ops});
     });
     r.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -116,7 +115,9 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
           dynamic->engine_for(dynamic->shapes_at_batch(other));
           r.specialize_ms = dynamic->last_specialization_ms();
         }
-        engine = &dynamic->engine_for(reference.input_shapes());
+        std::vector<Shape> shapes;
+        for (const Tensor& t : engine_inputs) shapes.push_back(t.shape());
+        engine = &dynamic->engine_for(shapes);
       });
     }
     r.engine_memory_bytes = static_cast<int64_t>(dynamic ? dynamic->arena_bytes() : engine->arena_bytes());
@@ -127,7 +128,7 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
       r.layers.push_back(LayerRecord{int(i), l.name, l.kind, l.sources, l.kernel, l.precision, l.input_shapes,
                                      l.output_shapes, l.flops, l.bytes, l.precision_reason});
     }
-    auto run_engine = [&] { dynamic ? dynamic->run(inputs) : engine->run(engine_inputs); };
+    auto run_engine = [&] { dynamic ? dynamic->run(engine_inputs) : engine->run(engine_inputs); };
 
     threads.run([&] {
       const std::vector<Tensor> expected = reference.run(inputs);

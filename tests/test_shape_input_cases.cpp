@@ -28,6 +28,18 @@ void write_reshape_model(const std::string& path) {
   std::ofstream(path, std::ios::binary) << m.SerializeAsString();
 }
 
+// x float[batch,6] ─ Reshape(shape) ─ Relu ─▶ y: `shape` = [-1, 3] makes y [2·batch, 3].
+void write_batched_reshape_model(const std::string& path) {
+  zoo::OnnxBuilder b("reshape_batched", "reshape_batched");
+  const std::string x = b.input("x", {zoo::kBatch, 6});
+  const std::string shape = b.input("shape", {2});
+  b.output(b.node("/r", "Relu", {b.node("/r", "Reshape", {x, shape})}), "y", {zoo::kBatch, 3});
+  onnx::ModelProto m = b.finish();
+  for (auto& in : *m.mutable_graph()->mutable_input())
+    if (in.name() == "shape") in.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+}
+
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
@@ -84,6 +96,34 @@ TEST_F(ShapeInputCases, RunBindsThemAndBothExecutorsAgree) {
   EXPECT_NE(cases[0].result.build_log.find("bound shape input 'shape' = int64[2] [3, 2]"), std::string::npos)
       << cases[0].result.build_log;
   EXPECT_EQ(cases[0].result.spec.shape_inputs.at("shape"), nlohmann::json::array({3, 2}));
+}
+
+TEST_F(ShapeInputCases, ADynamicEngineBindsThemOnceForEveryShape) {
+  const std::string model = dir_.path("batched.onnx");
+  write_batched_reshape_model(model);
+  const std::string bin = FUSEBENCH_BINARY;
+  const Outcome executed = sh(bin + " exec " + model +
+                              " --shape-input shape=-1,3 --min-shapes x:1x6 --opt-shapes x:2x6 --max-shapes x:4x6 --batch 3");
+  ASSERT_EQ(executed.code, 0) << executed.output;
+  EXPECT_NE(executed.output.find("output y  float32[6,3]"), std::string::npos) << executed.output;
+  const Outcome unbound = sh(bin + " exec " + model + " --min-shapes x:1x6 --opt-shapes x:2x6 --max-shapes x:4x6");
+  EXPECT_EQ(unbound.code, 2) << unbound.output;
+  EXPECT_NE(unbound.output.find("a dynamic engine binds it when it is built; give it with --shape-input shape=V[,V...]"),
+            std::string::npos)
+      << unbound.output;
+
+  // A scenario's dynamic twin runs on the same bound value.
+  const std::string path = dir_.path("d.json");
+  std::ofstream(path) << R"({"name": "batched", "model": "batched.onnx", "shape_inputs": {"shape": [-1, 3]},
+    "matrix": {"batch": [3], "engine_shapes": ["static", "dynamic"]}, "dynamic_batch": {"min": 1, "opt": 2, "max": 4},
+    "timing": {"processes": 1, "max_iterations": 20, "warmup_iterations": 1, "warmup_ms": 1}})";
+  const std::string db = dir_.path("d.db");
+  const Outcome ran = sh(bin + " run " + path + " --db " + db);
+  ASSERT_EQ(ran.code, 0) << ran.output;
+  const ResultStore store(db);
+  const std::vector<StoredCase> cases = store.load_cases(*store.latest_run());
+  ASSERT_EQ(cases.size(), 2u);
+  for (const StoredCase& c : cases) EXPECT_EQ(c.result.status, "passed") << c.result.spec.label() << ": " << c.result.error;
 }
 
 TEST_F(ShapeInputCases, BuildCommandsTakeThemAsFlags) {

@@ -260,9 +260,10 @@ int cmd_exec(int argc, char** argv) {
     if (executor != "engine") throw Error("--min-shapes, --opt-shapes and --max-shapes build a dynamic engine: they need --executor engine");
     if (m.plan) throw Error(m.reference + ": a plan holds a static engine; a dynamic engine is built from the ONNX model");
     if (cfg.fusion == FusionLevel::MarkAll) throw Error("--fusion mark-all: not with a dynamic engine");
-    if (!find_shape_inputs(m.graph).empty())
-      throw Error(m.reference + ": a dynamic engine of a model with shape inputs is not supported ('" +
-                  find_shape_inputs(m.graph)[0].input + "')");
+    for (const ShapeInputUse& use : find_shape_inputs(m.graph))
+      if (!cfg.constant_inputs.count(use.input))
+        throw Error(m.reference + ": input '" + use.input + "' " + shape_use_str(use) +
+                    ": a dynamic engine binds it when it is built; give it with --shape-input " + use.input + "=V[,V...]");
   }
   std::map<std::string, GivenInput> given = read_given_inputs(
       args.count("input") ? args["input"].as<std::vector<std::string>>() : std::vector<std::string>{}, m.graph, cfg.batch);
@@ -295,7 +296,10 @@ int cmd_exec(int argc, char** argv) {
     if (executor == "engine" && cfg.is_dynamic()) {
       // Built for opt, then specialized for the given inputs' shapes if they differ.
       DynamicEngine dynamic = naming_model(m, [&] { return DynamicEngine(m.graph, cfg); });
-      naming_model(m, [&] { dynamic.run(inputs); });
+      std::vector<Tensor> engine_inputs;  // those not bound at build time
+      for (size_t k = 0; k < inputs.size(); ++k)
+        if (!cfg.constant_inputs.count(m.graph.inputs[k].name)) engine_inputs.push_back(inputs[k]);
+      naming_model(m, [&] { dynamic.run(engine_inputs); });
       for (const std::string& line : dynamic.build_log())
         if (line.rfind("optimization profile: ", 0) == 0 || line.rfind("specialized for ", 0) == 0) build_notes.push_back(line);
       output_names = m.graph.outputs;
