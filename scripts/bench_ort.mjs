@@ -4,11 +4,13 @@
 //
 // Per model and batch, in rounds (so drifts in machine load hit every runtime alike):
 //   ORT graphOptimizationLevel 'all', ORT 'disabled', then `fusebench run` of one engine case
-//   (aggressive). The inputs are the ones fusebench itself uses (`fusebench exec --save-inputs`),
+//   (aggressive; in block alternation, so the engine too runs in a loop of its own, unless
+//   --alternation iteration). The inputs are the ones fusebench itself uses (`fusebench exec --save-inputs`),
 //   and ORT's outputs are checked against fusebench's before any timing.
 //
 // node scripts/bench_ort.mjs --fusebench build/fusebench --ort-dir build/ort-node \
 //   --model NAME=PATH [--model ...] [--batch 1,8] [--threads 2] [--rounds 3] [--seconds 2]
+//   [--alternation block|iteration]
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,7 +18,8 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 
 function parseArgs(argv) {
-  const a = { models: [], batch: [1, 8], threads: 2, rounds: 3, seconds: 2, fusebench: 'build/fusebench', ortDir: 'build/ort-node', fusion: 'aggressive' };
+  const a = { models: [], batch: [1, 8], threads: 2, rounds: 3, seconds: 2, fusebench: 'build/fusebench', ortDir: 'build/ort-node', fusion: 'aggressive',
+    alternation: 'block' };
   for (let i = 0; i < argv.length; i += 2) {
     const [k, v] = [argv[i], argv[i + 1]];
     if (v === undefined) throw new Error(`${k}: missing value`);
@@ -31,6 +34,7 @@ function parseArgs(argv) {
     else if (k === '--fusebench') a.fusebench = v;
     else if (k === '--ort-dir') a.ortDir = v;
     else if (k === '--fusion') a.fusion = v;
+    else if (k === '--alternation') a.alternation = v;
     else throw new Error(`unknown option ${k}`);
   }
   if (!a.models.length) throw new Error('give at least one --model NAME=PATH');
@@ -84,7 +88,13 @@ function timeFusebench(a, model, batch, tmp) {
   const db = path.join(tmp, `fb-${Date.now()}.db`);
   fs.writeFileSync(scenario, JSON.stringify({
     name: 'ort-comparison', model: path.resolve(model.file), matrix: { batch: [batch], fusion: [a.fusion] },
-    threads: a.threads, timing: { warmup_ms: 200, min_iterations: 10, max_seconds: a.seconds, target_rel_ci: 0.005 },
+    threads: a.threads,
+    // ORT is timed in a loop of its own; in block alternation fusebench's engine is too (20
+    // runs, then 20 of the reference), with its weights in cache as ORT's are. Per-iteration
+    // alternation has the reference evict them before every engine run (mobilenet_v2, b=1:
+    // 4.10 against 3.37 ms).
+    timing: { warmup_ms: 200, min_iterations: 10, max_seconds: a.seconds, target_rel_ci: 0.005,
+              alternation: a.alternation, block_iterations: 20 },
   }));
   run(a.fusebench, ['run', scenario, '--db', db, '--report', path.join(tmp, 'r.html')]);
   const rows = JSON.parse(run(a.fusebench, ['export', '--db', db, '--format', 'json']));

@@ -134,9 +134,31 @@ void max_pool(const Pool3& p, const T* x, T* y, int64_t* idx, bool col_major, in
   });
 }
 
+// The mean of each whole plane (GlobalAveragePool, a CNN's head): four running sums, as a
+// single one waits on every add (mobilenet_v2's 1280 x 7 x 7 took 0.097 ms through the
+// windowed loop below).
+void plane_mean(const Pool3& p, const float* x, float* y) {
+  const int64_t n = p.in[0] * p.in[1] * p.in[2];
+  parallel_range(p.planes, n, [&](int64_t b, int64_t e) {
+    for (int64_t pl = b; pl < e; ++pl) {
+      const float* xp = x + pl * n;
+      double acc[4] = {0, 0, 0, 0};
+      int64_t i = 0;
+      for (; i + 4 <= n; i += 4)
+        for (int k = 0; k < 4; ++k) acc[k] += xp[i + k];
+      for (; i < n; ++i) acc[0] += xp[i];
+      y[pl] = float((acc[0] + acc[1] + acc[2] + acc[3]) / double(n));
+    }
+  });
+}
+
 // Average (divisor per count_include_pad) or Lp pooling.
 void sum_pool(const Pool3& p, const float* x, float* y, PoolKind kind, bool include_pad, float pw) {
   const int64_t in_plane = p.in[0] * p.in[1] * p.in[2], out_plane = p.out[0] * p.out[1] * p.out[2];
+  const bool whole_plane = out_plane == 1 && p.k[0] == p.in[0] && p.k[1] == p.in[1] && p.k[2] == p.in[2] &&
+                           p.pb[0] == 0 && p.pb[1] == 0 && p.pb[2] == 0 && p.pe[0] == 0 && p.pe[1] == 0 && p.pe[2] == 0 &&
+                           p.d[0] == 1 && p.d[1] == 1 && p.d[2] == 1;
+  if (kind == PoolKind::Average && whole_plane) return plane_mean(p, x, y);
   parallel_range(p.planes, out_plane * p.k[0] * p.k[1] * p.k[2], [&](int64_t b, int64_t e) {
     for (int64_t pl = b; pl < e; ++pl) {
       const float* xp = x + pl * in_plane;
