@@ -458,7 +458,7 @@ const std::vector<CaseField>& case_fields() {
            const nlohmann::json given = nlohmann::json::parse(value.dump());
            try {
              shape_input_tensor(given, f + "." + input);
-           } catch (const Error& e) {
+           } catch (const Error&) {
              r.error(f + "." + input, "expected a number or a list of 1 to 64 numbers, got " + show(value));
            }
            s.shape_inputs[input] = given;

@@ -51,4 +51,12 @@ std::vector<Tensor> make_inputs(const Graph& g, const std::vector<Shape>& shapes
   return r;
 }
 
+std::vector<Tensor> unbound_inputs(const Graph& g, const std::vector<Tensor>& inputs,
+                                   const std::map<std::string, Tensor>& constants) {
+  std::vector<Tensor> out;
+  for (size_t k = 0; k < inputs.size() && k < g.inputs.size(); ++k)
+    if (!constants.count(g.inputs[k].name)) out.push_back(inputs[k]);
+  return out;
+}
+
 }  // namespace fb

@@ -5,13 +5,13 @@
 
 #include "engine/builder/builder.h"
 #include "engine/builder/dynamic_engine.h"
+#include "engine/builder/static_shapes.h"
 #include "engine/ir/error.h"
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
 #include "harness/accuracy.h"
 #include "harness/case_fields.h"
 #include "harness/environment.h"
-#include "engine/builder/static_shapes.h"
 #include "harness/inputs.h"
 #include "harness/process_merge.h"
 #include "harness/worker_process.h"
@@ -98,12 +98,10 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
     // Shape inputs take their bound values; the engine, which holds them as constants,
     // runs on the others.
     std::vector<Tensor> inputs = make_inputs(graph, reference.input_shapes(), r.spec.seed);
-    std::vector<Tensor> engine_inputs;
-    for (size_t k = 0; k < graph.inputs.size(); ++k) {
-      auto bound = cfg.constant_inputs.find(graph.inputs[k].name);
-      if (bound != cfg.constant_inputs.end()) inputs[k] = as_declared(graph.inputs[k], bound->second);
-      else engine_inputs.push_back(inputs[k]);
-    }
+    for (size_t k = 0; k < graph.inputs.size(); ++k)
+      if (auto bound = cfg.constant_inputs.find(graph.inputs[k].name); bound != cfg.constant_inputs.end())
+        inputs[k] = as_declared(graph.inputs[k], bound->second);
+    const std::vector<Tensor> engine_inputs = unbound_inputs(graph, inputs, cfg.constant_inputs);
     Engine* engine = owned.get();
     if (dynamic) {
       const BatchRange& b = r.spec.dynamic_batch;

@@ -296,10 +296,7 @@ int cmd_exec(int argc, char** argv) {
     if (executor == "engine" && cfg.is_dynamic()) {
       // Built for opt, then specialized for the given inputs' shapes if they differ.
       DynamicEngine dynamic = naming_model(m, [&] { return DynamicEngine(m.graph, cfg); });
-      std::vector<Tensor> engine_inputs;  // those not bound at build time
-      for (size_t k = 0; k < inputs.size(); ++k)
-        if (!cfg.constant_inputs.count(m.graph.inputs[k].name)) engine_inputs.push_back(inputs[k]);
-      naming_model(m, [&] { dynamic.run(engine_inputs); });
+      naming_model(m, [&] { dynamic.run(unbound_inputs(m.graph, inputs, cfg.constant_inputs)); });
       for (const std::string& line : dynamic.build_log())
         if (line.rfind("optimization profile: ", 0) == 0 || line.rfind("specialized for ", 0) == 0) build_notes.push_back(line);
       output_names = m.graph.outputs;

@@ -62,10 +62,8 @@ int cmd_profile(int argc, char** argv) {
     }
     ReferenceExecutor ref(pm.graph(), cfg.batch, {}, pm.ops);
     // The engine's inputs: those it bound at build time (shape inputs) are its constants.
-    std::vector<Tensor> inputs;
-    const std::vector<Tensor> all = make_inputs(pm.graph(), ref.input_shapes(), 1234);
-    for (size_t k = 0; k < all.size(); ++k)
-      if (!engine->config().constant_inputs.count(pm.graph().inputs[k].name)) inputs.push_back(all[k]);
+    const std::vector<Tensor> inputs =
+        unbound_inputs(pm.graph(), make_inputs(pm.graph(), ref.input_shapes(), 1234), engine->config().constant_inputs);
     p = profile_engine(*engine, unfused.get(), inputs, iterations);
     // With plugins placed: what they cost against the same model without them.
     if (!plugins.placements.empty()) {

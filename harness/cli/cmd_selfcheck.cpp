@@ -2,8 +2,9 @@
 // scenarios --repeats times into --db, compares every consecutive pair as `compare` would,
 // and reports the false-alarm rate and the smallest change each case's noise lets through;
 // with --inject-delay, also runs with the engine slowed by that fraction of its median (in
-// turn with the A/A runs) and reports how many of those comparisons say `slower`. Exit 0 when the false-alarm rate is
-// at most --max-false-alarms (and detection at least --min-detection), 1 otherwise, 2 on error.
+// turn with the A/A runs) and reports how many of those comparisons say `slower`. Exit 0
+// when the false-alarm rate is at most --max-false-alarms (and detection at least
+// --min-detection), 1 otherwise, 2 on error.
 // With --from-db, runs nothing and judges the runs already in the database (to judge an
 // experiment again under other --alpha or --min-effect).
 #include <algorithm>
