@@ -125,6 +125,29 @@ TEST_F(Exec, ADynamicEngineRunsEveryShapeOfItsProfileAsTheStaticEngineDoes) {
   EXPECT_NE(reference.err.find("need --executor engine"), std::string::npos) << reference.err;
 }
 
+TEST_F(Exec, InspectAndProfileShowADynamicEnginesOptSpecializationAndBuildRefusesIt) {
+  const std::string profile = " --min-shapes input:1x32 --opt-shapes input:4x32 --max-shapes input:6x32";
+  const Ran inspected = sh(bin() + " inspect " + model_ + profile);
+  ASSERT_EQ(inspected.code, 0) << inspected.err;
+  EXPECT_NE(inspected.out.find("engine layers (standard, dynamic: the specialization for the profile's opt shapes)"),
+            std::string::npos)
+      << inspected.out;
+  EXPECT_NE(inspected.out.find("optimization profile: input min [1,32], opt [4,32], max [6,32]"), std::string::npos)
+      << inspected.out;
+  EXPECT_NE(inspected.out.find("→ [4,"), std::string::npos) << inspected.out;
+  const Ran profiled = sh(bin() + " profile " + model_ + profile + " --iterations 3");
+  ASSERT_EQ(profiled.code, 0) << profiled.err;
+  EXPECT_NE(profiled.out.find("aggressive, batch 4, 1 thread(s)"), std::string::npos) << profiled.out;
+  EXPECT_NE(profiled.out.find("optimization profile: input min [1,32], opt [4,32], max [6,32] (profiled at opt)"),
+            std::string::npos)
+      << profiled.out;
+  const Ran built = sh(bin() + " build " + model_ + profile + " -o " + p("d.plan"));
+  EXPECT_EQ(built.code, 2);
+  EXPECT_NE(built.err.find("a plan holds a static engine (plan files for dynamic engines are not done)"), std::string::npos)
+      << built.err;
+  EXPECT_FALSE(fs::exists(p("d.plan")));
+}
+
 TEST_F(Exec, InputFilesAreUsedAndRoundTrip) {
   const Tensor x = ramp({1, 32});
   write_npy(p("x.npy"), x);

@@ -68,12 +68,8 @@ DynamicEngine::DynamicEngine(const Graph& imported, const BuildConfig& config, E
     : imported_(imported), config_(config), kernels_(std::move(kernels)), max_specializations_(std::max<size_t>(1, max_specializations)) {
   if (!config.is_dynamic()) throw Error("a dynamic engine needs an optimization profile (a shape profile or a dynamic batch)");
   profile_ = resolve_shape_profile(imported_, config_);
-  std::vector<Shape> opt;
-  for (const GraphInput& in : imported_.inputs) {
-    if (config_.constant_inputs.count(in.name)) continue;
-    input_names_.push_back(in.name);
-    opt.push_back(profile_.at(in.name).opt);
-  }
+  for (const GraphInput& in : imported_.inputs)
+    if (!config_.constant_inputs.count(in.name)) input_names_.push_back(in.name);
   for (const std::string& name : input_names_) {
     const ShapeRange& r = profile_.at(name);
     if (r.min != r.max)
@@ -82,8 +78,14 @@ DynamicEngine::DynamicEngine(const Graph& imported, const BuildConfig& config, E
   }
   log_.push_back("dynamic engine: one static specialization per input shape, built on first sight; the " +
                  std::to_string(max_specializations_) + " most recently used are kept; built now for opt");
-  Engine& first = build_for(opt);
+  Engine& first = build_for(opt_shapes());
   for (const std::string& line : first.build_log()) log_.push_back(line);
+}
+
+std::vector<Shape> DynamicEngine::opt_shapes() const {
+  std::vector<Shape> opt;
+  for (const std::string& name : input_names_) opt.push_back(profile_.at(name).opt);
+  return opt;
 }
 
 std::vector<Shape> DynamicEngine::shapes_at_batch(int64_t batch) const {

@@ -51,6 +51,9 @@ class DynamicEngine {
   BuildConfig specialized_config(const std::vector<Shape>& shapes) const;
 
   const std::map<std::string, ShapeRange>& profile() const { return profile_; }
+  // The profile's opt shapes, in graph-input order (bound inputs left out): the shapes
+  // the engine was built for first.
+  std::vector<Shape> opt_shapes() const;
   // The profile, the opt build's log, then a line per specialization built or dropped.
   const std::vector<std::string>& build_log() const { return log_; }
   // How long the most recent new shape took to specialize (its build), in ms; 0 before any.

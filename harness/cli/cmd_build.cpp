@@ -9,6 +9,7 @@
 #include "engine/runtime/thread_scope.h"
 #include "harness/calibration.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/shape_profile_options.h"
 #include "harness/cli/options.h"
 #include "harness/model_source.h"
 
@@ -23,6 +24,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 int cmd_build(int argc, char** argv) {
   cxxopts::Options opts("fusebench build", "Build the engine for a model and save it as a plan file.");
   add_build_options(opts, "standard");
+  add_shape_profile_options(opts);
   opts.add_options()("threads", "threads to build with (the plan records them)", cxxopts::value<int>()->default_value("1"))(
       "o,output", "the plan file to write (FILE.plan)", cxxopts::value<std::string>());
   cxxopts::ParseResult args;
@@ -34,6 +36,9 @@ int cmd_build(int argc, char** argv) {
   if (!is_plan_path(out)) throw Error("-o " + out + ": a plan file's name must end in .plan (that is how MODEL arguments tell plans apart)");
   if (is_plan_path(model)) throw Error(model + ": already a plan");
   BuildConfig cfg = build_config_from(args);
+  if (!shape_profile_from(args).empty())
+    throw Error("--min-shapes, --opt-shapes and --max-shapes: a plan holds a static engine (plan files for dynamic engines are "
+                "not done); `exec`, `inspect`, `profile` and `run` build a dynamic one");
   cfg.threads = args["threads"].as<int>();
   if (cfg.threads < 1) throw Error("--threads must be at least 1");
 

@@ -17,6 +17,7 @@
 #include "engine/runtime/thread_scope.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/plan_options.h"
+#include "harness/cli/shape_profile_options.h"
 #include "harness/exec_engine.h"
 #include "harness/inputs.h"
 #include "harness/model_source.h"
@@ -169,47 +170,6 @@ std::vector<std::string> save_all(const std::string& dir, const std::vector<std:
   return paths;
 }
 
-// "input:1x3x224x224,mask:1x128" as trtexec's --minShapes writes it, into `profile`'s
-// `bound` member (min, opt or max); errors name the flag.
-void read_profile_flag(const cxxopts::ParseResult& args, const char* flag, Shape ShapeRange::*bound,
-                       std::map<std::string, ShapeRange>& profile) {
-  if (!args.count(flag)) return;
-  const std::string text = args[flag].as<std::string>();
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t end = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, end - start);
-    const size_t colon = item.rfind(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == item.size())
-      throw Error(std::string("--") + flag + ": expected NAME:DxDx... (e.g. input:1x3x224x224), got '" + item + "'");
-    Shape shape;
-    size_t p = colon + 1;
-    while (p <= item.size()) {
-      const size_t x = std::min(item.find('x', p), item.size());
-      const std::string dim = item.substr(p, x - p);
-      if (dim.empty() || dim.size() > 12 || dim.find_first_not_of("0123456789") != std::string::npos || std::stoll(dim) < 1)
-        throw Error(std::string("--") + flag + " '" + item + "': dimension '" + dim + "' is not a positive integer");
-      shape.push_back(std::stoll(dim));
-      p = x + 1;
-    }
-    profile[item.substr(0, colon)].*bound = shape;
-    start = end + 1;
-  }
-}
-
-// The optimization profile of --min-shapes, --opt-shapes and --max-shapes: all three name
-// the same inputs.
-std::map<std::string, ShapeRange> profile_from_flags(const cxxopts::ParseResult& args) {
-  std::map<std::string, ShapeRange> profile;
-  read_profile_flag(args, "min-shapes", &ShapeRange::min, profile);
-  read_profile_flag(args, "opt-shapes", &ShapeRange::opt, profile);
-  read_profile_flag(args, "max-shapes", &ShapeRange::max, profile);
-  for (const auto& [name, r] : profile)
-    if (r.min.empty() || r.opt.empty() || r.max.empty())
-      throw Error("optimization profile: '" + name + "' needs a shape in each of --min-shapes, --opt-shapes and --max-shapes");
-  return profile;
-}
-
 // The reference executor's answer: the graph outputs, or under mark-all every value in
 // the order nodes compute it, so the two executors' files can be diffed one by one.
 void run_reference(const LoadedModel& m, const BuildConfig& cfg, const std::vector<Tensor>& inputs,
@@ -240,10 +200,8 @@ int cmd_exec(int argc, char** argv) {
       "input", "NAME=FILE: an input from .npy or ONNX TensorProto .pb (repeatable); one that feeds a shape (Reshape's shape, Slice's starts...) is bound into the engine at build time and must be given", cxxopts::value<std::vector<std::string>>())(
       "seed", "seed of the generated inputs (the same bytes `run` uses)", cxxopts::value<uint64_t>()->default_value("1234"))(
       "save-outputs", "DIR: write every output there as NAME.npy (with --fusion mark-all: every tensor computed)", cxxopts::value<std::string>())(
-      "save-inputs", "DIR: write every input there as NAME.npy (the generated ones too)", cxxopts::value<std::string>())(
-      "min-shapes", "NAME:DxD...[,NAME:...]: a dynamic engine's optimization profile, least shapes (with --opt-shapes and --max-shapes)", cxxopts::value<std::string>())(
-      "opt-shapes", "NAME:DxD...[,...]: the shapes the dynamic engine is built for first", cxxopts::value<std::string>())(
-      "max-shapes", "NAME:DxD...[,...]: the largest shapes the dynamic engine accepts", cxxopts::value<std::string>());
+      "save-inputs", "DIR: write every input there as NAME.npy (the generated ones too)", cxxopts::value<std::string>());
+  add_shape_profile_options(opts);
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
   if (!args.count("model")) throw Error("a MODEL argument is required");
@@ -255,15 +213,10 @@ int cmd_exec(int argc, char** argv) {
   BuildConfig cfg = build_config_for(args, m);  // a plan's own config, where MODEL is a plan
   if (args.count("threads") || !m.plan) cfg.threads = args["threads"].as<int>();
   if (cfg.batch < 1) throw Error("--batch must be at least 1");
-  cfg.shape_profile = profile_from_flags(args);
+  cfg.shape_profile = shape_profile_from(args);
   if (cfg.is_dynamic()) {
     if (executor != "engine") throw Error("--min-shapes, --opt-shapes and --max-shapes build a dynamic engine: they need --executor engine");
-    if (m.plan) throw Error(m.reference + ": a plan holds a static engine; a dynamic engine is built from the ONNX model");
-    if (cfg.fusion == FusionLevel::MarkAll) throw Error("--fusion mark-all: not with a dynamic engine");
-    for (const ShapeInputUse& use : find_shape_inputs(m.graph))
-      if (!cfg.constant_inputs.count(use.input))
-        throw Error(m.reference + ": input '" + use.input + "' " + shape_use_str(use) +
-                    ": a dynamic engine binds it when it is built; give it with --shape-input " + use.input + "=V[,V...]");
+    check_dynamic_build(m, cfg);
   }
   std::map<std::string, GivenInput> given = read_given_inputs(
       args.count("input") ? args["input"].as<std::vector<std::string>>() : std::vector<std::string>{}, m.graph, cfg.batch);

@@ -8,6 +8,7 @@
 #include "harness/calibration.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/plan_options.h"
+#include "harness/cli/shape_profile_options.h"
 #include "harness/model_source.h"
 #include "harness/cli/run_selection.h"
 #include "harness/plugin_cost_text.h"
@@ -41,6 +42,7 @@ int show_stored_plugin_costs(const cxxopts::ParseResult& args) {
 int cmd_inspect(int argc, char** argv) {
   cxxopts::Options opts("fusebench inspect", "Show the engine layers built from a model, with their source nodes.");
   add_build_options(opts, "standard");
+  add_shape_profile_options(opts);
   add_plugin_options(opts);
   opts.add_options()("format", "text or json", cxxopts::value<std::string>()->default_value("text"))(
       "db", "instead of a MODEL: show the plugin cost splits stored in this results database", cxxopts::value<std::string>())(
@@ -57,12 +59,15 @@ int cmd_inspect(int argc, char** argv) {
 
   LoadedModel m = load_model(args["model"].as<std::string>());
   BuildConfig cfg = build_config_for(args, m);
+  cfg.shape_profile = shape_profile_from(args);
   const PluginSettings plugins = plugin_settings_from(args);
   const PluginModel pm = apply_plugins(m, plugins);
   naming_model(m, [&] { calibrate_for_int8(m, pm.graph(), cfg, pm.ops); });
-  std::unique_ptr<Engine> engine = plugins.empty() ? make_engine(m, cfg) : build_engine(pm.graph(), cfg, {pm.ops});
+  // A dynamic engine (an optimization profile) shows its specialization for the opt shapes.
+  const InspectedEngine built = build_for_inspection(m, pm, !plugins.empty(), cfg);
+  const Engine* engine = built.engine;
   std::vector<std::string> build_log = pm.log;
-  build_log.insert(build_log.end(), engine->build_log().begin(), engine->build_log().end());
+  build_log.insert(build_log.end(), built.build_log.begin(), built.build_log.end());
 
   if (format == "json") {
     nlohmann::json j;
@@ -70,7 +75,8 @@ int cmd_inspect(int argc, char** argv) {
     j["model_hash"] = m.hash;
     j["onnx_nodes"] = m.onnx_nodes;
     j["fusion"] = fusion_level_name(cfg.fusion);
-    j["batch"] = cfg.batch;
+    j["batch"] = engine->config().batch;  // a dynamic engine's: its opt specialization's
+    j["dynamic"] = built.dynamic != nullptr;
     j["arena_bytes"] = engine->arena_bytes();
     j["layers"] = nlohmann::json::array();
     for (const LayerInfo& l : engine->layers())
@@ -86,7 +92,9 @@ int cmd_inspect(int argc, char** argv) {
     return kExitOk;
   }
   std::cout << m.reference << ": " << m.onnx_nodes << " ONNX nodes → " << engine->layers().size() << " engine layers ("
-            << fusion_level_name(cfg.fusion) << ", batch " << cfg.batch << ")\n\n";
+            << fusion_level_name(cfg.fusion) << ", "
+            << (built.dynamic ? "dynamic: the specialization for the profile's opt shapes" : "batch " + std::to_string(cfg.batch))
+            << ")\n\n";
   for (size_t i = 0; i < engine->layers().size(); ++i) {
     const LayerInfo& l = engine->layers()[i];
     std::cout << "#" << i << "  " << l.kind << "  [" << l.kernel << ", " << l.precision << " (" << l.precision_reason << ")]  "

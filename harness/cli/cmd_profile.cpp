@@ -10,6 +10,7 @@
 #include "harness/calibration.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/plan_options.h"
+#include "harness/cli/shape_profile_options.h"
 #include "harness/environment.h"
 #include "harness/result_store.h"
 #include "harness/inputs.h"
@@ -23,6 +24,7 @@ namespace fb::cli {
 int cmd_profile(int argc, char** argv) {
   cxxopts::Options opts("fusebench profile", "Per-layer and per-module time of a built engine, seen through fusion.");
   add_build_options(opts, "aggressive");
+  add_shape_profile_options(opts);
   add_plugin_options(opts);
   opts.add_options()("threads", "threads", cxxopts::value<int>()->default_value("1"))(
       "iterations", "profiled runs (per-layer medians)", cxxopts::value<int>()->default_value("50"))(
@@ -37,7 +39,10 @@ int cmd_profile(int argc, char** argv) {
 
   LoadedModel m = load_model(args["model"].as<std::string>());
   BuildConfig cfg = build_config_for(args, m);
+  cfg.shape_profile = shape_profile_from(args);
   if (args.count("threads") || !m.plan) cfg.threads = args["threads"].as<int>();
+  BuildConfig used = cfg;  // the static config of the engine profiled
+  std::vector<std::string> profile_lines;  // a dynamic engine's optimization profile
   const PluginSettings plugins = plugin_settings_from(args);
   const PluginModel pm = apply_plugins(m, plugins);
   std::optional<PluginCost> cost;
@@ -52,22 +57,33 @@ int cmd_profile(int argc, char** argv) {
   if (store && !cached) store->store_peaks(env.host, env.cpu_model, cfg.threads, peaks);
   threads.run([&] {
     naming_model(m, [&] { calibrate_for_int8(m, pm.graph(), cfg, pm.ops); });
-    auto engine = plugins.empty() ? make_engine(m, cfg) : build_engine(pm.graph(), cfg, {pm.ops});
+    // A dynamic engine (an optimization profile) is profiled at its opt shapes.
+    const InspectedEngine built = build_for_inspection(m, pm, !plugins.empty(), cfg);
+    Engine* engine = built.engine;
+    if (built.dynamic) {
+      used = built.dynamic->specialized_config(built.dynamic->opt_shapes());
+      for (const std::string& line : built.build_log)
+        if (line.rfind("optimization profile: ", 0) == 0) profile_lines.push_back(line);
+    }
     std::unique_ptr<Engine> unfused;
     const bool fused = cfg.fusion == FusionLevel::Standard || cfg.fusion == FusionLevel::Aggressive;
     if (fused) {
-      BuildConfig none = cfg;
+      BuildConfig none = used;
       none.fusion = FusionLevel::None;
       unfused = build_engine(pm.graph(), none, {pm.ops});
     }
-    ReferenceExecutor ref(pm.graph(), cfg.batch, {}, pm.ops);
     // The engine's inputs: those it bound at build time (shape inputs) are its constants.
-    const std::vector<Tensor> inputs =
-        unbound_inputs(pm.graph(), make_inputs(pm.graph(), ref.input_shapes(), 1234), engine->config().constant_inputs);
+    std::vector<Tensor> inputs;
+    if (built.dynamic) {
+      inputs = make_inputs(engine->graph(), built.dynamic->opt_shapes(), 1234);
+    } else {
+      ReferenceExecutor ref(pm.graph(), cfg.batch, {}, pm.ops);
+      inputs = unbound_inputs(pm.graph(), make_inputs(pm.graph(), ref.input_shapes(), 1234), engine->config().constant_inputs);
+    }
     p = profile_engine(*engine, unfused.get(), inputs, iterations);
     // With plugins placed: what they cost against the same model without them.
     if (!plugins.placements.empty()) {
-      auto baseline = build_engine(m.graph, cfg, {pm.ops});
+      auto baseline = build_engine(m.graph, used, {pm.ops});
       TimingConfig timing;
       timing.min_iterations = iterations;
       cost = measure_plugin_cost(*engine, *baseline, inputs, timing);
@@ -75,8 +91,9 @@ int cmd_profile(int argc, char** argv) {
   });
 
   std::printf("%s  %s, batch %lld, %d thread(s): %zu layers from %zu ONNX nodes, %.3f ms per run (sum of layer medians over %d runs)\n",
-              m.reference.c_str(), fusion_level_name(cfg.fusion), (long long)cfg.batch, cfg.threads, p.layers.size(),
+              m.reference.c_str(), fusion_level_name(cfg.fusion), (long long)used.batch, cfg.threads, p.layers.size(),
               m.onnx_nodes, p.total_ms, iterations);
+  for (const std::string& line : profile_lines) std::printf("%s (profiled at opt)\n", line.c_str());
   std::printf("machine peaks (%s): %.1f GFLOP/s fp32, %.1f GB/s\n\n", cached ? "cached in the store" : "measured", peaks.gflops,
               peaks.gbps);
 
@@ -106,7 +123,7 @@ int cmd_profile(int argc, char** argv) {
   if (store) {
     // What the engine was built with, as a plan records it (report_model.cpp matches a
     // case's profile on it).
-    nlohmann::json config = build_config_to_json(cfg);
+    nlohmann::json config = build_config_to_json(used);
     if (!plugins.empty()) config["plugins"] = plugin_settings_to_json(plugins);
     const int64_t id = store->write_profile(StoredProfile{m.reference, m.hash, config.dump(), p, peaks});
     std::printf("\nstored as profile %lld in %s\n", (long long)id, store->path().c_str());
