@@ -16,24 +16,14 @@
 namespace fb {
 namespace {
 
-// x float[2,3] ─ Reshape(shape) ─ Relu ─▶ y, `shape` an int64[2] graph input.
-void write_reshape_model(const std::string& path) {
+// x float[x_dims] ─ Reshape(shape) ─ Relu ─▶ y, `shape` an int64[2] graph input: the
+// fixed model takes x [2,3] (y [3,2] for shape [3, 2]); the batched one x [batch,6], where
+// shape [-1, 3] makes y [2·batch, 3].
+void write_reshape_model(const std::string& path, const std::vector<int64_t>& x_dims, const std::vector<int64_t>& y_dims) {
   zoo::OnnxBuilder b("reshape", "reshape");
-  const std::string x = b.input("x", {2, 3});
+  const std::string x = b.input("x", x_dims);
   const std::string shape = b.input("shape", {2});
-  b.output(b.node("/r", "Relu", {b.node("/r", "Reshape", {x, shape})}), "y", {3, 2});
-  onnx::ModelProto m = b.finish();
-  for (auto& in : *m.mutable_graph()->mutable_input())
-    if (in.name() == "shape") in.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
-  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
-}
-
-// x float[batch,6] ─ Reshape(shape) ─ Relu ─▶ y: `shape` = [-1, 3] makes y [2·batch, 3].
-void write_batched_reshape_model(const std::string& path) {
-  zoo::OnnxBuilder b("reshape_batched", "reshape_batched");
-  const std::string x = b.input("x", {zoo::kBatch, 6});
-  const std::string shape = b.input("shape", {2});
-  b.output(b.node("/r", "Relu", {b.node("/r", "Reshape", {x, shape})}), "y", {zoo::kBatch, 3});
+  b.output(b.node("/r", "Relu", {b.node("/r", "Reshape", {x, shape})}), "y", y_dims);
   onnx::ModelProto m = b.finish();
   for (auto& in : *m.mutable_graph()->mutable_input())
     if (in.name() == "shape") in.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
@@ -53,7 +43,7 @@ class ShapeInputCases : public testing::Test {
  protected:
   ScratchDir dir_{"fb_shape_input_cases"};
   std::string model_ = dir_.path("reshape.onnx");
-  void SetUp() override { write_reshape_model(model_); }
+  void SetUp() override { write_reshape_model(model_, {2, 3}, {3, 2}); }
   std::string scenario(const std::string& shape_inputs) const {
     const std::string path = dir_.path("s.json");
     std::ofstream(path) << R"({"name": "reshape", "model": "reshape.onnx", )" << shape_inputs
@@ -100,7 +90,7 @@ TEST_F(ShapeInputCases, RunBindsThemAndBothExecutorsAgree) {
 
 TEST_F(ShapeInputCases, ADynamicEngineBindsThemOnceForEveryShape) {
   const std::string model = dir_.path("batched.onnx");
-  write_batched_reshape_model(model);
+  write_reshape_model(model, {zoo::kBatch, 6}, {zoo::kBatch, 3});
   const std::string bin = FUSEBENCH_BINARY;
   const Outcome executed = sh(bin + " exec " + model +
                               " --shape-input shape=-1,3 --min-shapes x:1x6 --opt-shapes x:2x6 --max-shapes x:4x6 --batch 3");

@@ -38,11 +38,4 @@ const std::string* Matcher::beside(const Node* n, const std::string& v) {
   return nullptr;
 }
 
-const std::string* Matcher::beside_constant(const Node* n, float value) const {
-  if (!n || n->inputs.size() != 2) return nullptr;
-  if (constant_near(*ctx_, n->inputs[1], value)) return &n->inputs[0];
-  if (constant_near(*ctx_, n->inputs[0], value)) return &n->inputs[1];
-  return nullptr;
-}
-
 }  // namespace fb

@@ -39,8 +39,6 @@ class Matcher {
 
   // n's operand other than v (n binary and reading v), or nullptr.
   static const std::string* beside(const Node* n, const std::string& v);
-  // n's operand other than a scalar constant within 1e-4 of `value`, or nullptr.
-  const std::string* beside_constant(const Node* n, float value) const;
 
   // Backtracking: a mark, and going back to it (dropping what was taken since).
   size_t mark() const { return nodes_.size(); }
