@@ -78,6 +78,10 @@ struct OpDef {
   // element with the same index. The engine's arena planner then reuses a dying input's
   // buffer for the output (engine/runtime/arena_planner.h).
   bool in_place = false;
+  // Set instead of in_place where output 0 may be written over one input only: the one
+  // this returns for the node (-1: none). A convolution may take over the residual it
+  // sums (read element by element) but never x, whose neighbours it reads.
+  int (*in_place_input)(const Node&) = nullptr;
   // The precisions the kernel computes in (what a backend may assign this op).
   PrecisionSet precisions{Precision::FP32};
   // Set for a plugin's op (engine/plugin/): shapes, kernel, precisions and in-place

@@ -71,7 +71,8 @@ ActivationPlan plan_activations(const std::vector<PlanValue>& values, const std:
     const int out = l.outputs[0];
     const PlanValue& ov = values[size_t(out)];
     if (root[size_t(out)] != out || ov.home != PlanValue::Home::Arena) continue;
-    for (size_t k = 0; k < l.inputs.size() && !(l.in_place_input0_only && k > 0); ++k) {
+    for (size_t k = 0; k < l.inputs.size(); ++k) {
+      if (l.in_place_only >= 0 && int(k) != l.in_place_only) continue;
       const int v = l.inputs[k];
       if (v < 0) continue;
       const int r = root[size_t(v)];
@@ -80,9 +81,14 @@ ActivationPlan plan_activations(const std::vector<PlanValue>& values, const std:
       if (rv.home != PlanValue::Home::Arena || last[size_t(r)] != i) continue;
       if (iv.shape != ov.shape || iv.dtype != ov.dtype || rv.bytes != ov.bytes) continue;
       // Another input reading the same buffer under another name (a view of another
-      // shape) would see its elements overwritten out of order.
+      // shape) would see its elements overwritten out of order; for a layer limited to
+      // one input, so would the same value read as another operand.
       bool other_alias = false;
-      for (int u : l.inputs) other_alias = other_alias || (u >= 0 && u != v && root[size_t(u)] == r);
+      for (size_t j = 0; j < l.inputs.size(); ++j) {
+        const int u = l.inputs[j];
+        if (j == k || u < 0 || root[size_t(u)] != r) continue;
+        other_alias = other_alias || u != v || l.in_place_only >= 0;
+      }
       if (other_alias) continue;
       for (int m : members[size_t(out)]) root[size_t(m)] = r;
       members[size_t(r)].insert(members[size_t(r)].end(), members[size_t(out)].begin(), members[size_t(out)].end());

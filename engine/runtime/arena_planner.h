@@ -38,7 +38,9 @@ struct PlanLayer {
   std::vector<int> inputs, outputs;
   bool view = false;      // output 0 is input 0's bytes (OpDef::alias_input0)
   bool in_place = false;  // output 0 may overwrite an input of its shape and dtype (OpDef::in_place)
-  bool in_place_input0_only = false;  // ... only input 0 (a plugin's promise is about that one)
+  // ... only this input (-1: any): a plugin's promise is about input 0, a convolution may
+  // take over the residual it sums but never x, whose neighbours it reads.
+  int in_place_only = -1;
 };
 
 struct ActivationPlan {
@@ -52,7 +54,9 @@ struct ActivationPlan {
 // In place is legal for layer i over input v when the layer is in_place, output 0 has
 // v's shape and dtype, v's root is an arena buffer (not a graph input or initializer,
 // nor a view of one) of the same size that is not kept, and no later layer reads that
-// root through any value. `allow_in_place` false plans without it (for comparison).
+// root through any value. A layer limited to one input (in_place_only) must not read
+// that buffer through any other operand, even the same value. `allow_in_place` false
+// plans without it (for comparison).
 ActivationPlan plan_activations(const std::vector<PlanValue>& values, const std::vector<PlanLayer>& layers,
                                 bool allow_in_place);
 

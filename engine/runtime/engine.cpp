@@ -67,6 +67,10 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
     for (const std::string& o : n.outputs) pl.outputs.push_back(o.empty() ? -1 : slot_of.at(o));
     is_view_layer[i] = pl.view = def.alias_input0 && !n.inputs.empty() && !n.inputs[0].empty();
     pl.in_place = def.in_place;
+    if (def.in_place_input) {
+      pl.in_place_only = def.in_place_input(n);
+      pl.in_place = pl.in_place_only >= 0;
+    }
     if (!def.plugin) continue;
     if (backend.device() != Device::Host)
       throw Error(n.describe() + ": plugins run on host memory; the '" + backend.name() + "' backend cannot run them");
@@ -75,7 +79,8 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
     for (const std::string& v : n.outputs)
       if (v.empty()) throw Error(n.describe() + ": a plugin node has no omitted outputs");
     plugin_ops[i] = std::make_shared<PluginOp>(n, *def.plugin);
-    pl.in_place = pl.in_place_input0_only = plugin_ops[i]->output_may_alias_input(0);
+    pl.in_place = plugin_ops[i]->output_may_alias_input(0);
+    pl.in_place_only = pl.in_place ? 0 : -1;
     std::vector<Tensor> ins, outs;  // shape-only views, for the plugin to size its workspace
     for (const std::string& in : n.inputs) ins.push_back(Tensor::view(g.value(in).dtype, g.value(in).shape, nullptr));
     for (const std::string& o : n.outputs) outs.push_back(Tensor::view(g.value(o).dtype, g.value(o).shape, nullptr));

@@ -493,11 +493,21 @@ void compute_conv_transpose(OpContext& c) {
   }
 }
 
+// The residual a FusedConv sums may give its bytes to the output when both keep one
+// layout: run() then sums it where it lies instead of copying it into the output first.
+int fused_conv_in_place_input(const Node& n) {
+  if (!conv_has_residual(n)) return -1;
+  const ConvLayouts l = conv_layouts_of(n);
+  return l.residual == l.y ? 3 : -1;
+}
+
 }  // namespace
 
 void register_conv_ops(OpRegistry& r) {
   r.add(OpDef{"", "Conv", infer_conv, compute_conv});
-  r.add(OpDef{"fusebench", "FusedConv", infer_conv, compute_conv});
+  OpDef fused_conv{"fusebench", "FusedConv", infer_conv, compute_conv};
+  fused_conv.in_place_input = fused_conv_in_place_input;
+  r.add(fused_conv);
   r.add(OpDef{"", "ConvTranspose", infer_conv_transpose, compute_conv_transpose});
 }
 

@@ -267,20 +267,27 @@ std::unique_ptr<Layer> make_float_layer(const LayerRequest& r) {
   const std::vector<Tensor*>& outs = r.outputs;
   const bool has_third = ins.size() > 2 && ins[2] != nullptr;
   if (all_float(ins)) {
-    if (node.domain.empty() && node.op_type == "MatMul")
-      return std::make_unique<MatMulLayer>(MatMulSpec{ins[0]->shape(), ins[1]->shape()}, ins, outs[0]);
+    if (node.domain.empty() && node.op_type == "MatMul") {
+      MatMulSpec s{ins[0]->shape(), ins[1]->shape()};
+      s.constant_b = r.weights_constant;
+      return std::make_unique<MatMulLayer>(s, ins, outs[0]);
+    }
     if ((node.domain.empty() && node.op_type == "Conv") || (node.domain == "fusebench" && node.op_type == "FusedConv"))
       return std::make_unique<ConvLayer>(node, ins, outs[0], r.weights_constant);
     if (node.domain == "fusebench" && node.op_type == "Attention") return std::make_unique<AttentionLayer>(node, ins, outs[0]);
     if (node.domain.empty() && node.op_type == "MaxPool" && (outs.size() < 2 || !outs[1]))
       if (auto pool = MaxPoolLayer::make(node, ins[0], outs[0])) return pool;
-    if (node.domain == "fusebench" && node.op_type == "FusedMatMul")
-      return std::make_unique<MatMulLayer>(fused_matmul_spec(node, ins[0]->shape(), ins[1]->shape(), has_third), ins, outs[0]);
+    if (node.domain == "fusebench" && node.op_type == "FusedMatMul") {
+      MatMulSpec s = fused_matmul_spec(node, ins[0]->shape(), ins[1]->shape(), has_third);
+      s.constant_b = r.weights_constant;
+      return std::make_unique<MatMulLayer>(s, ins, outs[0]);
+    }
     if (node.domain.empty() && node.op_type == "Gemm" && node.attr_float("beta", 1.f) == 1.f &&
         (!has_third || (node.attr_float("alpha", 1.f) == 1.f && ins[2]->numel() == outs[0]->shape().back() &&
                         ins[2]->shape().back() == outs[0]->shape().back()))) {
       MatMulSpec s{ins[0]->shape(), ins[1]->shape(), node.attr_int("transA", 0) != 0, node.attr_int("transB", 0) != 0, has_third};
       s.alpha = node.attr_float("alpha", 1.f);
+      s.constant_b = r.weights_constant;
       return std::make_unique<MatMulLayer>(s, ins, outs[0]);
     }
   }

@@ -84,6 +84,10 @@ struct MatMulKernel::Impl {
   // Created once; run() only swaps their data pointers, so the timed loop allocates nothing.
   memory ma, mb, mbias, mo;
   std::unordered_map<int, memory> args;
+  // A constant b in the primitive's own layout (MatMulSpec::constant_b), packed on the first run.
+  memory mb_packed;
+  dnnl::reorder pack_b;
+  bool b_packed = false, b_ready = false;
 };
 
 MatMulKernel::MatMulKernel(const MatMulSpec& spec) : impl_(std::make_unique<Impl>()) {
@@ -117,14 +121,22 @@ MatMulKernel::MatMulKernel(const MatMulSpec& spec) : impl_(std::make_unique<Impl
     attr.set_post_ops(po);
   }
   try {
-    auto desc = spec.has_bias ? dnnl::matmul::desc(im.a_md, im.b_md, im.bias_md, im.out_md)
-                              : dnnl::matmul::desc(im.a_md, im.b_md, im.out_md);
-    im.prim = dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, dnnl_cpu_engine()));
     auto& eng = dnnl_cpu_engine();
+    const memory::desc b_any(im.b_md.dims(), memory::data_type::f32, memory::format_tag::any);
+    const memory::desc& b_wanted = spec.constant_b ? b_any : im.b_md;
+    auto desc = spec.has_bias ? dnnl::matmul::desc(im.a_md, b_wanted, im.bias_md, im.out_md)
+                              : dnnl::matmul::desc(im.a_md, b_wanted, im.out_md);
+    const dnnl::matmul::primitive_desc pd(desc, attr, eng);
+    im.prim = dnnl::matmul(pd);
     im.ma = memory(im.a_md, eng, DNNL_MEMORY_NONE);
     im.mb = memory(im.b_md, eng, DNNL_MEMORY_NONE);
     im.mo = memory(im.out_md, eng, DNNL_MEMORY_NONE);
-    im.args = {{DNNL_ARG_SRC, im.ma}, {DNNL_ARG_WEIGHTS, im.mb}, {DNNL_ARG_DST, im.mo}};
+    im.b_packed = pd.weights_desc() != im.b_md;
+    if (im.b_packed) {
+      im.mb_packed = memory(pd.weights_desc(), eng);
+      im.pack_b = dnnl::reorder(im.mb, im.mb_packed);
+    }
+    im.args = {{DNNL_ARG_SRC, im.ma}, {DNNL_ARG_WEIGHTS, im.b_packed ? im.mb_packed : im.mb}, {DNNL_ARG_DST, im.mo}};
     if (spec.has_bias) {
       im.mbias = memory(im.bias_md, eng, DNNL_MEMORY_NONE);
       im.args.emplace(DNNL_ARG_BIAS, im.mbias);
@@ -146,6 +158,8 @@ void MatMulKernel::run(const float* a, const float* b, const float* bias, float*
   im.mb.set_data_handle(const_cast<float*>(b));
   im.mo.set_data_handle(out);
   if (im.has_bias) im.mbias.set_data_handle(const_cast<float*>(bias));
+  if (im.b_packed && !im.b_ready) im.pack_b.execute(dnnl_cpu_stream(), im.mb, im.mb_packed);
+  im.b_ready = true;
   im.prim.execute(dnnl_cpu_stream(), im.args);
   dnnl_cpu_stream().wait();
 }

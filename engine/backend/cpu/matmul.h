@@ -21,6 +21,10 @@ struct MatMulSpec {
   bool has_bias = false;   // bias of shape [N] (or [1, N]) added to every row
   float alpha = 1.f;
   MatMulActivation activation = MatMulActivation::None;
+  // b never changes (the engine's initializer): it is packed once, on the first run, into
+  // the layout oneDNN's kernel reads fastest, instead of on every call (a transposed
+  // classifier's weights at batch 1: 0.067 -> 0.044 ms standalone).
+  bool constant_b = false;
 };
 
 // Output shape of a MatMul with numpy semantics (1-D operands promoted and squeezed);
