@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <random>
 
 #include "engine/backend/cpu/attention.h"
@@ -101,8 +102,10 @@ TEST(Int8Quantize, InputsRoundAndSaturate) {
   uint8_t u[6];
   quantize_input(x, 6, 1.f, true, u);
   EXPECT_EQ(std::vector<int>(u, u + 6), (std::vector<int>{0, 0, 1, 0, 255, 0}));
-  quantize_input(x, 6, 1.f, false, u, 128);  // s8 kept as u8: shifted by 128
-  EXPECT_EQ(std::vector<int>(u, u + 6), (std::vector<int>{128, 128, 129, 126, 255, 1}));
+  quantize_input(x, 6, 1.f, false, u, 128);  // s8 kept as u8: shifted by 128, saturating at u8's ends
+  EXPECT_EQ(std::vector<int>(u, u + 6), (std::vector<int>{128, 128, 129, 126, 255, 0}));
+  quantize_input(x, 6, 1.f, false, u, 3);  // u8 with zero point 3 (asymmetric): [-3, 252] around it
+  EXPECT_EQ(std::vector<int>(u, u + 6), (std::vector<int>{3, 3, 4, 1, 255, 0}));
 }
 
 TEST(Int8Quantize, WeightsPerChannel) {
@@ -365,33 +368,57 @@ TEST(Int8Build, AConstraintKeepsALayerInFp32) {
   EXPECT_EQ(out.precision_reason, "constraint 'Gemm'");
 }
 
-// x (ReLU'd for u8) ─▶ QuantizeLinear ─▶ DequantizeLinear ─▶ MatMul(W) + Add(bias): the
-// form quantization tools export, with the zero point given.
-Graph qdq_model(bool is_unsigned, int zero_point) {
+// x (ReLU'd for u8) ─▶ QuantizeLinear ─▶ DequantizeLinear ─▶ MatMul(W) + Add(bias) (or a
+// 3x3 Conv over x as [N, 4, 8, 8]): the form quantization tools export, with zero points
+// of the quantized type given (the DequantizeLinear's defaults to the QuantizeLinear's).
+struct QdqForm {
+  bool is_unsigned = false, relu = false, conv = false;
+  int zero_point = 0;
+  std::optional<int> dq_zero_point;
+};
+Graph qdq_model(const QdqForm& f) {
   zoo::OnnxBuilder b("qdq", "qdq");
-  std::string x = b.input("x", {zoo::kBatch, 16, 32});
-  if (is_unsigned) x = b.node("/relu", "Relu", {x});
-  const std::string s = b.scalar("act_scale", 0.02f), zp = b.scalar("act_zp", 0.f);
+  std::string x = f.conv ? b.input("x", {zoo::kBatch, 4, 8, 8}) : b.input("x", {zoo::kBatch, 16, 32});
+  if (f.relu) x = b.node("/relu", "Relu", {x});
+  const std::string s = b.scalar("act_scale", 0.02f), zp = b.scalar("act_zp", 0.f), dq_zp = b.scalar("dq_zp", 0.f);
   const std::string q = b.node("/q", "QuantizeLinear", {x, s, zp});
-  const std::string dq = b.node("/dq", "DequantizeLinear", {q, s, zp});
-  const std::string mm = b.node("/mm", "MatMul", {dq, b.weight("w", {32, 24}, 0.3f)});
-  b.output(b.node("/mm", "Add", {mm, b.weight("bias", {24}, 0.1f)}), "y", {zoo::kBatch, 16, 24});
+  const std::string dq = b.node("/dq", "DequantizeLinear", {q, s, f.dq_zero_point ? dq_zp : zp});
+  if (f.conv) {
+    const std::string y = b.node("/conv", "Conv", {dq, b.weight("w", {8, 4, 3, 3}, 0.3f), b.weight("bias", {8}, 0.1f)},
+                                 {zoo::attr_ints("pads", {1, 1, 1, 1})});
+    b.output(y, "y", {zoo::kBatch, 8, 8, 8});
+  } else {
+    const std::string mm = b.node("/mm", "MatMul", {dq, b.weight("w", {32, 24}, 0.3f)});
+    b.output(b.node("/mm", "Add", {mm, b.weight("bias", {24}, 0.1f)}), "y", {zoo::kBatch, 16, 24});
+  }
   onnx::ModelProto m = b.finish();
   for (onnx::TensorProto& t : *m.mutable_graph()->mutable_initializer())
-    if (t.name() == zp) {  // the builder makes float constants: the zero point is u8/s8
+    if (t.name() == zp || t.name() == dq_zp) {  // the builder makes float constants: the zero point is u8/s8
+      const std::string name = t.name();
       t.Clear();
-      t.set_name(zp);
-      t.set_data_type(is_unsigned ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8);
-      t.add_int32_data(zero_point);
+      t.set_name(name);
+      t.set_data_type(f.is_unsigned ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8);
+      t.add_int32_data(name == zp ? f.zero_point : f.dq_zero_point.value_or(f.zero_point));
     }
   return import_onnx(std::move(m), "qdq", "");
+}
+
+// The engine against the reference running Q, DQ and the float product as written: the
+// same quantized input; the weights differ by their own per-channel quantization.
+void expect_int8_agrees(const Graph& g, Engine& e) {
+  ReferenceExecutor ref(g, 2);
+  auto inputs = make_inputs(g, ref.input_shapes(), 5);
+  auto expected = ref.run(inputs);
+  e.run(inputs);
+  const AccuracyResult r = compare_outputs(e.outputs(), expected, g.outputs, default_accuracy("int8"));
+  EXPECT_GE(r.cosine, 0.9995) << r.detail;
 }
 
 TEST(ExplicitQuantization, AQdqPairBecomesTheInt8LayerItFeedsWithTheModelsScale) {
   for (bool is_unsigned : {false, true})
     for (FusionLevel level : {FusionLevel::Standard, FusionLevel::None}) {
       SCOPED_TRACE(std::string(is_unsigned ? "u8" : "s8") + " " + fusion_level_name(level));
-      const Graph g = qdq_model(is_unsigned, 0);
+      const Graph g = qdq_model({is_unsigned, /*relu=*/is_unsigned});
       BuildConfig cfg;  // an fp32 build: the model asks for int8 itself
       cfg.batch = 2;
       cfg.fusion = level;
@@ -405,28 +432,63 @@ TEST(ExplicitQuantization, AQdqPairBecomesTheInt8LayerItFeedsWithTheModelsScale)
       EXPECT_EQ(mm->precision_reason, "explicit quantization ('/q/QuantizeLinear')");
       EXPECT_NE(mm->kernel.find(is_unsigned ? "u8×s8" : "s8(as u8+128)×s8"), std::string::npos) << mm->kernel;
       EXPECT_TRUE(test::log_mentions(*e, "1 QuantizeLinear/DequantizeLinear pair(s) folded"));
-      // Against the reference running Q, DQ and the float MatMul as written: the same
-      // quantized input; the weights differ by their own per-channel quantization.
-      ReferenceExecutor ref(g, 2);
-      auto inputs = make_inputs(g, ref.input_shapes(), 5);
-      auto expected = ref.run(inputs);
-      e->run(inputs);
-      const AccuracyResult r = compare_outputs(e->outputs(), expected, g.outputs, default_accuracy("int8"));
-      EXPECT_GE(r.cosine, 0.9995) << r.detail;
+      expect_int8_agrees(g, *e);
     }
 }
 
-TEST(ExplicitQuantization, ANonZeroZeroPointOrAnFp32ConstraintKeepsThePairAsWritten) {
-  const Graph g = qdq_model(true, 3);
+// Quantization tools quantize activations asymmetrically by default (u8 with the zero
+// point where 0.0 falls): the matrix product reads the u8 tensor with that zero point.
+TEST(ExplicitQuantization, AnAsymmetricPairRunsOnTheProductsSourceZeroPoint) {
+  struct Case {
+    bool is_unsigned;
+    int zero_point;
+    std::string reads;  // as the layer's kernel names its input
+  };
+  for (const Case& c : {Case{true, 3, "u8(zero point 3)×s8"}, Case{true, 200, "u8(zero point 200)×s8"},
+                        Case{false, -5, "u8(zero point 123)×s8"}, Case{false, -128, "u8×s8"}}) {
+    SCOPED_TRACE(std::to_string(c.zero_point));
+    const Graph g = qdq_model({c.is_unsigned, /*relu=*/false, /*conv=*/false, c.zero_point});
+    BuildConfig cfg;
+    cfg.batch = 2;
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(test::count_kind(*e, "QuantizeLinear"), 0);
+    EXPECT_EQ(test::count_kind(*e, "fusebench.Quantize"), 1);
+    const LayerInfo* mm = test::find_kind(*e, "fusebench.FusedMatMul");
+    ASSERT_NE(mm, nullptr);
+    EXPECT_EQ(mm->precision, "int8");
+    EXPECT_NE(mm->kernel.find(c.reads), std::string::npos) << mm->kernel;
+    expect_int8_agrees(g, *e);
+  }
+}
+
+TEST(ExplicitQuantization, PairsTheKernelsCannotTakeOrAnFp32ConstraintStayAsWritten) {
   BuildConfig cfg;
   cfg.batch = 2;
-  auto e = build_engine(g, cfg);
-  EXPECT_EQ(test::count_kind(*e, "QuantizeLinear"), 1);
-  EXPECT_EQ(test::count_kind(*e, "fusebench.Quantize"), 0);
-  EXPECT_TRUE(test::log_mentions(*e, "kept as written: zero point 3 (int8 layers here are symmetric)"));
-  test::expect_agrees(g, cfg);  // exactly the model's arithmetic: fp32 throughout
-
-  const Graph g0 = qdq_model(false, 0);
+  {
+    const Graph g = qdq_model({true, false, false, 3, /*dq_zero_point=*/4});
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(test::count_kind(*e, "QuantizeLinear"), 1);
+    EXPECT_EQ(test::count_kind(*e, "fusebench.Quantize"), 0);
+    EXPECT_TRUE(test::log_mentions(*e, "kept as written: QuantizeLinear's zero point 3 is not DequantizeLinear's 4"));
+    test::expect_agrees(g, cfg);  // exactly the model's arithmetic: fp32 throughout
+  }
+  {
+    const Graph g = qdq_model({true, false, /*conv=*/true, 3});
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(test::count_kind(*e, "QuantizeLinear"), 1);
+    EXPECT_TRUE(test::log_mentions(*e, "kept as written: zero point 3 before a convolution"));
+    test::expect_agrees(g, cfg);
+  }
+  {  // the symmetric form before a convolution becomes an int8 one
+    const Graph g = qdq_model({false, false, /*conv=*/true, 0});
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(test::count_kind(*e, "QuantizeLinear"), 0);
+    const LayerInfo* conv = test::find_kind(*e, "Conv");
+    ASSERT_NE(conv, nullptr);
+    EXPECT_EQ(conv->precision, "int8");
+    expect_int8_agrees(g, *e);
+  }
+  const Graph g0 = qdq_model({false});
   cfg.layer_precisions = {{"MatMul", "fp32"}};
   auto kept = build_engine(g0, cfg);
   EXPECT_EQ(test::count_kind(*kept, "QuantizeLinear"), 1);

@@ -106,6 +106,8 @@ int quantize_int8_inputs(PassContext& ctx) {
     rd.amax = first.attr_float(slot.amax_attr, 0.f);
     rd.is_unsigned = slot.may_be_unsigned && first.attr_int("int8_input_unsigned", 0) != 0;
     if (rd.is_unsigned) rd.zero_point = 0;
+    // An explicitly quantized asymmetric tensor keeps the model's zero point.
+    if (first.has_attr("int8_input_zero_point")) rd.zero_point = int(first.attr_int("int8_input_zero_point", 0));
     for (const Node* r : readers[v]) {
       const std::vector<Int8Slot> slots = is_int8_layer(*r) ? int8_slots(*r) : std::vector<Int8Slot>{};
       const Int8Slot* at = slot_reading(*r, v, slots);
@@ -170,7 +172,10 @@ int quantize_int8_inputs(PassContext& ctx) {
           out.push_back(std::move(quantize));
         }
         n.inputs[slot.input] = quantized[v];
+        // (An explicit zero point is dropped where another reader cannot take one: the
+        // tensor is then s8 at the same scale.)
         if (slot.input == 0 && rd.zero_point) n.attrs["int8_input_zero_point"] = Attribute{int64_t(rd.zero_point)};
+        else if (slot.input == 0) n.attrs.erase("int8_input_zero_point");
       }
     }
     out.push_back(std::move(n));
@@ -215,21 +220,26 @@ int explicit_quantization(PassContext& ctx) {
     if (!q || !is_onnx_op(q, "QuantizeLinear") || q->inputs.size() < 2 || dq->inputs.size() < 2) continue;
     const std::string& qv = dq->inputs[0];
     if (readers[qv].size() != 1 || g.is_graph_output(qv)) continue;
-    // One positive scale for both, zero points 0 (or absent), a float32 input.
+    // One positive scale and one zero point for both, a float32 input.
     double s = 0, s2 = 0, zp = 0, zp2 = 0;
     if (!constant_value(g, q->inputs[1], &s) || !constant_value(g, dq->inputs[1], &s2) || s != s2 || !(s > 0)) continue;
     const bool q_zp = q->inputs.size() > 2 && !q->inputs[2].empty(), dq_zp = dq->inputs.size() > 2 && !dq->inputs[2].empty();
     if ((q_zp && !constant_value(g, q->inputs[2], &zp)) || (dq_zp && !constant_value(g, dq->inputs[2], &zp2))) continue;
     const DType qt = g.value(qv).dtype;
     const std::string x = q->inputs[0];
-    if (zp != 0 || zp2 != 0) {
-      ctx.log.push_back("explicit quantization: '" + q->name + "' kept as written: zero point " +
-                        std::to_string(int(zp != 0 ? zp : zp2)) + " (int8 layers here are symmetric)");
+    if ((qt != DType::UInt8 && qt != DType::Int8) || g.value(x).dtype != DType::Float32) continue;
+    if (zp != zp2) {
+      ctx.log.push_back("explicit quantization: '" + q->name + "' kept as written: QuantizeLinear's zero point " +
+                        std::to_string(int(zp)) + " is not DequantizeLinear's " + std::to_string(int(zp2)));
       continue;
     }
-    if ((qt != DType::UInt8 && qt != DType::Int8) || g.value(x).dtype != DType::Float32) continue;
+    // As u8 holds it (an s8 value v is the u8 value v + 128): 0 is an unsigned tensor
+    // (u8 with zero point 0, or s8 with -128), 128 a symmetric s8 one, any other an
+    // asymmetric one, which only the int8 matrix products' source zero point can take.
+    const int u8_zero_point = int(zp) + (qt == DType::Int8 ? 128 : 0);
+    const bool is_unsigned = u8_zero_point == 0, asymmetric = !is_unsigned && u8_zero_point != 128;
     // Every reader of the dequantized tensor must become an int8 layer.
-    bool all = true;
+    bool all = true, convolution = false;
     for (Node* r : readers[v]) {
       const bool fp32_constraint = r->precision == Precision::FP32 && r->precision_reason.rfind("constraint", 0) == 0;
       Node probe = *r;
@@ -237,9 +247,14 @@ int explicit_quantization(PassContext& ctx) {
       all = all && !fp32_constraint && !is_ours(*r, "Attention") && r->inputs[0] == v &&
             why_not_int8(g, probe, ctx.config).empty();
       for (size_t i = 1; i < r->inputs.size(); ++i) all = all && r->inputs[i] != v;
+      convolution = convolution || is_onnx_op(r, "Conv") || is_ours(*r, "FusedConv");
     }
     if (!all) continue;
-    const bool is_unsigned = qt == DType::UInt8;
+    if (asymmetric && convolution) {
+      ctx.log.push_back("explicit quantization: '" + q->name + "' kept as written: zero point " + std::to_string(int(zp)) +
+                        " before a convolution (int8 convolutions here read symmetric inputs)");
+      continue;
+    }
     const float amax = float(s * (is_unsigned ? 255.0 : 127.0));
     for (Node* r : readers[v]) {
       r->inputs[0] = x;
@@ -247,6 +262,7 @@ int explicit_quantization(PassContext& ctx) {
       r->precision_reason = "explicit quantization ('" + q->name + "')";
       r->attrs["int8_input_amax"] = Attribute{amax};
       r->attrs["int8_input_unsigned"] = Attribute{int64_t(is_unsigned)};
+      if (asymmetric) r->attrs["int8_input_zero_point"] = Attribute{int64_t(u8_zero_point)};
     }
     gone.insert(q);
     gone.insert(dq);

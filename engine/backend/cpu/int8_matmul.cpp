@@ -157,7 +157,9 @@ double Int8MatMulKernel::flops() const { return 2.0 * double(impl_->m) * double(
 std::string Int8MatMulKernel::describe() const {
   const Int8MatMulSpec& s = impl_->spec;
   auto type = [](bool is_unsigned, int zero_point) -> std::string {
-    return is_unsigned ? "u8" : zero_point ? "s8(as u8+" + std::to_string(zero_point) + ")" : "s8";
+    if (is_unsigned) return "u8";
+    if (zero_point == kSignedAsU8ZeroPoint) return "s8(as u8+128)";
+    return zero_point ? "u8(zero point " + std::to_string(zero_point) + ")" : "s8";
   };
   return "onednn.matmul[" + impl_->impl + "] " + type(s.input_unsigned, s.input_zero_point) + "×s8→" +
          (impl_->activation_table.empty() ? "" : "s8 →gelu table→") +

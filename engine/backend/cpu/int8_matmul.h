@@ -20,7 +20,7 @@ struct Int8MatMulSpec {
   MatMulActivation activation = MatMulActivation::None;
   float input_amax = 0;    // A's calibrated threshold
   bool input_unsigned = false;
-  int input_zero_point = 0;  // 128: a signed A kept as u8 (int8_quantize.h)
+  int input_zero_point = 0;  // 1..255: A is u8 with this zero point (engine/quant/int8_representation.h)
   float output_amax = 0;   // > 0: the output is written quantized with this threshold
   bool output_unsigned = false;
   int output_zero_point = 0;

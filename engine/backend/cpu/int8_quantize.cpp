@@ -26,7 +26,8 @@ void quantize_input(const float* x, int64_t n, float scale, bool is_unsigned, vo
   const float inv = 1.f / scale;
   auto part = [&](int64_t b, int64_t e) {
     if (is_unsigned) quantize_range(x, b, e, inv, 0.f, 255.f, 0.f, static_cast<uint8_t*>(out));
-    else if (zero_point) quantize_range(x, b, e, inv, -127.f, 127.f, float(zero_point), static_cast<uint8_t*>(out));
+    else if (zero_point)
+      quantize_range(x, b, e, inv, float(-zero_point), float(255 - zero_point), float(zero_point), static_cast<uint8_t*>(out));
     else quantize_range(x, b, e, inv, -127.f, 127.f, 0.f, static_cast<int8_t*>(out));
   };
   if (n < 65536) return part(0, n);
@@ -55,9 +56,9 @@ void quantize_weights_per_channel(const float* w, int64_t outer, int64_t channel
 
 namespace {
 
-// fusebench.Quantize(x) -> u8 or s8, attributes amax, unsigned and zero_point (0, or 128
-// for a signed tensor kept as u8): what precision lowering puts before int8 layers (once
-// per tensor, however many int8 layers read it).
+// fusebench.Quantize(x) -> u8 or s8, attributes amax, unsigned and zero_point (0, or
+// 1..255 for a u8 tensor with a zero point: engine/quant/int8_representation.h): what
+// precision lowering puts before int8 layers (once per tensor, however many read it).
 DType quantized_type(const Node& n) {
   return n.attr_int("unsigned", 0) || n.attr_int("zero_point", 0) ? DType::UInt8 : DType::Int8;
 }
@@ -66,8 +67,8 @@ std::vector<ValueInfo> infer_quantize(const ShapeContext& c) {
   if (c.in(0).dtype != DType::Float32) throw Error(c.node.describe() + ": quantizes float32 only");
   if (!(c.node.attr_float("amax", 0.f) > 0)) throw Error(c.node.describe() + ": amax must be positive");
   const int64_t zp = c.node.attr_int("zero_point", 0);
-  if (zp != 0 && (zp != kSignedAsU8ZeroPoint || c.node.attr_int("unsigned", 0)))
-    throw Error(c.node.describe() + ": zero_point must be 0, or 128 for a signed tensor");
+  if (zp < 0 || zp > 255 || (zp != 0 && c.node.attr_int("unsigned", 0)))
+    throw Error(c.node.describe() + ": zero_point must be 0..255, and 0 for an unsigned tensor");
   return {ValueInfo{quantized_type(c.node), c.in(0).shape, true}};
 }
 
