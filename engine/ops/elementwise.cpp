@@ -80,8 +80,12 @@ template <typename T>
 void apply_unary_t(UnaryFn f, const T* in, T* out, int64_t n) {
   switch (f) {
     case UnaryFn::Relu: return unary_loop(in, out, n, [](T x) { return x > T(0) ? x : T(0); });
-    case UnaryFn::Sigmoid: return unary_loop(in, out, n, [](T x) { return T(1) / (T(1) + std::exp(-x)); });
-    case UnaryFn::Tanh: return unary_loop(in, out, n, [](T x) { return std::tanh(x); });
+    case UnaryFn::Sigmoid:
+      if constexpr (std::is_same_v<T, float>) return unary_loop(in, out, n, [](float x) { return fast_sigmoid(x); });
+      else return unary_loop(in, out, n, [](T x) { return T(1) / (T(1) + std::exp(-x)); });
+    case UnaryFn::Tanh:
+      if constexpr (std::is_same_v<T, float>) return unary_loop(in, out, n, [](float x) { return fast_tanh(x); });
+      else return unary_loop(in, out, n, [](T x) { return std::tanh(x); });
     case UnaryFn::Erf:
       if constexpr (std::is_same_v<T, float>) return unary_loop(in, out, n, [](float x) { return fast_erf(x); });
       else return unary_loop(in, out, n, [](T x) { return std::erf(x); });
@@ -117,7 +121,11 @@ void apply_unary_t(UnaryFn f, const T* in, T* out, int64_t n) {
     case UnaryFn::HardSwish:
       return unary_loop(in, out, n, [](T x) { return x * std::max(T(0), std::min(T(1), x / T(6) + T(0.5))); });
     case UnaryFn::GeluTanh:  // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
-      return unary_loop(in, out, n, [](T x) {
+      if constexpr (std::is_same_v<T, float>)
+        return unary_loop(in, out, n, [](float x) {
+          return 0.5f * x * (1.f + fast_tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+        });
+      else return unary_loop(in, out, n, [](T x) {
         return T(0.5) * x * (T(1) + std::tanh(T(0.79788456080286536) * (x + T(0.044715) * x * x * x)));
       });
     case UnaryFn::Count: break;

@@ -75,4 +75,27 @@ inline float fast_erf(float x) {
   return ax < 0.5f ? small : large;
 }
 
+// The logistic function, vectorizable (std::exp is not: a LLaMA MLP's SiLU chain took
+// 0.31 ms for 87k elements). Exactly 0 below -87, where the true value is a denormal;
+// NaN stays NaN.
+inline float fast_sigmoid(float x) { return static_cast<float>(!(x < -87.f)) / (1.f + fast_exp(-x)); }
+
+// tanh, vectorizable. |x| < 0.4: the odd Taylor series to x^13 (truncation under 2e-9);
+// beyond: 1 - 2 / (e^2x + 1) with fast_exp, relative error under 1e-6, saturating at ±1;
+// NaN stays NaN.
+// Both are computed and one selected, so the loop stays branch-free.
+inline float fast_tanh(float x) {
+  const float x2 = x * x;
+  float s = 21844.f / 6081075.f;
+  s = s * x2 - 1382.f / 155925.f;
+  s = s * x2 + 62.f / 2835.f;
+  s = s * x2 - 17.f / 315.f;
+  s = s * x2 + 2.f / 15.f;
+  s = s * x2 - 1.f / 3.f;
+  const float small = x + x * x2 * s;
+  // e^80 at most: 2 / (e^2x + 1) stays a normal float on the way to 1 (no denormal assists).
+  const float large = 1.f - 2.f / (fast_exp(2.f * (x > 40.f ? 40.f : x)) + 1.f);
+  return (x < 0.f ? -x : x) < 0.4f ? small : large;
+}
+
 }  // namespace fb

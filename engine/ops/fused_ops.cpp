@@ -76,15 +76,20 @@ void compute_chain(OpContext& c) {
   // result narrowed from one: the chain computes in float32 and moves 16-bit bytes.
   const bool half_out = is_half_type(out.dtype());
   float* po = half_out ? nullptr : out.data<float>();
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, plan.rows(), std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1))),
+  // The work items are the blocks of every row, so a chain over same-shape tensors (one
+  // row of all the elements) is shared between the threads too; ~16k elements per task.
+  const int64_t blocks_per_row = std::max<int64_t>(1, (inner + kBlock - 1) / kBlock);
+  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, std::min(inner, kBlock)));
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, plan.rows() * blocks_per_row, grain),
                     [&](const tbb::blocked_range<int64_t>& r) {
                       std::vector<float> scratch(size_t(prog.size() + n_in + 1) * kBlock);
                       float* const widened = scratch.data() + prog.size() * kBlock;  // n_in blocks
                       float* const result = widened + n_in * kBlock;
                       std::vector<const float*> reg(n_regs);
                       std::vector<int64_t> stride(n_regs);
-                      for (int64_t row = r.begin(); row < r.end(); ++row) {
-                        for (int64_t j0 = 0; j0 < inner; j0 += kBlock) {
+                      for (int64_t item = r.begin(); item < r.end(); ++item) {
+                        const int64_t row = item / blocks_per_row, j0 = (item % blocks_per_row) * kBlock;
+                        {
                           const int64_t len = std::min(kBlock, inner - j0);
                           for (int i = 0; i < n_in; ++i) {
                             const Tensor& t = *c.inputs[i];
@@ -160,9 +165,9 @@ std::vector<ValueInfo> infer_add_layernorm(const ShapeContext& c) {
 }
 
 // One row of h: optionally x = a + b (into `sum`, or into y when the sum is not wanted),
-// then y = LayerNorm(x).
+// then y = LayerNorm(x), or with `rms` RMSNorm(x): x / sqrt(mean(x²) + eps) · gamma.
 inline void layernorm_row(const float* xi, const float* bi, float* si, float* yo, int64_t h, float eps, const float* gamma,
-                          const float* beta) {
+                          const float* beta, bool rms) {
   if (bi) {
     if (!si) si = yo;
 #pragma omp simd
@@ -170,8 +175,10 @@ inline void layernorm_row(const float* xi, const float* bi, float* si, float* yo
     xi = si;
   }
   float total = 0.f;
+  if (!rms) {
 #pragma omp simd reduction(+ : total)
-  for (int64_t j = 0; j < h; ++j) total += xi[j];
+    for (int64_t j = 0; j < h; ++j) total += xi[j];
+  }
   const float mean = total / float(h);
   float sq = 0.f;
 #pragma omp simd reduction(+ : sq)
@@ -194,7 +201,7 @@ inline void layernorm_row(const float* xi, const float* bi, float* si, float* yo
 // bf16/fp16 ones a row at a time through float32 buffers that stay in L1, so a 16-bit
 // LayerNorm moves half the bytes and computes in float32.
 void layernorm_rows(const Tensor& a, const Tensor* b, Tensor* sum, Tensor& y, float eps, const float* gamma,
-                    const float* beta) {
+                    const float* beta, bool rms) {
   const int64_t h = a.shape().back(), rows = h ? a.numel() / h : 0;
   const DType t = a.dtype();
   if (t == DType::Float32) {
@@ -204,7 +211,7 @@ void layernorm_rows(const Tensor& a, const Tensor* b, Tensor* sum, Tensor& y, fl
                       [&](const tbb::blocked_range<int64_t>& r) {
                         for (int64_t row = r.begin(); row < r.end(); ++row)
                           layernorm_row(pa + row * h, pb ? pb + row * h : nullptr, ps ? ps + row * h : nullptr,
-                                        py + row * h, h, eps, gamma, beta);
+                                        py + row * h, h, eps, gamma, beta, rms);
                       });
     return;
   }
@@ -221,22 +228,25 @@ void layernorm_rows(const Tensor& a, const Tensor* b, Tensor* sum, Tensor& y, fl
                       for (int64_t row = r.begin(); row < r.end(); ++row) {
                         widen_16(t, pa + row * h, fa, h);
                         if (pb) widen_16(t, pb + row * h, fb, h);
-                        layernorm_row(fa, pb ? fb : nullptr, ps ? fs : nullptr, fy, h, eps, gamma, beta);
+                        layernorm_row(fa, pb ? fb : nullptr, ps ? fs : nullptr, fy, h, eps, gamma, beta, rms);
                         narrow_16(t, fy, py + row * h, h);
                         if (ps) narrow_16(t, fs, ps + row * h, h);
                       }
                     });
 }
 
+// Attribute rms = 1: RMSNorm (no mean subtracted, no beta).
 void compute_layernorm(OpContext& c) {
   layernorm_rows(c.in(0), nullptr, nullptr, c.out(0), c.node.attr_float("epsilon", 1e-5f),
-                 c.has_input(1) ? c.in(1).data<float>() : nullptr, c.has_input(2) ? c.in(2).data<float>() : nullptr);
+                 c.has_input(1) ? c.in(1).data<float>() : nullptr, c.has_input(2) ? c.in(2).data<float>() : nullptr,
+                 c.node.attr_int("rms", 0) != 0);
 }
 
 void compute_add_layernorm(OpContext& c) {
   Tensor* sum = c.outputs.size() > 1 && c.outputs[1] ? c.outputs[1] : nullptr;
   layernorm_rows(c.in(0), &c.in(1), sum, c.out(0), c.node.attr_float("epsilon", 1e-5f),
-                 c.has_input(2) ? c.in(2).data<float>() : nullptr, c.has_input(3) ? c.in(3).data<float>() : nullptr);
+                 c.has_input(2) ? c.in(2).data<float>() : nullptr, c.has_input(3) ? c.in(3).data<float>() : nullptr,
+                 c.node.attr_int("rms", 0) != 0);
 }
 
 }  // namespace

@@ -56,6 +56,7 @@ std::vector<FusionMatch> match_residual_layernorm(const PassContext& ctx, size_t
   Node f = fusebench_node(ln.name + "_AddLayerNorm", "AddLayerNorm", {add.inputs[0], add.inputs[1], gamma, beta}, {ln.outputs[0]});
   if (sum_needed) f.outputs.push_back(s);
   f.attrs["epsilon"] = Attribute{ln.attr_float("epsilon", 1e-5f)};
+  if (ln.attr_int("rms", 0)) f.attrs["rms"] = Attribute{int64_t(1)};  // an RMSNorm stays one
   Matcher m(ctx, root);
   m.take(ln_i);
   return {m.match(std::move(f), "  residual-layernorm-fusion: '" + add.name + "' + '" + ln.name + "' → AddLayerNorm" +

@@ -1,8 +1,8 @@
 // zoo:llama — a LLaMA-style pre-norm encoder on already-embedded input: per layer,
 // RMSNorm → self-attention → residual Add, RMSNorm → SiLU-gated MLP → residual Add; a
-// final RMSNorm. RMSNorm is decomposed as exported (Pow, ReduceMean, Add, Sqrt, Div, Mul),
-// which the built-in passes leave as several layers: the pattern the shipped RMSNorm
-// plugin replaces (engine/plugin/shipped/rms_norm_plugin.cpp).
+// final RMSNorm. RMSNorm is decomposed as exported (Pow, ReduceMean, Add, Sqrt, Div, Mul):
+// the pattern layernorm-fusion makes one layer of, and the shipped RMSNorm plugin
+// replaces where a scenario places it (engine/plugin/shipped/rms_norm_plugin.cpp).
 #include "engine/zoo/models.h"
 #include "engine/zoo/onnx_builder.h"
 
