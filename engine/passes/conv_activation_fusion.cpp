@@ -47,19 +47,9 @@ std::vector<FusionMatch> match_conv_activation(const PassContext& ctx, size_t ro
     if (act.empty()) return {};
     m.take(users[0]);
     f.outputs = {a.outputs[0]};
-  } else if (users.size() == 2) {
-    // SiLU: Sigmoid(c) and Mul(c, sigmoid) are the only readers of c.
-    size_t s = users[0], mi = users[1];
-    if (is_onnx_op(&g.nodes[mi], "Sigmoid")) std::swap(s, mi);
-    const Node& sig = g.nodes[s];
-    const Node& mul = g.nodes[mi];
-    if (!is_onnx_op(&sig, "Sigmoid") || !is_onnx_op(&mul, "Mul") || single_consumer(g, sig.outputs[0]) != int(mi)) return {};
-    const bool operands = (mul.inputs[0] == out && mul.inputs[1] == sig.outputs[0]) || (mul.inputs[1] == out && mul.inputs[0] == sig.outputs[0]);
-    if (!operands) return {};
+  } else if (const Node* mul = m.silu(out)) {
     act = "silu";
-    m.take(s);
-    m.take(mi);
-    f.outputs = {mul.outputs[0]};
+    f.outputs = {mul->outputs[0]};
   } else {
     return {};
   }

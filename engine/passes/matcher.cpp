@@ -31,6 +31,22 @@ const Node* Matcher::reader(const std::string& v, Op op) {
   return &ctx_->graph.nodes[size_t(i)];
 }
 
+const Node* Matcher::silu(const std::string& v) {
+  const Graph& g = ctx_->graph;
+  const std::vector<size_t>& users = g.consumers(v);
+  if (users.size() != 2) return nullptr;
+  size_t s = users[0], mi = users[1];
+  if (is_onnx_op(&g.nodes[mi], "Sigmoid")) std::swap(s, mi);
+  const Node& sig = g.nodes[s];
+  const Node& mul = g.nodes[mi];
+  if (!is_onnx_op(&sig, "Sigmoid") || !is_onnx_op(&mul, "Mul") || single_consumer(g, sig.outputs[0]) != int(mi)) return nullptr;
+  const std::string* other = beside(&mul, v);
+  if (!other || *other != sig.outputs[0]) return nullptr;
+  take(s);
+  take(mi);
+  return &mul;
+}
+
 const std::string* Matcher::beside(const Node* n, const std::string& v) {
   if (!n || n->inputs.size() != 2) return nullptr;
   if (n->inputs[0] == v) return &n->inputs[1];

@@ -34,6 +34,9 @@ class Matcher {
   const Node* producer(const std::string& v);
   // The only reader of v, when it is `op`; taken.
   const Node* reader(const std::string& v, Op op);
+  // SiLU of v as exports write it, v · Sigmoid(v), where the Sigmoid and the Mul are v's
+  // only readers (and the Mul the Sigmoid's): the Mul, with both taken; else nullptr.
+  const Node* silu(const std::string& v);
   // Takes node i.
   void take(size_t i) { nodes_.push_back(i); }
 

@@ -1,7 +1,9 @@
 // MatMul/Gemm + bias + activation fusion:
 //
-//      x ──▶ MatMul(x, W) ──▶ Add(·, b) ──▶ Relu | Gelu | GeluTanh   (Add and activation optional)
-//      x ──▶ Gemm(x, W, c) ──▶ Relu | Gelu | GeluTanh
+//      x ──▶ MatMul(x, W) ──▶ Add(·, b) ──▶ Relu | Gelu | GeluTanh | SiLU   (Add and activation optional)
+//      x ──▶ Gemm(x, W, c) ──▶ Relu | Gelu | GeluTanh | SiLU
+//
+// (SiLU as exported: y · Sigmoid(y), LLaMA's gate projection.)
 //
 // becomes one fusebench.FusedMatMul(x, W, b) with the activation as a oneDNN post-op.
 // W must be a 2-D constant and b a constant with N elements; a Gemm is taken only when
@@ -74,17 +76,23 @@ std::vector<FusionMatch> match_matmul_bias_activation(const PassContext& ctx, si
     }
   }
   const size_t mark = m.mark();
-  for (const ActivationRow& a : kActivations) {
-    const Node* act = m.reader(out, a.op);
-    if (!act) continue;
-    f.attrs["activation"] = Attribute{std::string(a.name)};
+  auto activated = [&](const char* name, const Node* act, const std::string& what) {
+    f.attrs["activation"] = Attribute{std::string(name)};
     // What the activation reads: an int8 build calibrates it (engine/passes/int8_lowering.h).
     f.attrs["activation_input"] = Attribute{out};
     out = act->outputs[0];
-    pattern += "+" + act->op_type;
+    pattern += "+" + what;
     add_form();
-    break;
-  }
+  };
+  bool done = false;
+  for (const ActivationRow& a : kActivations)
+    if (const Node* act = m.reader(out, a.op)) {
+      activated(a.name, act, act->op_type);
+      done = true;
+      break;
+    }
+  if (!done)
+    if (const Node* mul = m.silu(out)) activated("silu", mul, "SiLU");
   m.reset(mark);
   return forms;
 }

@@ -116,12 +116,9 @@ Int8MatMulKernel::Int8MatMulKernel(const Int8MatMulSpec& spec, const float* b) :
     // The activation's input, as s8 at its own threshold; the table does the rest.
     po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f / int8_input_scale(spec.activation_input_amax, false), 0.f);
     im.activation_table = gelu_table(spec);
-  } else if (spec.activation != MatMulActivation::None)
-    po.append_eltwise(1.f,
-                      spec.activation == MatMulActivation::Relu   ? dnnl::algorithm::eltwise_relu
-                      : spec.activation == MatMulActivation::Gelu ? dnnl::algorithm::eltwise_gelu_erf
-                                                                  : dnnl::algorithm::eltwise_gelu_tanh,
-                      0.f, 0.f);
+  } else {
+    append_matmul_activation(po, spec.activation);
+  }
   // The output scale dequantizes before the activation; the reader's scale comes after it.
   if (requantize && !tabled)
     po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f / int8_input_scale(spec.output_amax, spec.output_unsigned),

@@ -16,6 +16,7 @@ MatMulActivation parse_matmul_activation(const std::string& s) {
   if (s == "relu") return MatMulActivation::Relu;
   if (s == "gelu") return MatMulActivation::Gelu;
   if (s == "gelu_tanh") return MatMulActivation::GeluTanh;
+  if (s == "silu") return MatMulActivation::Silu;
   throw Error("unknown matmul activation '" + s + "'");
 }
 
@@ -25,8 +26,19 @@ const char* matmul_activation_name(MatMulActivation a) {
     case MatMulActivation::Relu: return "relu";
     case MatMulActivation::Gelu: return "gelu";
     case MatMulActivation::GeluTanh: return "gelu_tanh";
+    case MatMulActivation::Silu: return "silu";
   }
   return "?";
+}
+
+void append_matmul_activation(dnnl::post_ops& po, MatMulActivation a) {
+  switch (a) {
+    case MatMulActivation::None: return;
+    case MatMulActivation::Relu: return po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    case MatMulActivation::Gelu: return po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+    case MatMulActivation::GeluTanh: return po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f);
+    case MatMulActivation::Silu: return po.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);  // x·sigmoid(1·x)
+  }
 }
 
 namespace {
@@ -114,10 +126,7 @@ MatMulKernel::MatMulKernel(const MatMulSpec& spec) : impl_(std::make_unique<Impl
   if (spec.alpha != 1.f) attr.set_output_scales(0, {spec.alpha});
   if (spec.activation != MatMulActivation::None) {
     dnnl::post_ops po;
-    const dnnl::algorithm alg = spec.activation == MatMulActivation::Relu   ? dnnl::algorithm::eltwise_relu
-                                : spec.activation == MatMulActivation::Gelu ? dnnl::algorithm::eltwise_gelu_erf
-                                                                            : dnnl::algorithm::eltwise_gelu_tanh;
-    po.append_eltwise(1.f, alg, 0.f, 0.f);
+    append_matmul_activation(po, spec.activation);
     attr.set_post_ops(po);
   }
   try {

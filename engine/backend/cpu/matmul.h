@@ -6,13 +6,18 @@
 #include <memory>
 #include <string>
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include "engine/ir/tensor.h"
 
 namespace fb {
 
-enum class MatMulActivation { None, Relu, Gelu, GeluTanh };
-MatMulActivation parse_matmul_activation(const std::string& s);  // "", "relu", "gelu", "gelu_tanh"
+enum class MatMulActivation { None, Relu, Gelu, GeluTanh, Silu };
+MatMulActivation parse_matmul_activation(const std::string& s);  // "", "relu", "gelu", "gelu_tanh", "silu"
 const char* matmul_activation_name(MatMulActivation a);
+// The activation as a oneDNN eltwise post-op (nothing for None); the float and int8
+// matmuls share it.
+void append_matmul_activation(dnnl::post_ops& po, MatMulActivation a);
 
 struct MatMulSpec {
   Shape a, b;              // as the inputs come (rank >= 1; 2-D when transposed)

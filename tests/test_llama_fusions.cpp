@@ -1,7 +1,9 @@
-// RMSNorm fusion: the exported decomposition (Pow, ReduceMean, Add, Sqrt, then x / r in
-// each of its three spellings, then an optional gamma) becomes one fusebench.LayerNorm with
-// rms = 1, a residual Add before it joins it as AddLayerNorm, and the result agrees with
-// the reference; a reduction over another axis is left alone.
+// LLaMA's patterns. RMSNorm: the exported decomposition (Pow, ReduceMean, Add, Sqrt, then
+// x / r in each of its three spellings, then an optional gamma) becomes one
+// fusebench.LayerNorm with rms = 1, a residual Add before it joins it as AddLayerNorm, and
+// a reduction over another axis is left alone. The gate projection's SiLU (y · Sigmoid(y))
+// becomes the FusedMatMul's post-op, unless the Sigmoid is read elsewhere. Every result
+// agrees with the reference.
 #include <gtest/gtest.h>
 
 #include "engine/onnx/onnx_import.h"
@@ -60,6 +62,31 @@ TEST(RmsNormFusion, AReductionOverAnotherAxisIsLeftAlone) {
 
 // zoo:llama: two RMSNorms per layer and a final one, each after a residual Add but the
 // first: the pre-norm form keeps the sum for the next residual.
+// x [N, 4, 16] ─▶ MatMul(W) ─▶ Add(b) = y ─▶ y · Sigmoid(y), the Sigmoid optionally also an output.
+Graph silu_model(bool sigmoid_read_elsewhere) {
+  zoo::OnnxBuilder b("silu", "silu");
+  const std::string x = b.input("x", {zoo::kBatch, 4, 16});
+  const std::string y = b.node("/gate", "Add", {b.node("/gate", "MatMul", {x, b.weight("w", {16, 24}, 0.3f)}), b.weight("b", {24}, 0.1f)});
+  const std::string sig = b.node("/act", "Sigmoid", {y});
+  b.output(b.node("/act", "Mul", {sig, y}), "out", {zoo::kBatch, 4, 24});
+  if (sigmoid_read_elsewhere) b.output(sig, "sig", {zoo::kBatch, 4, 24});
+  return import_onnx(b.finish(), "silu", "");
+}
+
+TEST(SiluMatMulFusion, TheGatesSiluRidesOnTheMatMulUnlessItsSigmoidIsReadElsewhere) {
+  BuildConfig cfg;
+  cfg.batch = 2;
+  const Graph g = silu_model(false);
+  auto e = build_engine(g, cfg);
+  ASSERT_EQ(e->layers().size(), 1u);
+  EXPECT_NE(e->layers()[0].kernel.find("onednn.matmul+bias+silu"), std::string::npos) << e->layers()[0].kernel;
+  expect_agrees(g, cfg);
+  const Graph kept = silu_model(true);
+  auto e2 = build_engine(kept, cfg);
+  for (const LayerInfo& l : e2->layers()) EXPECT_EQ(l.kernel.find("silu"), std::string::npos) << l.kernel;
+  expect_agrees(kept, cfg);
+}
+
 TEST(RmsNormFusion, LlamaNormsFuseWithTheirResidualsAndAgree) {
   LoadedModel m = load_model("zoo:llama?heads=2&hidden=32&layers=2&seq=8");
   for (FusionLevel level : {FusionLevel::Standard, FusionLevel::Aggressive}) {
@@ -70,6 +97,10 @@ TEST(RmsNormFusion, LlamaNormsFuseWithTheirResidualsAndAgree) {
     EXPECT_EQ(count_kind(*e, "fusebench.LayerNorm"), 1);
     EXPECT_EQ(count_kind(*e, "fusebench.AddLayerNorm"), 4);
     EXPECT_EQ(count_kind(*e, "Pow") + count_kind(*e, "ReduceMean") + count_kind(*e, "Sqrt"), 0);
+    int silu_gates = 0;
+    for (const LayerInfo& l : e->layers()) silu_gates += l.kernel.find("+silu") != std::string::npos;
+    EXPECT_EQ(silu_gates, 2);  // one gate projection per layer
+    EXPECT_EQ(count_kind(*e, "Sigmoid") + count_kind(*e, "fusebench.ElementwiseChain"), 0);
     expect_agrees(m.graph, cfg);
   }
 }
