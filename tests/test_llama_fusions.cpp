@@ -2,8 +2,8 @@
 // x / r in each of its three spellings, then an optional gamma) becomes one
 // fusebench.LayerNorm with rms = 1, a residual Add before it joins it as AddLayerNorm, and
 // a reduction over another axis is left alone. The gate projection's SiLU (y · Sigmoid(y))
-// becomes the FusedMatMul's post-op, unless the Sigmoid is read elsewhere. Every result
-// agrees with the reference.
+// becomes the FusedMatMul's post-op, unless the Sigmoid is read elsewhere, and the up
+// projection multiplies by the gate in its epilogue. Every result agrees with the reference.
 #include <gtest/gtest.h>
 
 #include "engine/onnx/onnx_import.h"
@@ -100,6 +100,10 @@ TEST(RmsNormFusion, LlamaNormsFuseWithTheirResidualsAndAgree) {
     int silu_gates = 0;
     for (const LayerInfo& l : e->layers()) silu_gates += l.kernel.find("+silu") != std::string::npos;
     EXPECT_EQ(silu_gates, 2);  // one gate projection per layer
+    int gated = 0;
+    for (const LayerInfo& l : e->layers()) gated += l.kernel.find("+mul") != std::string::npos;
+    EXPECT_EQ(gated, 2);  // the up projection, times the gate in its epilogue
+    EXPECT_EQ(count_kind(*e, "Mul"), 0);
     EXPECT_EQ(count_kind(*e, "Sigmoid") + count_kind(*e, "fusebench.ElementwiseChain"), 0);
     expect_agrees(m.graph, cfg);
   }

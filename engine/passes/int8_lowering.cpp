@@ -36,6 +36,8 @@ std::string why_not_int8(const Graph& g, const Node& n, const BuildConfig& cfg) 
     if (matmul && w.rank() != 2) return "its weights have rank " + std::to_string(w.rank()) + " (int8 takes 2-D weights)";
     if (matmul && g.value(n.inputs[0]).shape.size() < 2) return "its input is a vector";
     if (n.attr_int("transA", 0) != 0) return "its input is transposed";
+    if (is_ours(n, "FusedMatMul") && n.inputs.size() > 3 && !n.inputs[3].empty())
+      return "its output is multiplied by another tensor (a gated product)";
     if (is_onnx_op(&n, "Gemm") && n.inputs.size() > 2 && !n.inputs[2].empty()) {
       const Shape& out = g.value(n.outputs[0]).shape;
       const Shape& c = g.value(n.inputs[2]).shape;

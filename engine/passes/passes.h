@@ -21,6 +21,7 @@ int gelu_fusion(PassContext& ctx);
 int gelu_tanh_fusion(PassContext& ctx);
 int residual_layernorm_fusion(PassContext& ctx);
 int matmul_bias_activation_fusion(PassContext& ctx);
+int gated_matmul_fusion(PassContext& ctx);
 int elementwise_chain_fusion(PassContext& ctx);
 int attention_fusion(PassContext& ctx);
 int batchnorm_folding(PassContext& ctx);

@@ -45,6 +45,7 @@ std::vector<Pass> passes_for(FusionLevel level) {
           {"gelu-fusion", gelu_fusion},
           {"gelu-tanh-fusion", gelu_tanh_fusion},
           {"matmul-bias-activation-fusion", matmul_bias_activation_fusion},
+          {"gated-matmul-fusion", gated_matmul_fusion},
       });
       if (aggressive) passes.push_back({"attention-fusion", attention_fusion});
       passes.push_back({"residual-layernorm-fusion", residual_layernorm_fusion});

@@ -58,12 +58,13 @@ class MatMulLayer : public Layer {
       : spec_(spec), kernel_(spec), ins_(std::move(ins)), out_(out) {}
   void run() override {
     kernel_.run(ins_[0]->data<float>(), ins_[1]->data<float>(), spec_.has_bias ? ins_[2]->data<float>() : nullptr,
-                out_->data<float>());
+                out_->data<float>(), spec_.has_multiplier ? ins_[3]->data<float>() : nullptr);
   }
   std::string kernel() const override {
     std::string k = "onednn.matmul";
     if (spec_.has_bias) k += "+bias";
     if (spec_.activation != MatMulActivation::None) k += std::string("+") + matmul_activation_name(spec_.activation);
+    if (spec_.has_multiplier) k += "+mul";
     return k;
   }
   double flops() const override { return kernel_.flops(); }

@@ -94,7 +94,7 @@ struct MatMulKernel::Impl {
   memory::desc a_md, b_md, bias_md, out_md;
   bool has_bias = false;
   // Created once; run() only swaps their data pointers, so the timed loop allocates nothing.
-  memory ma, mb, mbias, mo;
+  memory ma, mb, mbias, mo, mmul;
   std::unordered_map<int, memory> args;
   // A constant b in the primitive's own layout (MatMulSpec::constant_b), packed on the first run.
   memory mb_packed;
@@ -124,11 +124,11 @@ MatMulKernel::MatMulKernel(const MatMulSpec& spec) : impl_(std::make_unique<Impl
   }
   dnnl::primitive_attr attr;
   if (spec.alpha != 1.f) attr.set_output_scales(0, {spec.alpha});
-  if (spec.activation != MatMulActivation::None) {
-    dnnl::post_ops po;
-    append_matmul_activation(po, spec.activation);
-    attr.set_post_ops(po);
-  }
+  dnnl::post_ops po;
+  append_matmul_activation(po, spec.activation);
+  const int multiplier_post_op = po.len();
+  if (spec.has_multiplier) po.append_binary(dnnl::algorithm::binary_mul, im.out_md);
+  attr.set_post_ops(po);
   try {
     auto& eng = dnnl_cpu_engine();
     const memory::desc b_any(im.b_md.dims(), memory::data_type::f32, memory::format_tag::any);
@@ -150,6 +150,10 @@ MatMulKernel::MatMulKernel(const MatMulSpec& spec) : impl_(std::make_unique<Impl
       im.mbias = memory(im.bias_md, eng, DNNL_MEMORY_NONE);
       im.args.emplace(DNNL_ARG_BIAS, im.mbias);
     }
+    if (spec.has_multiplier) {
+      im.mmul = memory(im.out_md, eng, DNNL_MEMORY_NONE);
+      im.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(multiplier_post_op) | DNNL_ARG_SRC_1, im.mmul);
+    }
   } catch (const dnnl::error& e) {
     throw Error(std::string("oneDNN could not create a matmul for ") + shape_str(spec.a) + " x " +
                 shape_str(spec.b) + ": " + e.what());
@@ -161,8 +165,9 @@ MatMulKernel::MatMulKernel(MatMulKernel&&) noexcept = default;
 const Shape& MatMulKernel::output_shape() const { return impl_->p.out_final; }
 double MatMulKernel::flops() const { return impl_->flops; }
 
-void MatMulKernel::run(const float* a, const float* b, const float* bias, float* out) {
+void MatMulKernel::run(const float* a, const float* b, const float* bias, float* out, const float* multiplier) {
   Impl& im = *impl_;
+  if (im.mmul) im.mmul.set_data_handle(const_cast<float*>(multiplier));
   im.ma.set_data_handle(const_cast<float*>(a));
   im.mb.set_data_handle(const_cast<float*>(b));
   im.mo.set_data_handle(out);
@@ -228,6 +233,8 @@ std::vector<ValueInfo> infer_fused_matmul(const ShapeContext& c) {
   Shape out = matmul_output_shape(c.in(0).shape, c.in(1).shape, n.attr_int("transA", 0), n.attr_int("transB", 0));
   if (c.has_input(2) && shape_numel(c.in(2).shape) != out.back())
     throw Error("bias of shape " + shape_str(c.in(2).shape) + " does not match N = " + std::to_string(out.back()));
+  if (c.has_input(3) && (c.in(3).shape != out || c.in(3).dtype != DType::Float32))
+    throw Error("multiplier " + shape_str(c.in(3).shape) + " must be a float32 tensor of the output's shape " + shape_str(out));
   return {ValueInfo{DType::Float32, out, true}};
 }
 
@@ -237,6 +244,7 @@ MatMulSpec fused_matmul_spec(const Node& n, const Shape& a, const Shape& b, bool
   MatMulSpec s{a, b, n.attr_int("transA", 0) != 0, n.attr_int("transB", 0) != 0, has_bias};
   s.alpha = n.attr_float("alpha", 1.f);
   s.activation = parse_matmul_activation(n.attr_string("activation", ""));
+  s.has_multiplier = n.inputs.size() > 3 && !n.inputs[3].empty();
   return s;
 }
 
@@ -244,7 +252,7 @@ namespace {
 void compute_fused_matmul(OpContext& c) {
   MatMulKernel k(fused_matmul_spec(c.node, c.in(0).shape(), c.in(1).shape(), c.has_input(2)));
   k.run(c.in(0).data<float>(), c.in(1).data<float>(), c.has_input(2) ? c.in(2).data<float>() : nullptr,
-        c.out(0).data<float>());
+        c.out(0).data<float>(), c.has_input(3) ? c.in(3).data<float>() : nullptr);
 }
 }  // namespace
 

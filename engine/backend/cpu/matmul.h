@@ -26,6 +26,9 @@ struct MatMulSpec {
   bool has_bias = false;   // bias of shape [N] (or [1, N]) added to every row
   float alpha = 1.f;
   MatMulActivation activation = MatMulActivation::None;
+  // y = act(a·b + bias) ⊙ m, m of y's shape, as oneDNN's binary post-op: a gated MLP's up
+  // projection times its gate (fusebench.FusedMatMul's input 3).
+  bool has_multiplier = false;
   // b never changes (the engine's initializer): it is packed once, on the first run, into
   // the layout oneDNN's kernel reads fastest, instead of on every call (a transposed
   // classifier's weights at batch 1: 0.067 -> 0.044 ms standalone).
@@ -49,7 +52,7 @@ class MatMulKernel {
   // FLOPs of one call (2·M·N·K per batch).
   double flops() const;
   // Not thread-safe: the kernel keeps its oneDNN memory objects and rebinds their pointers.
-  void run(const float* a, const float* b, const float* bias, float* out);
+  void run(const float* a, const float* b, const float* bias, float* out, const float* multiplier = nullptr);
 
  private:
   struct Impl;
