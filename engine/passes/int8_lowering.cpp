@@ -1,5 +1,6 @@
 #include "engine/passes/int8_lowering.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -109,7 +110,8 @@ int quantize_int8_inputs(PassContext& ctx) {
     rd.is_unsigned = slot.may_be_unsigned && first.attr_int("int8_input_unsigned", 0) != 0;
     if (rd.is_unsigned) rd.zero_point = 0;
     // An explicitly quantized asymmetric tensor keeps the model's zero point.
-    if (first.has_attr("int8_input_zero_point")) rd.zero_point = int(first.attr_int("int8_input_zero_point", 0));
+    const int explicit_zero_point = slot.input == 0 ? int(first.attr_int("int8_input_zero_point", 0)) : 0;
+    if (explicit_zero_point) rd.zero_point = explicit_zero_point;
     for (const Node* r : readers[v]) {
       const std::vector<Int8Slot> slots = is_int8_layer(*r) ? int8_slots(*r) : std::vector<Int8Slot>{};
       const Int8Slot* at = slot_reading(*r, v, slots);
@@ -118,6 +120,10 @@ int quantize_int8_inputs(PassContext& ctx) {
       rd.only_int8 = rd.only_int8 && at && uses == 1;
       if (at && (!is_int8_matmul(*r) || at->input != 0)) rd.zero_point = 0;
     }
+    // Where another int8 reader cannot take that zero point, the tensor is s8, wide enough
+    // for the model's whole u8 range (no value the model keeps is clamped).
+    if (explicit_zero_point && !rd.zero_point)
+      rd.amax *= float(std::max(explicit_zero_point, 255 - explicit_zero_point)) / 127.f;
     return rd;
   };
   std::map<std::string, Reading> how;           // per float32 value int8 layers read
@@ -174,10 +180,15 @@ int quantize_int8_inputs(PassContext& ctx) {
           out.push_back(std::move(quantize));
         }
         n.inputs[slot.input] = quantized[v];
-        // (An explicit zero point is dropped where another reader cannot take one: the
-        // tensor is then s8 at the same scale.)
-        if (slot.input == 0 && rd.zero_point) n.attrs["int8_input_zero_point"] = Attribute{int64_t(rd.zero_point)};
-        else if (slot.input == 0) n.attrs.erase("int8_input_zero_point");
+        // Every reader reads the one quantized tensor: its threshold, signedness and zero
+        // point are the tensor's (an explicitly quantized reader and a calibrated one of the
+        // same tensor could otherwise disagree on its scale).
+        n.attrs[slot.amax_attr] = Attribute{rd.amax};
+        if (slot.input == 0) {
+          n.attrs["int8_input_unsigned"] = Attribute{int64_t(rd.is_unsigned)};
+          if (rd.zero_point) n.attrs["int8_input_zero_point"] = Attribute{int64_t(rd.zero_point)};
+          else n.attrs.erase("int8_input_zero_point");
+        }
       }
     }
     out.push_back(std::move(n));
