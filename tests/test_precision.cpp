@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/ops/half_float.h"
+#include "engine/zoo/onnx_builder.h"
 #include "harness/model_source.h"
 #include "harness/scenario.h"
 #include "tests/pass_test_support.h"
@@ -108,6 +109,35 @@ TEST(Precision, FusionKeepsAConstrainedNodeInItsPrecision) {
       }
   EXPECT_EQ(with_softmax, 1);
   EXPECT_TRUE(against_reference(m, cfg, *e).passed);
+}
+
+// A 16-bit Softmax over its innermost axis reads and writes 16-bit rows itself; over
+// another axis it widens the tensor around the float32 kernel. Both stay close.
+TEST(Precision, SixteenBitSoftmaxReadsRowsOverTheInnermostAxisOnly) {
+  zoo::OnnxBuilder b("softmax", "softmax");
+  const std::string x = b.input("x", {zoo::kBatch, 4, 16});
+  const std::string rows = b.node("/rows", "Softmax", {x}, {zoo::attr_int("axis", -1)});
+  const std::string cols = b.node("/cols", "Softmax", {rows}, {zoo::attr_int("axis", 1)});
+  b.output(cols, "y", {zoo::kBatch, 4, 16});
+  const Graph g = import_onnx(b.finish(), "softmax", "");
+  for (const char* precision : {"bf16", "fp16"}) {
+    BuildConfig cfg;
+    cfg.precision = precision;
+    cfg.batch = 3;
+    auto e = build_engine(g, cfg);
+    for (const LayerInfo& l : e->layers()) {
+      if (l.kind != "Softmax") continue;
+      EXPECT_EQ(l.precision, precision);
+      const bool widened = l.kernel.find("→f32") != std::string::npos;
+      EXPECT_EQ(widened, l.name == "/cols/Softmax") << l.name << ": " << l.kernel;
+    }
+    ReferenceExecutor ref(g, cfg.batch);
+    auto inputs = make_inputs(g, ref.input_shapes(), 5);
+    e->run(inputs);
+    AccuracyResult acc = compare_outputs(e->outputs(), ref.run(inputs), g.outputs, default_accuracy(precision));
+    EXPECT_TRUE(acc.passed) << precision << ": " << acc.detail;
+    EXPECT_GE(acc.cosine, 0.9999) << precision;
+  }
 }
 
 TEST(Precision, ObeyFailsNamingTheLayerPreferFallsBack) {

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/ops/fast_math.h"
+#include "engine/ops/half_float.h"
 #include "engine/ops/op_registry.h"
 
 namespace fb {
@@ -73,6 +74,25 @@ void compute_softmax(OpContext& c) {
   } else {
     int64_t axis = normalize_axis(c.node.attr_int("axis", 1), rank);
     for (int64_t d = 0; d < rank; ++d) (d < axis ? outer : len) *= s[d];
+  }
+  if (is_half_type(x.dtype())) {
+    // A bf16/fp16 layer's softmax over rows (the engine takes it only over the innermost
+    // axis): a row at a time through float32 buffers that stay in L1, so the layer moves
+    // 16-bit tensors and computes in float32.
+    if (inner != 1 || c.out(0).dtype() != x.dtype()) throw Error("a 16-bit softmax runs over contiguous rows of one type");
+    const auto* in = static_cast<const uint16_t*>(x.raw());
+    auto* out = static_cast<uint16_t*>(c.out(0).raw());
+    const DType t = x.dtype();
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(len, 1))),
+                      [&](const tbb::blocked_range<int64_t>& r) {
+                        std::vector<float> buf(size_t(2 * len));
+                        for (int64_t row = r.begin(); row < r.end(); ++row) {
+                          widen_16(t, in + row * len, buf.data(), len);
+                          softmax_contiguous(buf.data(), buf.data() + len, len, log);
+                          narrow_16(t, buf.data() + len, out + row * len, len);
+                        }
+                      });
+    return;
   }
   const float* in = x.data<float>();
   float* out = c.out(0).data<float>();

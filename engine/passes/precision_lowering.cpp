@@ -15,8 +15,9 @@
 //    per value and type is inserted; graph outputs are converted back to float32, so the
 //    engine's outputs keep the model's types.
 // 4. The weights (input 1) of a 16-bit MatMul, Gemm or Conv are rounded to 16-bit values.
-//    They stay in float32 containers: on this CPU oneDNN 2.6 runs float32 gemms only
-//    (no AVX-512), and the layer widens its 16-bit inputs for it (HalfStorageLayer).
+//    They stay in float32 containers: a layer on oneDNN's bf16 kernels packs them to bf16
+//    once (the same values), and a layer that widens its 16-bit inputs for a float32
+//    kernel (HalfStorageLayer: fp16, or bf16 without AVX512_BF16) reads them as they are.
 #include <cmath>
 #include <map>
 
@@ -218,7 +219,7 @@ int precision_lowering(PassContext& ctx) {
   g.nodes_changed();
   remove_unread_initializers(g);
   ctx.log.push_back("precision: " + std::to_string(inserted) + " Convert layer(s) at precision boundaries, " +
-                    std::to_string(rounded) + " weight tensor(s) rounded to 16-bit values (kept float32 for the f32 gemm)");
+                    std::to_string(rounded) + " weight tensor(s) rounded to 16-bit values");
   return inserted + rounded;
 }
 

@@ -8,6 +8,7 @@
 
 #include "engine/backend/cpu/dnnl_context.h"
 #include "engine/ops/fast_math.h"
+#include "engine/ops/half_float.h"
 #include "engine/ops/op_registry.h"
 
 namespace fb {
@@ -20,15 +21,16 @@ struct AttentionKernel::Impl {
   dnnl::matmul qk, pv;
   memory mq, mk, mv, ms, mp, mo;  // mp: the probabilities P·V reads (the scores in f32)
   std::vector<float> scores;  // [B, h, Sq, Sk]
-  bool int8 = false;
+  bool int8 = false, bf16 = false;
   std::vector<uint8_t> probs;  // int8: the probabilities as u8, [B, h, Sq, Sk]
+  std::vector<uint16_t> probs16;  // bf16: the probabilities as bf16, [B, h, Sq, Sk]
   std::string impl;
   bool masked = false;
   int64_t mask_stride[4] = {0, 0, 0, 0};  // per score dim; 0 where the mask broadcasts
 };
 
 AttentionKernel::AttentionKernel(const Shape& q, const Shape& k, int64_t heads, float scale, const Shape* mask,
-                                 const AttentionInt8* int8)
+                                 const AttentionInt8* int8, bool bf16)
     : impl_(std::make_unique<Impl>()) {
   Impl& im = *impl_;
   if (q.size() != 3 || k.size() != 3 || q[0] != k[0] || q[2] != k[2])
@@ -49,7 +51,10 @@ AttentionKernel::AttentionKernel(const Shape& q, const Shape& k, int64_t heads, 
   }
   const auto f32 = memory::data_type::f32;
   im.int8 = int8 != nullptr;
-  const auto in_type = im.int8 ? memory::data_type::s8 : f32, p_type = im.int8 ? memory::data_type::u8 : f32;
+  im.bf16 = bf16 && !im.int8;
+  const auto bf = memory::data_type::bf16;
+  const auto in_type = im.int8 ? memory::data_type::s8 : im.bf16 ? bf : f32;
+  const auto p_type = im.int8 ? memory::data_type::u8 : im.bf16 ? bf : f32;
   const int64_t B = im.b, Sq = im.sq, Sk = im.sk, H = im.hidden, h = im.h, d = im.d;
   // Head i of a [B, S, H] tensor, viewed as [B, h, S, d] through strides.
   memory::desc q_md({B, h, Sq, d}, in_type, {Sq * H, d, H, 1});
@@ -57,7 +62,7 @@ AttentionKernel::AttentionKernel(const Shape& q, const Shape& k, int64_t heads, 
   memory::desc v_md({B, h, Sk, d}, in_type, {Sk * H, d, H, 1});
   memory::desc s_md({B, h, Sq, Sk}, f32, {h * Sq * Sk, Sq * Sk, Sk, 1});
   memory::desc p_md({B, h, Sq, Sk}, p_type, {h * Sq * Sk, Sq * Sk, Sk, 1});
-  memory::desc o_md({B, h, Sq, d}, f32, {Sq * H, d, H, 1});
+  memory::desc o_md({B, h, Sq, d}, im.bf16 ? bf : f32, {Sq * H, d, H, 1});
   auto& eng = dnnl_cpu_engine();
   try {
     dnnl::primitive_attr scaled, p_scaled;
@@ -73,17 +78,21 @@ AttentionKernel::AttentionKernel(const Shape& q, const Shape& k, int64_t heads, 
   }
   im.scores.resize(size_t(B * h * Sq * Sk));
   if (im.int8) im.probs.resize(im.scores.size());
+  if (im.bf16) im.probs16.resize(im.scores.size());
   im.mq = memory(q_md, eng, DNNL_MEMORY_NONE);
   im.mk = memory(kt_md, eng, DNNL_MEMORY_NONE);
   im.mv = memory(v_md, eng, DNNL_MEMORY_NONE);
   im.ms = memory(s_md, eng, im.scores.data());
-  im.mp = memory(p_md, eng, im.int8 ? static_cast<void*>(im.probs.data()) : static_cast<void*>(im.scores.data()));
+  im.mp = memory(p_md, eng, im.int8   ? static_cast<void*>(im.probs.data())
+                            : im.bf16 ? static_cast<void*>(im.probs16.data())
+                                      : static_cast<void*>(im.scores.data()));
   im.mo = memory(o_md, eng, DNNL_MEMORY_NONE);
 }
 
 std::string AttentionKernel::describe() const {
-  return impl_->int8 ? "onednn.matmul[" + impl_->impl + "] s8×s8 Q·Kᵀ +softmax→u8 + u8×s8 P·V"
-                     : "onednn.matmul(strided)+softmax+onednn.matmul(strided)";
+  if (impl_->int8) return "onednn.matmul[" + impl_->impl + "] s8×s8 Q·Kᵀ +softmax→u8 + u8×s8 P·V";
+  if (impl_->bf16) return "onednn.matmul[" + impl_->impl + "] bf16×bf16 Q·Kᵀ +softmax→bf16 + bf16×bf16 P·V";
+  return "onednn.matmul(strided)+softmax+onednn.matmul(strided)";
 }
 
 AttentionKernel::~AttentionKernel() = default;
@@ -94,7 +103,7 @@ double AttentionKernel::flops() const {
   return 4.0 * double(im.b * im.h * im.sq * im.sk * im.d);
 }
 
-void AttentionKernel::run(const void* q, const void* k, const void* v, float* out, const float* mask) {
+void AttentionKernel::run(const void* q, const void* k, const void* v, void* out, const float* mask) {
   Impl& im = *impl_;
   im.mq.set_data_handle(const_cast<void*>(q));
   im.mk.set_data_handle(const_cast<void*>(k));
@@ -131,6 +140,7 @@ void AttentionKernel::run(const void* q, const void* k, const void* v, float* ou
                         }
 #pragma omp simd
                         for (int64_t i = 0; i < len; ++i) x[i] *= inv;
+                        if (im.bf16) narrow_16(DType::BFloat16, x, im.probs16.data() + row * len, len);
                       }
                     });
   im.pv.execute(stream, {{DNNL_ARG_SRC, im.mp}, {DNNL_ARG_WEIGHTS, im.mv}, {DNNL_ARG_DST, im.mo}});

@@ -23,13 +23,18 @@ class AttentionKernel {
   // q: [B, Sq, H], k and v: [B, Sk, H], H = heads · dim. An additive mask, when given, is
   // rank 4 and broadcasts to the scores [B, heads, Sq, Sk] (each dim full or 1: BERT's
   // [B, 1, 1, Sk] padding mask, a causal [1, 1, Sq, Sk]).
+  //
+  // bf16 (oneDNN's bf16 kernels, use_onednn_bf16): q, k, v and out are bf16; Q·Kᵀ
+  // accumulates in float32, the softmax runs in float32 and its probabilities are kept as
+  // bf16 for P·V, as PyTorch's bf16 attention does.
   AttentionKernel(const Shape& q, const Shape& k, int64_t heads, float scale, const Shape* mask = nullptr,
-                  const AttentionInt8* int8 = nullptr);
+                  const AttentionInt8* int8 = nullptr, bool bf16 = false);
   ~AttentionKernel();
   AttentionKernel(AttentionKernel&&) noexcept;
   double flops() const;
-  // q, k, v: float32, or s8 for an int8 kernel; out: float32.
-  void run(const void* q, const void* k, const void* v, float* out, const float* mask = nullptr);
+  // q, k, v: float32, s8 for an int8 kernel, bf16 for a bf16 one; out: float32 (bf16 for
+  // a bf16 kernel); the mask is float32.
+  void run(const void* q, const void* k, const void* v, void* out, const float* mask = nullptr);
   std::string describe() const;
 
  private:

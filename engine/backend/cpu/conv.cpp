@@ -3,6 +3,8 @@
 // primitive is made per call; oneDNN's primitive cache makes the repeat cheap.
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstring>
+
 #include "engine/backend/cpu/conv.h"
 #include "engine/backend/cpu/dnnl_context.h"
 #include "engine/backend/cpu/int8_quantize.h"
@@ -82,8 +84,8 @@ memory::format_tag channels_last_tag(size_t rank) {
   return memory::format_tag::undef;
 }
 
-memory::desc f32_desc(const Shape& s, bool channels_last) {
-  return memory::desc(dims_of(s), memory::data_type::f32, channels_last ? channels_last_tag(s.size()) : plain_tag(s.size()));
+memory::desc act_desc(const Shape& s, bool channels_last, memory::data_type type) {
+  return memory::desc(dims_of(s), type, channels_last ? channels_last_tag(s.size()) : plain_tag(s.size()));
 }
 
 }  // namespace
@@ -115,10 +117,11 @@ struct ConvKernel::Impl {
   double flops = 0;
   std::string description;
   memory::desc y_md;                       // y as the caller keeps it
+  DType y_type = DType::Float32;
 };
 
 ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, bool constant_weights,
-                       const float* int8_weights)
+                       const float* int8_weights, bool bf16)
     : impl_(std::make_unique<Impl>()) {
   Impl& im = *impl_;
   im.constant_weights = constant_weights;
@@ -126,8 +129,12 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   if (im.int8 && !int8_weights) throw Error(node.describe() + ": an int8 convolution needs its constant weights");
   const bool x_unsigned = node.attr_int("int8_input_unsigned", 0) != 0;
   const float x_scale = im.int8 ? int8_input_scale(node.attr_float("int8_input_amax", 0.f), x_unsigned) : 1.f;
-  const memory::data_type src_type = !im.int8 ? memory::data_type::f32 : x_unsigned ? memory::data_type::u8 : memory::data_type::s8;
-  const memory::data_type wei_type = im.int8 ? memory::data_type::s8 : memory::data_type::f32;
+  if (bf16 && (im.int8 || !constant_weights)) throw Error(node.describe() + ": a bf16 convolution needs float32 constant weights");
+  // bf16: activations (x, y, the residual) in bf16, the weights packed to bf16 once.
+  const memory::data_type act_type = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+  im.y_type = bf16 ? DType::BFloat16 : DType::Float32;
+  const memory::data_type src_type = !im.int8 ? act_type : x_unsigned ? memory::data_type::u8 : memory::data_type::s8;
+  const memory::data_type wei_type = im.int8 ? memory::data_type::s8 : act_type;
   Shape bshape{w.empty() ? 0 : w[0]};
   ConvShapes s = conv_shapes(node, x, w, has_bias ? &bshape : nullptr);
   output_ = s.out;
@@ -139,9 +146,9 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   const size_t nd = s.geo.in.size();
   auto& eng = dnnl_cpu_engine();
   memory::desc src_md = im.int8 ? memory::desc(dims_of(x), src_type, layouts.x ? channels_last_tag(x.size()) : plain_tag(x.size()))
-                                : f32_desc(x, layouts.x);
-  im.y_md = f32_desc(s.out, layouts.y);
-  memory::desc res_md = f32_desc(s.out, layouts.residual);
+                                : act_desc(x, layouts.x, act_type);
+  im.y_md = act_desc(s.out, layouts.y, act_type);
+  memory::desc res_md = act_desc(s.out, layouts.residual, act_type);
   // ONNX's [M, C/G, k...] is oneDNN's [G, M/G, C/G, k...] with the same bytes.
   Shape wd = w;
   if (s.group > 1) {
@@ -186,7 +193,7 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   auto make_pd = [&](bool honour_layouts) {
     memory::desc src_want = honour_layouts && layouts.x ? memory::desc(dims_of(x), src_type, channels_last_tag(x.size()))
                                                         : memory::desc(dims_of(x), src_type, any);
-    memory::desc dst_want = honour_layouts && dst_cl ? f32_desc(s.out, true) : memory::desc(dims_of(s.out), memory::data_type::f32, any);
+    memory::desc dst_want = honour_layouts && dst_cl ? act_desc(s.out, true, act_type) : memory::desc(dims_of(s.out), act_type, any);
     memory::desc w_any(dims_of(wd), wei_type, any);
     auto desc = has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                            src_want, w_any, b_md, dst_want, strides, dil, pl, pr)
@@ -250,13 +257,14 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   if (act.kind != ConvActivation::Kind::None) im.description += "+" + node.attr_string("activation", "");
   im.description += std::string(" ") + layout_name(layouts.x) + "→" + layout_name(layouts.y);
   if (im.int8) im.description += x_unsigned ? " u8s8" : " s8s8";
+  if (bf16) im.description += " bf16";
 }
 
 ConvKernel::~ConvKernel() = default;
 double ConvKernel::flops() const { return impl_->flops; }
 std::string ConvKernel::describe() const { return impl_->description; }
 
-void ConvKernel::run(const void* x, const float* w, const float* b, const float* residual, float* y) {
+void ConvKernel::run(const void* x, const float* w, const float* b, const void* residual, void* y) {
   Impl& im = *impl_;
   if (shape_numel(output_) == 0) return;
   im.src.set_data_handle(const_cast<void*>(x));
@@ -274,7 +282,7 @@ void ConvKernel::run(const void* x, const float* w, const float* b, const float*
     memory dst_used = im.dst_blocked ? im.dst_b : im.dst;
     // Written over in place (same bytes, same layout): nothing to copy.
     if (!(residual == y && !im.dst_blocked && im.res.get_desc() == im.y_md)) {
-      im.res.set_data_handle(const_cast<float*>(residual));
+      im.res.set_data_handle(const_cast<void*>(residual));
       im.res_in.execute(stream, im.res, dst_used);
     }
   }
@@ -283,15 +291,15 @@ void ConvKernel::run(const void* x, const float* w, const float* b, const float*
   stream.wait();
 }
 
-Tensor ConvKernel::plain_output(const float* y) const {
-  Tensor out(DType::Float32, output_);
-  const memory::desc plain = f32_desc(output_, false);
+Tensor ConvKernel::plain_output(const void* y) const {
+  Tensor out(impl_->y_type, output_);
+  const memory::desc plain = act_desc(output_, false, impl_->y_md.data_type());
   if (impl_->y_md == plain) {
-    std::copy(y, y + shape_numel(output_), out.data<float>());
+    std::memcpy(out.raw(), y, out.nbytes());
     return out;
   }
   auto& eng = dnnl_cpu_engine();
-  memory from(impl_->y_md, eng, const_cast<float*>(y)), to(plain, eng, out.data<float>());
+  memory from(impl_->y_md, eng, const_cast<void*>(y)), to(plain, eng, out.raw());
   dnnl::reorder(from, to).execute(dnnl_cpu_stream(), from, to);
   dnnl_cpu_stream().wait();
   return out;

@@ -41,18 +41,21 @@ class ConvKernel {
   // An int8 node (attributes int8_input_amax, int8_input_unsigned: precision lowering's)
   // reads x quantized (u8/s8) and needs `int8_weights`, its constant float32 weights: they
   // are quantized per output channel here; y stays float32.
+  //
+  // bf16 (oneDNN's bf16 kernels, use_onednn_bf16): x, y and the residual are bf16, the
+  // constant float32 weights are packed to bf16 once; the bias stays float32.
   ConvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, bool constant_weights = false,
-             const float* int8_weights = nullptr);
+             const float* int8_weights = nullptr, bool bf16 = false);
   ~ConvKernel();
   const Shape& output_shape() const { return output_; }
   double flops() const;
   // "onednn.conv[brgconv:avx512_core]+sum+relu nhwc→nhwc": implementation, post-ops, layouts.
   std::string describe() const;
   // `residual` only when the node has one (else nullptr); it may be `y` itself.
-  // x: float32, or u8/s8 for an int8 node.
-  void run(const void* x, const float* w, const float* b, const float* residual, float* y);
-  // y (as run() wrote it, in the node's y layout) as a plain NCHW tensor, for captures.
-  Tensor plain_output(const float* y) const;
+  // x: float32, u8/s8 for an int8 node, bf16 for a bf16 one (y and the residual too).
+  void run(const void* x, const float* w, const float* b, const void* residual, void* y);
+  // y (as run() wrote it, in the node's y layout) as a plain NCHW tensor of its type, for captures.
+  Tensor plain_output(const void* y) const;
 
  private:
   struct Impl;

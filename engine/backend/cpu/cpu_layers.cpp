@@ -3,6 +3,8 @@
 // registry (a plugin's kernel included).
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <optional>
+
 #include "engine/backend/cpu/attention.h"
 #include "engine/backend/cpu/conv.h"
 #include "engine/backend/cpu/cpu_backend.h"
@@ -57,14 +59,16 @@ class MatMulLayer : public Layer {
   MatMulLayer(MatMulSpec spec, std::vector<const Tensor*> ins, Tensor* out)
       : spec_(spec), kernel_(spec), ins_(std::move(ins)), out_(out) {}
   void run() override {
-    kernel_.run(ins_[0]->data<float>(), ins_[1]->data<float>(), spec_.has_bias ? ins_[2]->data<float>() : nullptr,
-                out_->data<float>(), spec_.has_multiplier ? ins_[3]->data<float>() : nullptr);
+    kernel_.run(ins_[0]->raw(), ins_[1]->raw(), spec_.has_bias ? ins_[2]->data<float>() : nullptr, out_->raw(),
+                spec_.has_multiplier ? ins_[3]->raw() : nullptr);
   }
   std::string kernel() const override {
     std::string k = "onednn.matmul";
+    if (spec_.bf16) k += "[" + kernel_.impl_info() + "]";
     if (spec_.has_bias) k += "+bias";
     if (spec_.activation != MatMulActivation::None) k += std::string("+") + matmul_activation_name(spec_.activation);
     if (spec_.has_multiplier) k += "+mul";
+    if (spec_.bf16) k += " bf16";
     return k;
   }
   double flops() const override { return kernel_.flops(); }
@@ -125,17 +129,28 @@ class Int8MatMulLayer : public Layer {
   int zero_point_;
 };
 
-// fusebench.Attention on two prebuilt strided oneDNN matmuls.
+// fusebench.Attention on two prebuilt strided oneDNN matmuls (bf16 ones for a bf16 layer
+// on oneDNN's bf16 kernels: q, k, v and the output bf16).
 class AttentionLayer : public Layer {
  public:
-  AttentionLayer(const Node& n, std::vector<const Tensor*> ins, Tensor* out)
+  AttentionLayer(const Node& n, std::vector<const Tensor*> ins, Tensor* out, bool bf16 = false)
       : int8_(int8_of(n)),
         kernel_(ins[0]->shape(), ins[1]->shape(), n.attr_int("heads", 0), n.attr_float("scale", 1.f),
-                ins.size() > 3 ? &ins[3]->shape() : nullptr, int8_.q_step > 0 ? &int8_ : nullptr),
-        ins_(std::move(ins)), out_(out) {}
+                ins.size() > 3 ? &ins[3]->shape() : nullptr, int8_.q_step > 0 ? &int8_ : nullptr, bf16),
+        ins_(std::move(ins)), out_(out) {
+    // A bf16 mask (a bf16 build converts it with the rest) is widened for the softmax.
+    if (ins_.size() > 3 && is_half_type(ins_[3]->dtype()))
+      mask_ = std::make_unique<Tensor>(Tensor::empty(DType::Float32, ins_[3]->shape()));
+  }
   void run() override {
-    kernel_.run(ins_[0]->raw(), ins_[1]->raw(), ins_[2]->raw(), out_->data<float>(),
-                ins_.size() > 3 ? ins_[3]->data<float>() : nullptr);
+    const float* mask = nullptr;
+    if (mask_) {
+      widen_16(ins_[3]->dtype(), static_cast<const uint16_t*>(ins_[3]->raw()), mask_->data<float>(), mask_->numel());
+      mask = mask_->data<float>();
+    } else if (ins_.size() > 3) {
+      mask = ins_[3]->data<float>();
+    }
+    kernel_.run(ins_[0]->raw(), ins_[1]->raw(), ins_[2]->raw(), out_->raw(), mask);
   }
   std::string kernel() const override { return kernel_.describe(); }
   double flops() const override { return kernel_.flops(); }
@@ -151,26 +166,26 @@ class AttentionLayer : public Layer {
   AttentionKernel kernel_;
   std::vector<const Tensor*> ins_;
   Tensor* out_;
+  std::unique_ptr<Tensor> mask_;  // float32 copy of a bf16 mask
 };
 
 // Conv and fusebench.FusedConv (residual sum, activation, layouts) on a prebuilt oneDNN convolution.
 class ConvLayer : public Layer {
  public:
-  ConvLayer(const Node& n, std::vector<const Tensor*> ins, Tensor* out, bool weights_constant)
+  ConvLayer(const Node& n, std::vector<const Tensor*> ins, Tensor* out, bool weights_constant, bool bf16 = false)
       : kernel_(n, ins[0]->shape(), ins[1]->shape(), input(ins, 2) != nullptr, weights_constant,
-                n.has_attr("int8_input_amax") ? ins[1]->data<float>() : nullptr),
+                n.has_attr("int8_input_amax") ? ins[1]->data<float>() : nullptr, bf16),
         ins_(std::move(ins)), out_(out) {
     if (conv_has_residual(n) && !input(ins_, 3)) throw Error(n.describe() + ": residual input missing");
   }
   void run() override {
     const Tensor *b = input(ins_, 2), *r = input(ins_, 3);
-    kernel_.run(ins_[0]->raw(), ins_[1]->data<float>(), b ? b->data<float>() : nullptr, r ? r->data<float>() : nullptr,
-                out_->data<float>());
+    kernel_.run(ins_[0]->raw(), ins_[1]->data<float>(), b ? b->data<float>() : nullptr, r ? r->raw() : nullptr, out_->raw());
   }
   std::string kernel() const override { return kernel_.describe(); }
   double flops() const override { return kernel_.flops(); }
   Tensor plain_copy(const Tensor& output) const override {
-    return &output == out_ ? kernel_.plain_output(out_->data<float>()) : output.clone();
+    return &output == out_ ? kernel_.plain_output(out_->raw()) : output.clone();
   }
 
  private:
@@ -261,36 +276,41 @@ bool all_float(const std::vector<const Tensor*>& ins) {
   return true;
 }
 
+// The oneDNN matmul for MatMul, Gemm (beta 1, a bias over N) and FusedMatMul; nullopt for
+// any other node.
+std::optional<MatMulSpec> matmul_spec_of(const LayerRequest& r) {
+  const Node& node = r.node;
+  const std::vector<const Tensor*>& ins = r.inputs;
+  const bool has_third = ins.size() > 2 && ins[2] != nullptr;
+  std::optional<MatMulSpec> s;
+  if (node.domain.empty() && node.op_type == "MatMul") s = MatMulSpec{ins[0]->shape(), ins[1]->shape()};
+  if (node.domain == "fusebench" && node.op_type == "FusedMatMul")
+    s = fused_matmul_spec(node, ins[0]->shape(), ins[1]->shape(), has_third);
+  if (node.domain.empty() && node.op_type == "Gemm" && node.attr_float("beta", 1.f) == 1.f &&
+      (!has_third || (node.attr_float("alpha", 1.f) == 1.f && ins[2]->numel() == r.outputs[0]->shape().back() &&
+                      ins[2]->shape().back() == r.outputs[0]->shape().back()))) {
+    s = MatMulSpec{ins[0]->shape(), ins[1]->shape(), node.attr_int("transA", 0) != 0, node.attr_int("transB", 0) != 0, has_third};
+    s->alpha = node.attr_float("alpha", 1.f);
+  }
+  if (s) s->constant_b = r.weights_constant;
+  return s;
+}
+
+bool is_conv(const Node& n) {
+  return (n.domain.empty() && n.op_type == "Conv") || (n.domain == "fusebench" && n.op_type == "FusedConv");
+}
+
 // The float32 layer for a node (oneDNN primitive where one fits, else the op table's kernel).
 std::unique_ptr<Layer> make_float_layer(const LayerRequest& r) {
   const Node& node = r.node;
   const std::vector<const Tensor*>& ins = r.inputs;
   const std::vector<Tensor*>& outs = r.outputs;
-  const bool has_third = ins.size() > 2 && ins[2] != nullptr;
   if (all_float(ins)) {
-    if (node.domain.empty() && node.op_type == "MatMul") {
-      MatMulSpec s{ins[0]->shape(), ins[1]->shape()};
-      s.constant_b = r.weights_constant;
-      return std::make_unique<MatMulLayer>(s, ins, outs[0]);
-    }
-    if ((node.domain.empty() && node.op_type == "Conv") || (node.domain == "fusebench" && node.op_type == "FusedConv"))
-      return std::make_unique<ConvLayer>(node, ins, outs[0], r.weights_constant);
+    if (auto s = matmul_spec_of(r)) return std::make_unique<MatMulLayer>(*s, ins, outs[0]);
+    if (is_conv(node)) return std::make_unique<ConvLayer>(node, ins, outs[0], r.weights_constant);
     if (node.domain == "fusebench" && node.op_type == "Attention") return std::make_unique<AttentionLayer>(node, ins, outs[0]);
     if (node.domain.empty() && node.op_type == "MaxPool" && (outs.size() < 2 || !outs[1]))
       if (auto pool = MaxPoolLayer::make(node, ins[0], outs[0])) return pool;
-    if (node.domain == "fusebench" && node.op_type == "FusedMatMul") {
-      MatMulSpec s = fused_matmul_spec(node, ins[0]->shape(), ins[1]->shape(), has_third);
-      s.constant_b = r.weights_constant;
-      return std::make_unique<MatMulLayer>(s, ins, outs[0]);
-    }
-    if (node.domain.empty() && node.op_type == "Gemm" && node.attr_float("beta", 1.f) == 1.f &&
-        (!has_third || (node.attr_float("alpha", 1.f) == 1.f && ins[2]->numel() == outs[0]->shape().back() &&
-                        ins[2]->shape().back() == outs[0]->shape().back()))) {
-      MatMulSpec s{ins[0]->shape(), ins[1]->shape(), node.attr_int("transA", 0) != 0, node.attr_int("transB", 0) != 0, has_third};
-      s.alpha = node.attr_float("alpha", 1.f);
-      s.constant_b = r.weights_constant;
-      return std::make_unique<MatMulLayer>(s, ins, outs[0]);
-    }
   }
   // A layout the op table's kernels would misread (they take plain tensors).
   if (node.has_attr("x_layout") || node.has_attr("y_layout"))
@@ -298,8 +318,50 @@ std::unique_ptr<Layer> make_float_layer(const LayerRequest& r) {
   return std::make_unique<KernelLayer>(r);
 }
 
-// Kernels that read and write bf16/fp16 tensors themselves (computing in float32 inside).
-bool reads_16bit_natively(const Node& n) {
+// A bf16 layer on oneDNN's bf16 kernels (use_onednn_bf16): matrix products, attention and
+// convolutions whose activations are bf16, with float32 biases and constant float32
+// weights (packed to bf16 once). nullptr for anything else: HalfStorageLayer widens it.
+std::unique_ptr<Layer> make_bf16_layer(const LayerRequest& r) {
+  const Node& node = r.node;
+  const std::vector<const Tensor*>& ins = r.inputs;
+  auto is = [](const Tensor* t, DType d) { return t && t->dtype() == d; };
+  auto optional_is = [&](size_t i, DType d) { return i >= ins.size() || !ins[i] || is(ins[i], d); };
+  if (r.outputs.size() != 1 || ins.size() < 2 || !is(r.outputs[0], DType::BFloat16) || !is(ins[0], DType::BFloat16))
+    return nullptr;
+  const bool constant_f32_weights = is(ins[1], DType::Float32) && r.weights_constant;
+  if (auto s = matmul_spec_of(r)) {
+    if (!is(ins[1], DType::BFloat16) && !constant_f32_weights) return nullptr;
+    if (!optional_is(2, DType::Float32) || !optional_is(3, DType::BFloat16)) return nullptr;
+    s->bf16 = true;
+    s->b_type = ins[1]->dtype();
+    return std::make_unique<MatMulLayer>(*s, ins, r.outputs[0]);
+  }
+  if (is_conv(node) && constant_f32_weights && optional_is(2, DType::Float32) && optional_is(3, DType::BFloat16))
+    return std::make_unique<ConvLayer>(node, ins, r.outputs[0], true, true);
+  if (node.domain == "fusebench" && node.op_type == "Attention" && is(ins[1], DType::BFloat16) && is(ins[2], DType::BFloat16) &&
+      (optional_is(3, DType::BFloat16) || optional_is(3, DType::Float32)))
+    return std::make_unique<AttentionLayer>(node, ins, r.outputs[0], true);
+  return nullptr;
+}
+
+// Whether oneDNN gave the layer a reference implementation ("ref:any", named in the
+// kernel): scalar loops, slower than widening for a float32 jit kernel. resnet18's first
+// convolution (3 input channels, NCHW) has no jit bf16 kernel in oneDNN 2.6 here.
+bool runs_reference_kernel(const Layer& l) {
+  const std::string k = l.kernel();
+  return k.find("[ref") != std::string::npos || k.find(",ref") != std::string::npos;
+}
+
+// Kernels that read and write bf16/fp16 tensors themselves (computing in float32 inside):
+// ours, and Softmax over contiguous rows (its innermost axis, or any axis before opset 13,
+// which flattens to rows).
+bool reads_16bit_natively(const Node& n, const std::vector<const Tensor*>& ins) {
+  if (n.domain.empty() && (n.op_type == "Softmax" || n.op_type == "LogSoftmax") && !ins.empty() && ins[0]) {
+    const int64_t rank = ins[0]->rank();
+    if (n.opset != 0 && n.opset < 13) return rank > 0;
+    const int64_t axis = n.attr_int("axis", -1);
+    return rank > 0 && (axis == -1 || axis == rank - 1);
+  }
   return n.domain == "fusebench" && (n.op_type == "Convert" || n.op_type == "LayerNorm" || n.op_type == "AddLayerNorm" ||
                                     n.op_type == "ElementwiseChain");
 }
@@ -324,7 +386,9 @@ std::unique_ptr<Layer> make_cpu_layer(const LayerRequest& r) {
   bool any_16bit = false;
   for (const Tensor* t : r.inputs) any_16bit = any_16bit || (t && is_half_type(t->dtype()));
   for (const Tensor* t : r.outputs) any_16bit = any_16bit || (t && is_half_type(t->dtype()));
-  if (lowered && any_16bit && !reads_16bit_natively(node)) return std::make_unique<HalfStorageLayer>(r, make_float_layer);
+  if (lowered && any_16bit && node.precision == Precision::BF16 && use_onednn_bf16())
+    if (auto layer = make_bf16_layer(r); layer && !runs_reference_kernel(*layer)) return layer;
+  if (lowered && any_16bit && !reads_16bit_natively(node, r.inputs)) return std::make_unique<HalfStorageLayer>(r, make_float_layer);
   return make_float_layer(r);
 }
 

@@ -1,5 +1,8 @@
 #include "engine/backend/cpu/dnnl_context.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace fb {
 
 dnnl::engine& dnnl_cpu_engine() {
@@ -32,6 +35,13 @@ const char* dnnl_isa_name() {
 bool dnnl_has_bf16_kernels() {
   const auto i = dnnl::get_effective_cpu_isa();
   return i == dnnl::cpu_isa::avx512_core_bf16 || i == dnnl::cpu_isa::avx512_core_amx;
+}
+
+bool use_onednn_bf16() {
+  const char* v = std::getenv("FUSEBENCH_ONEDNN_BF16");
+  if (v && std::strcmp(v, "1") == 0) return true;
+  if (v && std::strcmp(v, "0") == 0) return false;
+  return dnnl_has_bf16_kernels();
 }
 
 }  // namespace fb

@@ -67,6 +67,16 @@ void HalfStorageLayer::run() {
   for (const auto& [wide, half] : narrow_) narrow(*wide, *half);
 }
 
+Tensor HalfStorageLayer::plain_copy(const Tensor& output) const {
+  for (const auto& [wide, half] : narrow_) {
+    if (half != &output) continue;
+    Tensor out(output.dtype(), output.shape());
+    narrow_half(inner_->plain_copy(*wide), out);
+    return out;
+  }
+  return output.clone();
+}
+
 std::string HalfStorageLayer::kernel() const {
   return storage_ + "→f32 " + inner_->kernel() + " →" + storage_;
 }

@@ -21,7 +21,9 @@ class HalfStorageLayer : public Layer {
   void run() override;
   std::string kernel() const override;
   double flops() const override { return inner_->flops(); }
-  Tensor plain_copy(const Tensor& output) const override { return output.clone(); }
+  // The inner layer's plain copy of the output's float32 scratch, narrowed: a channels-last
+  // convolution's output comes out in NCHW, as the float32 layer's would.
+  Tensor plain_copy(const Tensor& output) const override;
 
  private:
   std::vector<std::unique_ptr<Tensor>> scratch_;               // float32 stand-ins, addresses stable

@@ -100,6 +100,7 @@ struct MatMulKernel::Impl {
   memory mb_packed;
   dnnl::reorder pack_b;
   bool b_packed = false, b_ready = false;
+  std::string impl;
 };
 
 MatMulKernel::MatMulKernel(const MatMulSpec& spec) : impl_(std::make_unique<Impl>()) {
@@ -108,19 +109,26 @@ MatMulKernel::MatMulKernel(const MatMulSpec& spec) : impl_(std::make_unique<Impl
   const size_t r = im.p.out.size();
   im.flops = 2.0 * double(shape_numel(im.p.out)) * double(im.p.k);
   // Transposed 2-D operands are described by strides, so no copy is made.
-  auto md_for = [&](const Shape& dims, bool transposed) {
+  using dt = memory::data_type;
+  const dt act = spec.bf16 ? dt::bf16 : dt::f32;
+  const dt b_given = spec.b_type == DType::BFloat16 ? dt::bf16 : dt::f32;
+  if ((spec.b_type != DType::Float32 && spec.b_type != DType::BFloat16) || (!spec.bf16 && b_given != dt::f32) ||
+      (spec.bf16 && b_given == dt::f32 && !spec.constant_b))
+    throw Error(std::string("MatMul: no kernel for ") + (spec.bf16 ? "bf16" : "float32") + " activations times " +
+                (spec.constant_b ? "constant " : "") + dtype_name(spec.b_type) + " weights");
+  auto md_for = [&](const Shape& dims, bool transposed, dt type) {
     memory::dims strides = transposed ? memory::dims{1, dims[0]} : to_dims(shape_strides(dims));
-    return memory::desc(to_dims(dims), memory::data_type::f32, strides);
+    return memory::desc(to_dims(dims), type, strides);
   };
   if (r > 6) throw Error("MatMul of rank " + std::to_string(r) + " is not supported (max 6)");
-  im.a_md = md_for(im.p.a, spec.trans_a);
-  im.b_md = md_for(im.p.b, spec.trans_b);
-  im.out_md = md_for(im.p.out, false);
+  im.a_md = md_for(im.p.a, spec.trans_a, act);
+  im.b_md = md_for(im.p.b, spec.trans_b, b_given);
+  im.out_md = md_for(im.p.out, false, act);
   im.has_bias = spec.has_bias;
   if (spec.has_bias) {
     Shape bd(r, 1);
     bd[r - 1] = im.p.n;
-    im.bias_md = md_for(bd, false);
+    im.bias_md = md_for(bd, false, dt::f32);
   }
   dnnl::primitive_attr attr;
   if (spec.alpha != 1.f) attr.set_output_scales(0, {spec.alpha});
@@ -131,12 +139,13 @@ MatMulKernel::MatMulKernel(const MatMulSpec& spec) : impl_(std::make_unique<Impl
   attr.set_post_ops(po);
   try {
     auto& eng = dnnl_cpu_engine();
-    const memory::desc b_any(im.b_md.dims(), memory::data_type::f32, memory::format_tag::any);
+    const memory::desc b_any(im.b_md.dims(), act, memory::format_tag::any);
     const memory::desc& b_wanted = spec.constant_b ? b_any : im.b_md;
     auto desc = spec.has_bias ? dnnl::matmul::desc(im.a_md, b_wanted, im.bias_md, im.out_md)
                               : dnnl::matmul::desc(im.a_md, b_wanted, im.out_md);
     const dnnl::matmul::primitive_desc pd(desc, attr, eng);
     im.prim = dnnl::matmul(pd);
+    im.impl = pd.impl_info_str();
     im.ma = memory(im.a_md, eng, DNNL_MEMORY_NONE);
     im.mb = memory(im.b_md, eng, DNNL_MEMORY_NONE);
     im.mo = memory(im.out_md, eng, DNNL_MEMORY_NONE);
@@ -164,12 +173,13 @@ MatMulKernel::~MatMulKernel() = default;
 MatMulKernel::MatMulKernel(MatMulKernel&&) noexcept = default;
 const Shape& MatMulKernel::output_shape() const { return impl_->p.out_final; }
 double MatMulKernel::flops() const { return impl_->flops; }
+const std::string& MatMulKernel::impl_info() const { return impl_->impl; }
 
-void MatMulKernel::run(const float* a, const float* b, const float* bias, float* out, const float* multiplier) {
+void MatMulKernel::run(const void* a, const void* b, const float* bias, void* out, const void* multiplier) {
   Impl& im = *impl_;
-  if (im.mmul) im.mmul.set_data_handle(const_cast<float*>(multiplier));
-  im.ma.set_data_handle(const_cast<float*>(a));
-  im.mb.set_data_handle(const_cast<float*>(b));
+  if (im.mmul) im.mmul.set_data_handle(const_cast<void*>(multiplier));
+  im.ma.set_data_handle(const_cast<void*>(a));
+  im.mb.set_data_handle(const_cast<void*>(b));
   im.mo.set_data_handle(out);
   if (im.has_bias) im.mbias.set_data_handle(const_cast<float*>(bias));
   if (im.b_packed && !im.b_ready) im.pack_b.execute(dnnl_cpu_stream(), im.mb, im.mb_packed);

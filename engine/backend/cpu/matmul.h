@@ -33,6 +33,11 @@ struct MatMulSpec {
   // the layout oneDNN's kernel reads fastest, instead of on every call (a transposed
   // classifier's weights at batch 1: 0.067 -> 0.044 ms standalone).
   bool constant_b = false;
+  // bf16 on oneDNN's bf16 kernel (use_onednn_bf16): a, the output and the multiplier are
+  // bf16 tensors, b too unless it is a constant float32 one (packed to bf16 with the
+  // layout); the bias stays float32, and the products accumulate in float32.
+  bool bf16 = false;
+  DType b_type = DType::Float32;
 };
 
 // Output shape of a MatMul with numpy semantics (1-D operands promoted and squeezed);
@@ -51,8 +56,11 @@ class MatMulKernel {
   const Shape& output_shape() const;
   // FLOPs of one call (2·M·N·K per batch).
   double flops() const;
+  // oneDNN's implementation ("brg:avx512_core_bf16").
+  const std::string& impl_info() const;
   // Not thread-safe: the kernel keeps its oneDNN memory objects and rebinds their pointers.
-  void run(const float* a, const float* b, const float* bias, float* out, const float* multiplier = nullptr);
+  // Data in the spec's types (float32 unless bf16); the bias is always float32.
+  void run(const void* a, const void* b, const float* bias, void* out, const void* multiplier = nullptr);
 
  private:
   struct Impl;
