@@ -43,5 +43,6 @@ const ModelDef& resnet_model();
 const ModelDef& mobilenet_model();
 const ModelDef& vit_model();
 const ModelDef& llama_model();
+const ModelDef& efficientnet_model();
 
 }  // namespace fb::zoo

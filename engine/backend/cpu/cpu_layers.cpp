@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "engine/backend/cpu/attention.h"
+#include "engine/backend/cpu/channels_last_layers.h"
 #include "engine/backend/cpu/conv.h"
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/backend/cpu/dnnl_context.h"
@@ -312,6 +313,7 @@ std::unique_ptr<Layer> make_float_layer(const LayerRequest& r) {
     if (node.domain.empty() && node.op_type == "MaxPool" && (outs.size() < 2 || !outs[1]))
       if (auto pool = MaxPoolLayer::make(node, ins[0], outs[0])) return pool;
   }
+  if (auto gate_or_pool = make_channels_last_layer(r)) return gate_or_pool;
   // A layout the op table's kernels would misread (they take plain tensors).
   if (node.has_attr("x_layout") || node.has_attr("y_layout"))
     throw Error(node.describe() + ": no kernel for its channels-last layout here");

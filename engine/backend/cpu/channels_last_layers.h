@@ -1,0 +1,21 @@
+// Squeeze-and-excitation between channels-last convolutions (EfficientNet's and
+// MobileNetV3's blocks): GlobalAveragePool reading NHWC, and the channel gate
+// x · s (x [N,C,H,W] channels-last, s [N,C,1,1] or [1,C,1,1]) reading and writing NHWC,
+// so the convolutions around them keep channels-last instead of reordering at every block
+// (engine/passes/conv_layout_propagation.cpp marks them with x_layout / y_layout).
+#pragma once
+#include <memory>
+
+#include "engine/backend/backend.h"
+
+namespace fb {
+
+// A layer for a GlobalAveragePool with x_layout, or a Mul with x_layout and y_layout
+// (both "channels_last"); nullptr for any other node.
+std::unique_ptr<Layer> make_channels_last_layer(const LayerRequest& request);
+
+// Which operand of a Mul is the gated tensor x ([N,C,H,W], the output's shape) when the
+// other is a channel gate s ([N,C,1,1] or [1,C,1,1]); -1 when the Mul is not such a gate.
+int channel_gate_operand(const Shape& a, const Shape& b, const Shape& out);
+
+}  // namespace fb
