@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ONNX Runtime (npm onnxruntime-node, CPU) against fusebench's engine, side by side, on
-# zoo:bert, zoo:llama and, where scripts/export_models.py has written them, the four PyTorch-exported
+# zoo:bert, zoo:llama, zoo:gpt, zoo:efficientnet and, where scripts/export_models.py has written them, the four PyTorch-exported
 # models (BERT encoder, resnet18, mobilenet_v2, ViT-tiny). A benchmark script only:
 # fusebench never needs ONNX Runtime to build, run or test. Usage: scripts/bench_ort.sh [extra options of bench_ort.mjs, e.g. --rounds 5]
 set -euo pipefail
@@ -16,9 +16,15 @@ fi
 mkdir -p build/ort-models
 BERT_SPEC='zoo:bert?layers=4&hidden=256&heads=4&seq=128'
 build/fusebench zoo export "$BERT_SPEC" -o build/ort-models/zoo_bert.onnx >/dev/null
-LLAMA_SPEC='zoo:llama?layers=4&hidden=256&heads=4&seq=128'
-build/fusebench zoo export "$LLAMA_SPEC" -o build/ort-models/zoo_llama.onnx >/dev/null
-models=(--model "zoo:bert=build/ort-models/zoo_bert.onnx" --model "zoo:llama=build/ort-models/zoo_llama.onnx")
+models=(--model "zoo:bert=build/ort-models/zoo_bert.onnx")
+# Models the engine was not tuned on first: a LLaMA-style and a GPT-2-style decoder, and an
+# EfficientNet-B0 at 224x224.
+for spec in 'zoo:llama?layers=4&hidden=256&heads=4&seq=128' 'zoo:gpt?layers=4&hidden=256&heads=4&seq=128' \
+            'zoo:efficientnet?image=224&classes=1000'; do
+  name=${spec%%\?*}
+  build/fusebench zoo export "$spec" -o "build/ort-models/${name#zoo:}.onnx" >/dev/null
+  models+=(--model "$name=build/ort-models/${name#zoo:}.onnx")
+done
 TORCH_MODELS=${FUSEBENCH_TORCH_MODELS:-build/torch-models}
 for m in bert resnet18 mobilenet_v2 vit_tiny; do
   f=$(ls "$TORCH_MODELS"/${m}*opset17*.onnx 2>/dev/null | head -1 || true)

@@ -4,7 +4,9 @@
 //  1. Identity/Dropout elimination, constant folding and dead-node elimination first, so
 //     later patterns see direct edges, and initializers where the model had Constant
 //     nodes or shape arithmetic; then BatchNorm folding, so that the Conv it leaves
-//     behind can take the activation that follows the BatchNorm;
+//     behind can take the activation that follows the BatchNorm; a softmax's Where mask
+//     (constant after folding) becomes the additive mask attention fusion and elementwise
+//     chains take;
 //  2. LayerNorm and GELU (both forms) before MatMul+bias fusion, so a MatMul followed by
 //     the GELU subgraph can absorb it as one activation (the GELU node must exist to match);
 //  3. attention (aggressive only) after MatMul+bias fusion: the Q/K/V projections must
@@ -39,6 +41,7 @@ std::vector<Pass> passes_for(FusionLevel level) {
           {"constant-folding", constant_folding},
           {"dead-node-elimination", dead_node_elimination},
           {"batchnorm-folding", batchnorm_folding},
+          {"where-mask", where_mask_fusion},
           {"conv-activation-fusion", conv_activation_fusion},
           {"conv-residual-fusion", conv_residual_fusion},
           {"layernorm-fusion", layernorm_fusion},

@@ -44,5 +44,6 @@ const ModelDef& mobilenet_model();
 const ModelDef& vit_model();
 const ModelDef& llama_model();
 const ModelDef& efficientnet_model();
+const ModelDef& gpt_model();
 
 }  // namespace fb::zoo

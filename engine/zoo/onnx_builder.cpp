@@ -190,6 +190,12 @@ std::string OnnxBuilder::ints(const std::string& name, const std::vector<int64_t
 std::string OnnxBuilder::node(const std::string& scope, const std::string& op,
                               const std::vector<std::string>& inputs,
                               const std::vector<Attr>& attrs) {
+  return node_outputs(scope, op, inputs, 1, attrs)[0];
+}
+
+std::vector<std::string> OnnxBuilder::node_outputs(const std::string& scope, const std::string& op,
+                                                   const std::vector<std::string>& inputs, int outputs,
+                                                   const std::vector<Attr>& attrs) {
   int& count = op_counts_[{scope, op}];
   std::string name = scope + "/" + op + (count > 0 ? "_" + std::to_string(count) : "");
   ++count;
@@ -198,8 +204,11 @@ std::string OnnxBuilder::node(const std::string& scope, const std::string& op,
   n->set_name(name);
   n->set_op_type(op);
   for (const auto& in : inputs) n->add_input(in);
-  std::string out = name + "_output_0";
-  n->add_output(out);
+  std::vector<std::string> outs;
+  for (int i = 0; i < outputs; ++i) {
+    outs.push_back(name + "_output_" + std::to_string(i));
+    n->add_output(outs.back());
+  }
   for (const auto& a : attrs) {
     auto* p = n->add_attribute();
     p->set_name(a.name);
@@ -218,7 +227,7 @@ std::string OnnxBuilder::node(const std::string& scope, const std::string& op,
         break;
     }
   }
-  return out;
+  return outs;
 }
 
 onnx::ModelProto OnnxBuilder::finish() { return std::move(model_); }

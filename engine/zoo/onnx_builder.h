@@ -69,6 +69,10 @@ class OnnxBuilder {
   // one output "<node name>_output_0"; returns that output.
   std::string node(const std::string& scope, const std::string& op,
                    const std::vector<std::string>& inputs, const std::vector<Attr>& attrs = {});
+  // The same for a node with `outputs` outputs ("<node name>_output_0", "_output_1", ...).
+  std::vector<std::string> node_outputs(const std::string& scope, const std::string& op,
+                                        const std::vector<std::string>& inputs, int outputs,
+                                        const std::vector<Attr>& attrs = {});
 
   onnx::ModelProto finish();
 
