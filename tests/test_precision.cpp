@@ -54,6 +54,23 @@ TEST(Precision, Bf16BuildKeepsSixteenBitTensorsAndMeetsCosine) {
   }
 }
 
+// ViT adds its position embedding (a float32 constant) to the bf16 patch embeddings inside
+// an AddLayerNorm at batch 1: the 16-bit kernel reads the constant as it is.
+TEST(Precision, SixteenBitAddLayerNormTakesAFloat32Constant) {
+  LoadedModel m = load_model("zoo:vit");
+  for (const char* precision : {"bf16", "fp16"}) {
+    BuildConfig cfg;
+    cfg.fusion = FusionLevel::Aggressive;
+    cfg.precision = precision;
+    auto e = build_engine(m.graph, cfg);
+    const LayerInfo* aln = test::find_kind(*e, "fusebench.AddLayerNorm");
+    ASSERT_NE(aln, nullptr);
+    EXPECT_EQ(aln->precision, precision);
+    AccuracyResult acc = against_reference(m, cfg, *e);
+    EXPECT_TRUE(acc.passed) << precision << ": " << acc.detail;
+  }
+}
+
 TEST(Precision, Fp16BuildMeetsCosine) {
   LoadedModel m = load_model(kBert);
   BuildConfig cfg;

@@ -215,10 +215,14 @@ void layernorm_rows(const Tensor& a, const Tensor* b, Tensor* sum, Tensor& y, fl
                       });
     return;
   }
-  if (!is_half_type(t) || (b && b->dtype() != t) || y.dtype() != t || (sum && sum->dtype() != t))
-    throw Error("LayerNorm tensors must share one float type");
+  // b may stay float32 where it is a constant (ViT's position embedding): precision
+  // lowering converts no initializer but weights.
+  if (!is_half_type(t) || (b && b->dtype() != t && b->dtype() != DType::Float32) || y.dtype() != t || (sum && sum->dtype() != t))
+    throw Error("LayerNorm tensors must share one float type (the residual may be float32)");
   const auto* pa = static_cast<const uint16_t*>(a.raw());
-  const auto* pb = b ? static_cast<const uint16_t*>(b->raw()) : nullptr;
+  const bool b_wide = b && b->dtype() == DType::Float32;
+  const auto* pb = b && !b_wide ? static_cast<const uint16_t*>(b->raw()) : nullptr;
+  const float* pbw = b_wide ? b->data<float>() : nullptr;
   auto* ps = sum ? static_cast<uint16_t*>(sum->raw()) : nullptr;
   auto* py = static_cast<uint16_t*>(y.raw());
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(h, 1))),
@@ -228,7 +232,8 @@ void layernorm_rows(const Tensor& a, const Tensor* b, Tensor* sum, Tensor& y, fl
                       for (int64_t row = r.begin(); row < r.end(); ++row) {
                         widen_16(t, pa + row * h, fa, h);
                         if (pb) widen_16(t, pb + row * h, fb, h);
-                        layernorm_row(fa, pb ? fb : nullptr, ps ? fs : nullptr, fy, h, eps, gamma, beta, rms);
+                        const float* row_b = pb ? fb : pbw ? pbw + row * h : nullptr;
+                        layernorm_row(fa, row_b, ps ? fs : nullptr, fy, h, eps, gamma, beta, rms);
                         narrow_16(t, fy, py + row * h, h);
                         if (ps) narrow_16(t, fs, ps + row * h, h);
                       }
