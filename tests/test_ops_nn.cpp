@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "engine/backend/cpu/matmul.h"
 #include "engine/ops/op_registry.h"
 
 namespace fb {
@@ -256,6 +257,45 @@ TEST(NnErrors, TopKLargerThanAxis) {
   Tensor x = floats({2}, {1, 2});
   Tensor k = ints({1}, {3});
   expect_node_error(make_node("TopK", {}, 2), {&x, &k}, "exceeds");
+}
+
+}  // namespace
+}  // namespace fb
+
+namespace fb {
+namespace {
+
+// A [..., M, K] input with 2-D weights runs as one [rows, K] x [K, N] product; batched
+// weights keep the batched product. Both against a naive sum with a bias, in float32
+// (exact to rounding: 1e-5 relative).
+TEST(MatMulKernel, CollapsedAndBatchedProductsMatchANaiveSum) {
+  struct Case {
+    Shape a, b;
+  };
+  for (const Case& c : {Case{{2, 3, 5, 7}, {7, 4}}, Case{{1, 7, 7, 6}, {6, 9}}, Case{{2, 5, 7}, {2, 7, 4}}, Case{{3, 7}, {7, 4}}}) {
+    SCOPED_TRACE(shape_str(c.a) + " x " + shape_str(c.b));
+    const int64_t k = c.a.back(), n = c.b.back(), rows = shape_numel(c.a) / k;
+    const bool batched = c.b.size() > 2;
+    std::vector<float> a(static_cast<size_t>(shape_numel(c.a))), b(static_cast<size_t>(shape_numel(c.b))), bias(static_cast<size_t>(n));
+    for (size_t i = 0; i < a.size(); ++i) a[i] = float(int(i % 11) - 5) * 0.25f;
+    for (size_t i = 0; i < b.size(); ++i) b[i] = float(int(i % 7) - 3) * 0.5f;
+    for (size_t i = 0; i < bias.size(); ++i) bias[i] = float(i) * 0.125f;
+    MatMulSpec spec{c.a, c.b};
+    spec.has_bias = true;
+    spec.constant_b = !batched;
+    MatMulKernel kernel(spec);
+    std::vector<float> out(size_t(rows * n));
+    kernel.run(a.data(), b.data(), bias.data(), out.data());
+    const int64_t m = c.a[c.a.size() - 2];
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < n; ++j) {
+        const float* bb = b.data() + (batched ? (r / m) * k * n : 0);
+        double want = 0;
+        for (int64_t i = 0; i < k; ++i) want += double(a[size_t(r * k + i)]) * double(bb[i * n + j]);
+        want += bias[size_t(j)];
+        EXPECT_NEAR(out[size_t(r * n + j)], want, 1e-5 * std::max(1.0, std::fabs(want))) << r << "," << j;
+      }
+  }
 }
 
 }  // namespace
