@@ -19,6 +19,13 @@ inline int count_kind(const Engine& e, const std::string& kind) {
   return n;
 }
 
+// Layers whose kernel name contains `text` ("nhwc→nhwc", "+sum+relu").
+inline int count_kernel(const Engine& e, const std::string& text) {
+  int n = 0;
+  for (const LayerInfo& l : e.layers()) n += l.kernel.find(text) != std::string::npos;
+  return n;
+}
+
 // The first layer of this kind, or nullptr.
 inline const LayerInfo* find_kind(const Engine& e, const std::string& kind) {
   for (const LayerInfo& l : e.layers())

@@ -11,16 +11,12 @@
 namespace fb {
 namespace {
 
+using test::count_kernel;
+
 using test::count_kind;
 using test::log_mentions;
 
 const char* kResnet = "zoo:resnet?blocks=2&image=16&stages=2&width=16";
-
-int count_kernel(const Engine& e, const std::string& text) {
-  int n = 0;
-  for (const LayerInfo& l : e.layers()) n += l.kernel.find(text) != std::string::npos;
-  return n;
-}
 
 // x ─▶ Conv(a) ─▶ Add(·, residual) ─▶ Relu, with `residual` one of three kinds, and Conv(a)'s
 // output optionally also a graph output. Channels: `c` in and out.

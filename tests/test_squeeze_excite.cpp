@@ -12,13 +12,9 @@
 namespace fb {
 namespace {
 
-const char* kEfficientNet = "zoo:efficientnet?classes=10&image=32&stages=3&width=50";
+using test::count_kernel;
 
-int count_kernel(const Engine& e, const std::string& text) {
-  int n = 0;
-  for (const LayerInfo& l : e.layers()) n += l.kernel.find(text) != std::string::npos;
-  return n;
-}
+const char* kEfficientNet = "zoo:efficientnet?classes=10&image=32&stages=3&width=50";
 
 TEST(SqueezeExcite, EfficientNetStaysChannelsLastThroughTheGate) {
   LoadedModel m = load_model(kEfficientNet);
