@@ -175,6 +175,61 @@ TEST(Resize, SizesWithAlignCorners) {
   expect_floats(run(n, {&x, &roi, &no_scales, &sizes})[0], {1, 5}, {0, 5, 10, 15, 20});
 }
 
+// Half-pixel sampling of one dimension, written out as the ONNX spec states it: the taps
+// (index, weight) output index o reads.
+std::vector<std::pair<int64_t, float>> half_pixel_taps(int64_t in, float scale, int64_t o, bool linear) {
+  const float x = (float(o) + 0.5f) / scale - 0.5f;
+  auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
+  if (!linear) {  // round_prefer_floor
+    const float fl = std::floor(x);
+    return {{clamp(int64_t(x - fl == 0.5f ? fl : std::round(x))), 1.f}};
+  }
+  const float fl = std::floor(x);
+  return {{clamp(int64_t(fl)), 1.f - (x - fl)}, {clamp(int64_t(fl) + 1), x - fl}};
+}
+
+// The fast paths (a gather for nearest, rows then columns for linear over H and W) and the
+// general walk (linear over C too) against the spec's formula on a [2, 3, 5, 7] input, up
+// and down in each dimension, and nearest on int8 (a one-byte gather).
+TEST(Resize, EveryPathMatchesTheSpecOnAnUnevenTensor) {
+  const Shape in = {2, 3, 5, 7};
+  Tensor x(DType::Float32, in);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = float((i * 37) % 23) - 11.f;
+  Tensor roi = floats({0}, {});
+  for (bool linear : {false, true})
+    for (std::vector<float> s : {std::vector<float>{1, 1, 2.f, 2.f}, {1, 1, 2.4f, 0.6f}, {1, 2.f, 0.5f, 3.f}, {2.f, 1.f, 1.f, 1.f}}) {
+      Tensor scales = floats({4}, s);
+      Node n = make_node("Resize", {{"mode", str_attr(linear ? "linear" : "nearest")}});
+      const Tensor y = run(n, {&x, &roi, &scales})[0];
+      Shape out;
+      for (size_t d = 0; d < 4; ++d) out.push_back(int64_t(std::floor(float(in[d]) * s[d])));
+      ASSERT_EQ(y.shape(), out);
+      int64_t at = 0;
+      for (int64_t a = 0; a < out[0]; ++a)
+        for (int64_t b = 0; b < out[1]; ++b)
+          for (int64_t c = 0; c < out[2]; ++c)
+            for (int64_t d = 0; d < out[3]; ++d, ++at) {
+              double want = 0;
+              for (auto [ia, wa] : half_pixel_taps(in[0], s[0], a, linear))
+                for (auto [ib, wb] : half_pixel_taps(in[1], s[1], b, linear))
+                  for (auto [ic, wc] : half_pixel_taps(in[2], s[2], c, linear))
+                    for (auto [id, wd] : half_pixel_taps(in[3], s[3], d, linear))
+                      want += double(wa) * wb * wc * wd * x.data<float>()[((ia * in[1] + ib) * in[2] + ic) * in[3] + id];
+              ASSERT_NEAR(y.data<float>()[at], want, 1e-4) << (linear ? "linear" : "nearest") << " scales " << s[1] << "," << s[2]
+                                                           << "," << s[3] << " element " << at;
+            }
+    }
+  Tensor q(DType::Int8, {1, 2, 2, 3});
+  for (int64_t i = 0; i < q.numel(); ++i) q.data<int8_t>()[i] = int8_t(i * 9 - 50);
+  Tensor scales = floats({4}, {1, 1, 2, 1});
+  const Tensor y = run(make_node("Resize"), {&q, &roi, &scales})[0];
+  ASSERT_EQ(y.shape(), (Shape{1, 2, 4, 3}));
+  for (int64_t c = 0; c < 2; ++c)
+    for (int64_t h = 0; h < 4; ++h)
+      for (int64_t w = 0; w < 3; ++w)
+        EXPECT_EQ(y.data<int8_t>()[(c * 4 + h) * 3 + w], q.data<int8_t>()[(c * 2 + h / 2) * 3 + w]);
+}
+
 TEST(Pad, ReflectEdgeAndConstant) {
   Tensor x = floats({3}, {1, 2, 3});
   Tensor pads = ints({2}, {2, 2});

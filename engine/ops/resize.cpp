@@ -1,8 +1,14 @@
 // Resize (opset 10 to 17: nearest with every nearest_mode, linear and cubic, every
 // coordinate_transformation_mode, tf_crop_and_resize's roi and extrapolation) and the
 // older Upsample. Each dimension gets a list of input taps and weights per output index;
-// an output element is the weighted sum over the product of its dimensions' taps.
+// an output element is the weighted sum over the product of its dimensions' taps. Two
+// common cases skip the general walk: nearest (every output element copies one input
+// element; a repeated source row is one memcpy) and linear or cubic over the last two
+// dimensions of a float tensor (rows resized first, then mixed a whole row at a time).
+#include "engine/ops/resize.h"
+
 #include <cmath>
+#include <cstring>
 
 #include "engine/ops/nn_common.h"
 
@@ -85,11 +91,7 @@ std::vector<ValueInfo> infer_resize(const ShapeContext& c) {
   return {ValueInfo{x.dtype, p.out, true}};
 }
 
-struct Taps {
-  std::vector<int64_t> start;   // per output index: offset of its first tap in idx/w
-  std::vector<int64_t> idx;     // input index, or -1 for "extrapolate"
-  std::vector<float> w;
-};
+using Taps = ResizeTaps;
 
 float nearest_round(const std::string& m, float x) {
   if (m == "floor") return std::floor(x);
@@ -212,25 +214,96 @@ void resize_typed(const Node& n, const Tensor& x, Tensor& y, const std::vector<T
   });
 }
 
+// Every dimension samples one input index per output index: a gather, by element size.
+// Consecutive output rows that read the same input row (upsampling) copy the first.
+void resize_nearest(const Tensor& x, Tensor& y, const std::vector<Taps>& taps) {
+  const Shape& in = x.shape();
+  const Shape& out = y.shape();
+  const int64_t rank = int64_t(in.size()), esize = int64_t(dtype_size(x.dtype()));
+  const auto in_str = shape_strides(in);
+  const int64_t inner = rank ? out[rank - 1] : 1;
+  const int64_t rows = inner ? y.numel() / inner : 0;
+  const char* src = static_cast<const char*>(x.raw());
+  char* dst = static_cast<char*>(y.raw());
+  const int64_t* col = rank ? taps[size_t(rank - 1)].idx.data() : nullptr;
+  parallel_range(rows, inner * 2, [&](int64_t lo, int64_t hi) {
+    int64_t prev_off = -1;
+    for (int64_t row = lo; row < hi; ++row) {
+      int64_t rem = row, off = 0;
+      for (int64_t d = rank - 1; d-- > 0;) {
+        off += taps[size_t(d)].idx[rem % out[d]] * in_str[d];
+        rem /= out[d];
+      }
+      char* drow = dst + row * inner * esize;
+      if (off == prev_off) {
+        std::memcpy(drow, drow - inner * esize, size_t(inner * esize));
+        continue;
+      }
+      prev_off = off;
+      const char* srow = src + off * esize;
+      if (!rank) std::memcpy(drow, srow, size_t(esize));
+      else if (esize == 4)
+        for (int64_t o = 0; o < inner; ++o) std::memcpy(drow + o * 4, srow + col[o] * 4, 4);
+      else
+        for (int64_t o = 0; o < inner; ++o) std::memcpy(drow + o * esize, srow + col[o] * esize, size_t(esize));
+    }
+  });
+}
+
+// Float, resized over the last two dimensions only: per plane, each needed input row is
+// resized along the width once, then each output row is the weighted sum of a few of them.
+void resize_planes(const Tensor& x, Tensor& y, const std::vector<Taps>& taps) {
+  const Shape& in = x.shape();
+  const Shape& out = y.shape();
+  const size_t rank = in.size();
+  const Taps& th = taps[rank - 2];
+  const Taps& tw = taps[rank - 1];
+  const int64_t ih = in[rank - 2], iw = in[rank - 1], oh = out[rank - 2], ow = out[rank - 1];
+  const int64_t planes = oh && ow ? y.numel() / (oh * ow) : 0;
+  const float* src = x.data<float>();
+  float* dst = y.data<float>();
+  parallel_range(planes, (ih + oh) * ow * 4, [&](int64_t lo, int64_t hi) {
+    std::vector<float> wide(size_t(ih * ow));
+    for (int64_t p = lo; p < hi; ++p) {
+      const float* sp = src + p * ih * iw;
+      for (int64_t r = 0; r < ih; ++r) {
+        float* wr = wide.data() + r * ow;
+        for (int64_t o = 0; o < ow; ++o) {
+          float acc = 0.f;
+          for (int64_t k = tw.start[o]; k < tw.start[o + 1]; ++k) acc += tw.w[k] * sp[r * iw + tw.idx[k]];
+          wr[o] = acc;
+        }
+      }
+      float* dp = dst + p * oh * ow;
+      for (int64_t o = 0; o < oh; ++o) {
+        float* drow = dp + o * ow;
+        std::fill(drow, drow + ow, 0.f);
+        for (int64_t k = th.start[o]; k < th.start[o + 1]; ++k) {
+          const float w = th.w[k];
+          const float* wr = wide.data() + th.idx[k] * ow;
+#pragma omp simd
+          for (int64_t q = 0; q < ow; ++q) drow[q] += w * wr[q];
+        }
+      }
+    }
+  });
+}
+
 void compute_resize(OpContext& c) {
   const Node& n = c.node;
+  const std::vector<Taps> taps = resize_taps(n, c.inputs);
   const Tensor& x = c.in(0);
-  ResizePlan p = resize_plan(n, x.shape(), [&](size_t i, const char*) -> const Tensor* {
-    return c.has_input(i) ? &c.in(i) : nullptr;
-  });
-  const size_t rank = x.shape().size();
-  std::vector<float> roi;
-  if (!legacy(n) && c.has_input(1) && c.in(1).numel() > 0) {
-    if (c.in(1).dtype() != DType::Float32 || size_t(c.in(1).numel()) != 2 * rank)
-      throw Error("roi must be float32 with " + std::to_string(2 * rank) + " entries");
-    roi.assign(c.in(1).data<float>(), c.in(1).data<float>() + 2 * rank);
-  }
-  std::vector<Taps> taps;
-  for (size_t d = 0; d < rank; ++d)
-    taps.push_back(taps_for(n, x.shape()[d], p.out[d], p.scale[d], roi.empty() ? 0.f : roi[d], roi.empty() ? 1.f : roi[d + rank]));
   const float ext = n.attr_float("extrapolation_value", 0.f);
   Tensor& y = c.out(0);
   if (y.numel() == 0) return;
+  bool single = true, outer_identity = true, inside = true;
+  for (size_t d = 0; d < taps.size(); ++d) {
+    single = single && taps[d].single();
+    if (d + 2 < taps.size()) outer_identity = outer_identity && taps[d].identity();
+    for (int64_t i : taps[d].idx) inside = inside && i >= 0;
+  }
+  if (inside && single) return resize_nearest(x, y, taps);
+  if (inside && outer_identity && taps.size() >= 2 && x.dtype() == DType::Float32) return resize_planes(x, y, taps);
   switch (x.dtype()) {
     case DType::Float32: return resize_typed<float>(n, x, y, taps, ext);
     case DType::UInt8: return resize_typed<uint8_t>(n, x, y, taps, ext);
@@ -242,6 +315,32 @@ void compute_resize(OpContext& c) {
 }
 
 }  // namespace
+
+bool ResizeTaps::single() const { return idx.size() + 1 == start.size(); }
+
+bool ResizeTaps::identity() const {
+  if (!single()) return false;
+  for (size_t o = 0; o < idx.size(); ++o)
+    if (idx[o] != int64_t(o) || w[o] != 1.f) return false;
+  return true;
+}
+
+std::vector<ResizeTaps> resize_taps(const Node& n, const std::vector<const Tensor*>& inputs) {
+  auto input = [&](size_t i) { return i < inputs.size() ? inputs[i] : nullptr; };
+  const Tensor& x = *inputs.at(0);
+  ResizePlan p = resize_plan(n, x.shape(), [&](size_t i, const char*) { return input(i); });
+  const size_t rank = x.shape().size();
+  std::vector<float> roi;
+  if (!legacy(n) && input(1) && input(1)->numel() > 0) {
+    if (input(1)->dtype() != DType::Float32 || size_t(input(1)->numel()) != 2 * rank)
+      throw Error(n.describe() + ": roi must be float32 with " + std::to_string(2 * rank) + " entries");
+    roi.assign(input(1)->data<float>(), input(1)->data<float>() + 2 * rank);
+  }
+  std::vector<ResizeTaps> taps;
+  for (size_t d = 0; d < rank; ++d)
+    taps.push_back(taps_for(n, x.shape()[d], p.out[d], p.scale[d], roi.empty() ? 0.f : roi[d], roi.empty() ? 1.f : roi[d + rank]));
+  return taps;
+}
 
 void register_resize_ops(OpRegistry& r) {
   // Upsample and Resize-10: scales at 1; Resize 11+: roi at 1 (not a shape, bound too: it is
