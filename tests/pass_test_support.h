@@ -49,4 +49,21 @@ inline void expect_agrees(const Graph& g, const BuildConfig& cfg, uint64_t seed 
   EXPECT_TRUE(acc.passed) << acc.detail;
 }
 
+// Runs the engine with every tensor captured and checks each against the reference's
+// tensor of the same name (1e-4 absolute, 1e-3 relative); returns the names compared.
+inline std::vector<std::string> expect_captures_agree(const Graph& g, const BuildConfig& cfg, uint64_t seed) {
+  auto engine = build_engine(g, cfg);
+  ReferenceExecutor ref(g, cfg.batch);
+  auto inputs = make_inputs(g, ref.input_shapes(), seed);
+  auto all_ref = ref.run_all(inputs);
+  std::vector<std::string> compared;
+  for (const auto& [name, t] : engine->run_capture(inputs)) {
+    if (!all_ref.count(name)) continue;
+    AccuracyResult acc = compare_outputs({t}, {all_ref.at(name)}, {name}, {1e-4, 1e-3});
+    EXPECT_TRUE(acc.passed) << name << ": " << acc.detail;
+    compared.push_back(name);
+  }
+  return compared;
+}
+
 }  // namespace fb::test

@@ -1,10 +1,11 @@
-// The engine's fused ops (domain "fusebench"): LayerNorm, AddLayerNorm, Gelu, GeluTanh and
-// ElementwiseChain (FusedMatMul lives with the matmul kernels). Each one replaces a
+// The engine's fused ops (domain "fusebench"): LayerNorm, AddLayerNorm, Gelu, GeluTanh,
+// ElementwiseChain and ChannelShuffle (FusedMatMul lives with the matmul kernels). Each one replaces a
 // subgraph that a pass in engine/passes/ matched; their kernels are the single-pass forms
 // of that subgraph.
 #include <tbb/parallel_for.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "engine/ops/broadcast.h"
 #include "engine/ops/elementwise_chain.h"
@@ -254,6 +255,34 @@ void compute_add_layernorm(OpContext& c) {
                  c.node.attr_int("rms", 0) != 0);
 }
 
+std::vector<ValueInfo> infer_channel_shuffle(const ShapeContext& c) {
+  const ValueInfo& x = c.in(0);
+  const int64_t groups = c.node.attr_int("groups", 0);
+  if (x.shape.size() != 4 || groups < 1 || x.shape[1] % groups)
+    throw Error("ChannelShuffle takes [N, C, H, W] with C divisible by groups (" + std::to_string(groups) + "), not " +
+                shape_str(x.shape));
+  return {ValueInfo{x.dtype, x.shape, true}};
+}
+
+// Output channel k * groups + j is input channel j * (C / groups) + k: whole planes copied,
+// any element type.
+void compute_channel_shuffle(OpContext& c) {
+  const Tensor& x = c.in(0);
+  Tensor& y = c.out(0);
+  const Shape& s = x.shape();
+  const int64_t groups = c.node.attr_int("groups", 1), per_group = s[1] / groups;
+  const size_t plane = size_t(s[2] * s[3]) * dtype_size(x.dtype());
+  const char* src = static_cast<const char*>(x.raw());
+  char* dst = static_cast<char*>(y.raw());
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, s[0] * s[1]), [&](const tbb::blocked_range<int64_t>& r) {
+    for (int64_t out = r.begin(); out < r.end(); ++out) {
+      const int64_t b = out / s[1], ch = out % s[1];
+      const int64_t in = b * s[1] + (ch % groups) * per_group + ch / groups;
+      std::memcpy(dst + size_t(out) * plane, src + size_t(in) * plane, plane);
+    }
+  });
+}
+
 }  // namespace
 
 void register_fused_ops(OpRegistry& r) {
@@ -264,6 +293,7 @@ void register_fused_ops(OpRegistry& r) {
   r.add(OpDef{"fusebench", "ElementwiseChain", infer_chain, compute_chain, true, false, /*in_place=*/true});
   r.add(OpDef{"fusebench", "LayerNorm", infer_layernorm, compute_layernorm, false, false, /*in_place=*/true});
   r.add(OpDef{"fusebench", "AddLayerNorm", infer_add_layernorm, compute_add_layernorm, false, false, /*in_place=*/true});
+  r.add(OpDef{"fusebench", "ChannelShuffle", infer_channel_shuffle, compute_channel_shuffle});
 }
 
 }  // namespace fb

@@ -291,8 +291,8 @@ void resize_planes(const Tensor& x, Tensor& y, const std::vector<Taps>& taps) {
 
 void compute_resize(OpContext& c) {
   const Node& n = c.node;
-  const std::vector<Taps> taps = resize_taps(n, c.inputs);
   const Tensor& x = c.in(0);
+  const std::vector<Taps> taps = resize_taps(n, x.shape(), c.inputs);
   const float ext = n.attr_float("extrapolation_value", 0.f);
   Tensor& y = c.out(0);
   if (y.numel() == 0) return;
@@ -319,17 +319,29 @@ void compute_resize(OpContext& c) {
 bool ResizeTaps::single() const { return idx.size() + 1 == start.size(); }
 
 bool ResizeTaps::identity() const {
-  if (!single()) return false;
-  for (size_t o = 0; o < idx.size(); ++o)
-    if (idx[o] != int64_t(o) || w[o] != 1.f) return false;
+  for (size_t o = 0; o + 1 < start.size(); ++o) {
+    float own = 0.f;
+    for (int64_t k = start[o]; k < start[o + 1]; ++k) {
+      if (idx[size_t(k)] == int64_t(o)) own += w[size_t(k)];
+      else if (w[size_t(k)] != 0.f) return false;
+    }
+    if (own != 1.f) return false;
+  }
   return true;
 }
 
-std::vector<ResizeTaps> resize_taps(const Node& n, const std::vector<const Tensor*>& inputs) {
+bool resizes_height_and_width_only(const std::vector<ResizeTaps>& taps) {
+  if (taps.size() != 4 || !taps[0].identity() || !taps[1].identity()) return false;
+  for (const ResizeTaps& t : taps)
+    for (int64_t i : t.idx)
+      if (i < 0) return false;
+  return true;
+}
+
+std::vector<ResizeTaps> resize_taps(const Node& n, const Shape& x, const std::vector<const Tensor*>& inputs) {
   auto input = [&](size_t i) { return i < inputs.size() ? inputs[i] : nullptr; };
-  const Tensor& x = *inputs.at(0);
-  ResizePlan p = resize_plan(n, x.shape(), [&](size_t i, const char*) { return input(i); });
-  const size_t rank = x.shape().size();
+  ResizePlan p = resize_plan(n, x, [&](size_t i, const char*) { return input(i); });
+  const size_t rank = x.size();
   std::vector<float> roi;
   if (!legacy(n) && input(1) && input(1)->numel() > 0) {
     if (input(1)->dtype() != DType::Float32 || size_t(input(1)->numel()) != 2 * rank)
@@ -338,7 +350,7 @@ std::vector<ResizeTaps> resize_taps(const Node& n, const std::vector<const Tenso
   }
   std::vector<ResizeTaps> taps;
   for (size_t d = 0; d < rank; ++d)
-    taps.push_back(taps_for(n, x.shape()[d], p.out[d], p.scale[d], roi.empty() ? 0.f : roi[d], roi.empty() ? 1.f : roi[d + rank]));
+    taps.push_back(taps_for(n, x[d], p.out[d], p.scale[d], roi.empty() ? 0.f : roi[d], roi.empty() ? 1.f : roi[d + rank]));
   return taps;
 }
 

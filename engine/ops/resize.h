@@ -17,12 +17,17 @@ struct ResizeTaps {
   std::vector<float> w;
   // Every output index reads exactly one input index, with weight 1 (nearest).
   bool single() const;
-  // Output index o reads input index o alone: the dimension is not resized.
+  // Output index o reads input index o alone (other taps weigh 0): not resized.
   bool identity() const;
 };
 
-// The taps of every dimension of a Resize or Upsample node reading `inputs` (X, then roi,
-// scales, sizes as the opset has them). Bad inputs throw Error naming the node.
-std::vector<ResizeTaps> resize_taps(const Node& n, const std::vector<const Tensor*>& inputs);
+// The taps of every dimension of a Resize or Upsample node whose input X has shape `x`,
+// given its inputs (X's own entry is not read; then roi, scales, sizes as the opset has
+// them, nullptr where omitted). Bad inputs throw Error naming the node.
+std::vector<ResizeTaps> resize_taps(const Node& n, const Shape& x, const std::vector<const Tensor*>& inputs);
+
+// Whether only the last two of four dimensions are resized, every tap inside the input
+// (no tf_crop_and_resize extrapolation): an image resize, which channels-last can run.
+bool resizes_height_and_width_only(const std::vector<ResizeTaps>& taps);
 
 }  // namespace fb

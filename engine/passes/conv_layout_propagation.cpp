@@ -4,15 +4,18 @@
 // a layout writer produces and only layout readers read is kept channels-last, so reorders
 // remain only where plain tensors enter or leave a run of convolutions.
 //
-//   writers: convolutions, 2-D MaxPools, channel gates
-//   readers: convolutions (as input X or as the summed residual), 2-D MaxPools, channel
-//            gates (their gated operand), GlobalAveragePool
+//   writers: convolutions and the layout-tied ops below
+//   readers: convolutions (as input X or as the summed residual), GlobalAveragePool, and
+//            the layout-tied ops
 //
-// A channel gate is squeeze-and-excitation's Mul: x [N,C,H,W] times s [N,C,1,1] (or
-// [1,C,1,1]). A MaxPool and a gate read and write one layout: both tensors stay
-// channels-last, or neither does (resnet's stem pool sits between the first convolution
-// and the residual blocks). GlobalAveragePool's [N,C,1,1] output is the same bytes in
-// either layout and stays plain, so the excitation's 1x1 convolutions need no reorder.
+// A layout-tied op reads and writes its 4-D tensors in one layout, all channels-last or
+// all plain: 2-D MaxPool, the channel gate (squeeze-and-excitation's Mul of x [N,C,H,W]
+// by s [N,C,1,1] or [1,C,1,1], its gated operand), Concat and Split over channels (YOLO's
+// C2f blocks, ShuffleNet's units), ShuffleNet's ChannelShuffle, Add of two tensors of the output's shape (a residual
+// sum a convolution could not take), and Resize of height and width (a feature pyramid's
+// upsampling). resnet's stem pool sits between the first convolution and the residual
+// blocks; GlobalAveragePool's [N,C,1,1] output is the same bytes in either layout and
+// stays plain, so the excitation's 1x1 convolutions need no reorder.
 // Shapes stay logical (NCHW); the layout is an attribute of the layers.
 //
 //      Conv ─▶ v ─▶ MaxPool ─▶ w ─▶ Conv, Conv(residual w)
@@ -23,10 +26,12 @@
 //
 // Left alone: graph outputs, partition points (both may be looked at), values a subgraph
 // body reads, values any other op reads, and layers excluded from fusion.
+#include <algorithm>
 #include <set>
 
 #include "engine/backend/cpu/channels_last_layers.h"
 #include "engine/backend/cpu/conv.h"
+#include "engine/ops/resize.h"
 #include "engine/passes/passes.h"
 
 namespace fb {
@@ -35,18 +40,18 @@ namespace {
 
 bool conv_node(const Node& n) { return is_onnx_op(&n, "Conv") || (n.domain == "fusebench" && n.op_type == "FusedConv"); }
 
+bool float_4d(const Graph& g, const std::string& v) {
+  return g.value(v).shape.size() == 4 && g.value(v).dtype == DType::Float32;
+}
+
 // A MaxPool oneDNN runs channels-last (engine/backend/cpu/cpu_layers.cpp): 2-D, one output,
 // no dilation, row-major indices not asked for.
 bool channels_last_pool(const Graph& g, const Node& n) {
   if (!is_onnx_op(&n, "MaxPool") || n.outputs.size() != 1 || n.attr_int("storage_order", 0) != 0 || !n.has_attr("kernel_shape"))
     return false;
-  if (g.value(n.inputs[0]).shape.size() != 4 || g.value(n.inputs[0]).dtype != DType::Float32) return false;
+  if (!float_4d(g, n.inputs[0])) return false;
   for (int64_t d : n.attr_ints("dilations", {})) if (d != 1) return false;
   return true;
-}
-
-bool float_4d(const Graph& g, const std::string& v) {
-  return g.value(v).shape.size() == 4 && g.value(v).dtype == DType::Float32;
 }
 
 bool channels_last_global_pool(const Graph& g, const Node& n) {
@@ -58,6 +63,62 @@ int gate_operand(const Graph& g, const Node& n) {
   if (!is_onnx_op(&n, "Mul") || n.inputs.size() != 2 || n.outputs.size() != 1) return -1;
   if (!float_4d(g, n.inputs[0]) || !float_4d(g, n.inputs[1]) || !float_4d(g, n.outputs[0])) return -1;
   return channel_gate_operand(g.value(n.inputs[0]).shape, g.value(n.inputs[1]).shape, g.value(n.outputs[0]).shape);
+}
+
+bool over_channels(const Node& n) {
+  const int64_t axis = n.attr_int("axis", 0);
+  return axis == 1 || axis == -3;
+}
+
+// A Resize whose constant scales or sizes resize height and width only
+// (engine/backend/cpu/channels_last_layers.cpp runs it channels-last).
+bool image_resize(const Graph& g, const Node& n) {
+  if (!is_onnx_op(&n, "Resize") || (n.opset != 0 && n.opset < 11) || n.outputs.size() != 1) return false;
+  std::vector<const Tensor*> inputs(n.inputs.size(), nullptr);
+  for (size_t i = 1; i < n.inputs.size(); ++i) {
+    if (n.inputs[i].empty()) continue;
+    if (!g.is_initializer(n.inputs[i])) return false;
+    inputs[i] = &g.initializers.at(n.inputs[i]);
+  }
+  try {
+    return resizes_height_and_width_only(resize_taps(n, g.value(n.inputs[0]).shape, inputs));
+  } catch (const Error&) {
+    return false;  // shape inference names the problem
+  }
+}
+
+// A layout-tied op's 4-D inputs and outputs (indices), which share one layout; both empty
+// for any other node.
+struct Tied {
+  std::vector<size_t> inputs, outputs;
+  bool any() const { return !outputs.empty(); }
+};
+
+Tied layout_tied(const Graph& g, const Node& n) {
+  auto all_float_4d = [&](const std::vector<std::string>& vs) {
+    for (const std::string& v : vs)
+      if (v.empty() || !float_4d(g, v)) return false;
+    return !vs.empty();
+  };
+  if (n.outputs.empty() || !all_float_4d(n.outputs)) return {};
+  if (n.domain == "fusebench" && n.op_type == "ChannelShuffle" && float_4d(g, n.inputs[0])) return {{0}, {0}};
+  if (!n.domain.empty()) return {};
+  if (channels_last_pool(g, n) || image_resize(g, n)) return {{0}, {0}};
+  if (const int x = gate_operand(g, n); x >= 0) return {{size_t(x)}, {0}};
+  if (n.op_type == "Concat" && over_channels(n) && n.outputs.size() == 1 && all_float_4d(n.inputs)) {
+    Tied t{{}, {0}};
+    for (size_t i = 0; i < n.inputs.size(); ++i) t.inputs.push_back(i);
+    return t;
+  }
+  if (n.op_type == "Split" && over_channels(n) && float_4d(g, n.inputs[0])) {
+    Tied t{{0}, {}};
+    for (size_t i = 0; i < n.outputs.size(); ++i) t.outputs.push_back(i);
+    return t;
+  }
+  if (n.op_type == "Add" && n.inputs.size() == 2 && all_float_4d(n.inputs) && g.value(n.inputs[0]).shape == g.value(n.outputs[0]).shape &&
+      g.value(n.inputs[1]).shape == g.value(n.outputs[0]).shape)
+    return {{0, 1}, {0}};
+  return {};
 }
 
 // Conv becomes FusedConv (no activation: the same operation) so that it may carry layouts.
@@ -72,62 +133,75 @@ int conv_layout_propagation(PassContext& ctx) {
   Graph& g = ctx.graph;
   std::set<std::string> body_reads;
   for (const Node& n : g.nodes) add_subgraph_reads(n, body_reads);
-  auto writer = [&](const Node& n) {
-    return (conv_node(n) || channels_last_pool(g, n) || gate_operand(g, n) >= 0) && node_fusible(n, ctx.config);
+  std::vector<Tied> tied;
+  for (const Node& n : g.nodes) tied.push_back(node_fusible(n, ctx.config) ? layout_tied(g, n) : Tied{});
+  // The values node i writes that may be channels-last.
+  auto written = [&](size_t i) {
+    const Node& n = g.nodes[i];
+    std::vector<std::string> vs;
+    if (conv_node(n) && node_fusible(n, ctx.config)) vs.push_back(n.outputs[0]);
+    for (size_t o : tied[i].outputs) vs.push_back(n.outputs[o]);
+    return vs;
   };
-  // Whether input k of `c` may be read channels-last.
-  auto reads_channels_last = [&](const Node& c, size_t k) {
+  // Whether input k of node r may be read channels-last.
+  auto reads_channels_last = [&](size_t r, size_t k) {
+    const Node& c = g.nodes[r];
     if (!node_fusible(c, ctx.config)) return false;
     if (conv_node(c)) return k == 0 || (k == 3 && conv_has_residual(c));
-    if (channels_last_pool(g, c) || channels_last_global_pool(g, c)) return k == 0;
-    return gate_operand(g, c) == int(k);
+    if (channels_last_global_pool(g, c)) return k == 0;
+    return std::find(tied[r].inputs.begin(), tied[r].inputs.end(), k) != tied[r].inputs.end();
   };
   // The values that may stay channels-last: a writer writes them, readers read them.
   std::set<std::string> kept;
-  for (const Node& n : g.nodes) {
-    if (!writer(n)) continue;
-    const std::string& v = n.outputs[0];
-    if (g.is_graph_output(v) || body_reads.count(v) || is_partition_point(ctx.config, v)) continue;
-    const std::vector<size_t> readers = g.consumers(v);
-    bool only_readers = !readers.empty();
-    for (size_t r : readers) {
-      const Node& c = g.nodes[r];
-      for (size_t k = 0; k < c.inputs.size(); ++k)
-        if (c.inputs[k] == v && !reads_channels_last(c, k)) only_readers = false;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const std::string& v : written(i)) {
+      if (g.is_graph_output(v) || body_reads.count(v) || is_partition_point(ctx.config, v)) continue;
+      const std::vector<size_t> readers = g.consumers(v);
+      // A tied op's unread output (one half of a Split) has no reader to disagree.
+      bool only_readers = !readers.empty() || tied[i].any();
+      for (size_t r : readers)
+        for (size_t k = 0; k < g.nodes[r].inputs.size(); ++k)
+          if (g.nodes[r].inputs[k] == v && !reads_channels_last(r, k)) only_readers = false;
+      if (only_readers) kept.insert(v);
     }
-    if (only_readers) kept.insert(v);
-  }
-  // A pool's or a gate's input and output share a layout: drop both where only one
-  // qualified, until none disagrees.
+  // A tied op's values share a layout: drop them all where one did not qualify, until
+  // none disagrees.
   for (bool changed = true; changed;) {
     changed = false;
-    for (const Node& n : g.nodes) {
-      const int x = channels_last_pool(g, n) ? 0 : gate_operand(g, n);
-      if (x < 0 || kept.count(n.inputs[size_t(x)]) == kept.count(n.outputs[0])) continue;
-      kept.erase(n.inputs[size_t(x)]);
-      kept.erase(n.outputs[0]);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (!tied[i].any()) continue;
+      const Node& n = g.nodes[i];
+      std::vector<std::string> vs;
+      for (size_t k : tied[i].inputs) vs.push_back(n.inputs[k]);
+      for (size_t o : tied[i].outputs) vs.push_back(n.outputs[o]);
+      size_t in_kept = 0;
+      for (const std::string& v : vs) in_kept += kept.count(v);
+      if (in_kept == 0 || in_kept == vs.size()) continue;
+      for (const std::string& v : vs) kept.erase(v);
       changed = true;
     }
   }
   int count = 0;
-  for (Node& n : g.nodes) {  // in graph order, so the log reads as the model does
-    if (!writer(n) || !kept.count(n.outputs[0])) continue;
-    const std::string v = n.outputs[0];
-    if (conv_node(n)) as_fused_conv(n);
-    n.attrs["y_layout"] = Attribute{std::string(kChannelsLast)};
-    if (!conv_node(n)) n.attrs["x_layout"] = Attribute{std::string(kChannelsLast)};  // a pool or a gate: both or neither
-    const std::vector<size_t> readers = g.consumers(v);
-    for (size_t r : readers) {
-      Node& c = g.nodes[r];
-      if (channels_last_global_pool(g, c)) c.attrs["x_layout"] = Attribute{std::string(kChannelsLast)};
-      if (!conv_node(c)) continue;
-      as_fused_conv(c);
-      if (c.inputs[0] == v) c.attrs["x_layout"] = Attribute{std::string(kChannelsLast)};
-      if (conv_has_residual(c) && c.inputs[3] == v) c.attrs["residual_layout"] = Attribute{std::string(kChannelsLast)};
+  for (size_t i = 0; i < g.nodes.size(); ++i) {  // in graph order, so the log reads as the model does
+    for (const std::string& v : written(i)) {
+      if (!kept.count(v)) continue;
+      Node& n = g.nodes[i];
+      if (conv_node(n)) as_fused_conv(n);
+      n.attrs["y_layout"] = Attribute{std::string(kChannelsLast)};
+      if (tied[i].any()) n.attrs["x_layout"] = Attribute{std::string(kChannelsLast)};  // all or none
+      const std::vector<size_t> readers = g.consumers(v);
+      for (size_t r : readers) {
+        Node& c = g.nodes[r];
+        if (channels_last_global_pool(g, c)) c.attrs["x_layout"] = Attribute{std::string(kChannelsLast)};
+        if (!conv_node(c)) continue;
+        as_fused_conv(c);
+        if (c.inputs[0] == v) c.attrs["x_layout"] = Attribute{std::string(kChannelsLast)};
+        if (conv_has_residual(c) && c.inputs[3] == v) c.attrs["residual_layout"] = Attribute{std::string(kChannelsLast)};
+      }
+      ctx.log.push_back("  conv-layout: '" + v + "' stays channels-last from '" + n.name + "' into " + std::to_string(readers.size()) +
+                        " layer(s)");
+      ++count;
     }
-    ctx.log.push_back("  conv-layout: '" + v + "' stays channels-last from '" + n.name + "' into " + std::to_string(readers.size()) +
-                      " layer(s)");
-    ++count;
   }
   return count;
 }

@@ -25,6 +25,7 @@ int gated_matmul_fusion(PassContext& ctx);
 int elementwise_chain_fusion(PassContext& ctx);
 int attention_fusion(PassContext& ctx);
 int where_mask_fusion(PassContext& ctx);
+int channel_shuffle_fusion(PassContext& ctx);
 int batchnorm_folding(PassContext& ctx);
 int conv_activation_fusion(PassContext& ctx);
 int conv_residual_fusion(PassContext& ctx);

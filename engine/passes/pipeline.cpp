@@ -49,6 +49,7 @@ std::vector<Pass> passes_for(FusionLevel level) {
           {"gelu-tanh-fusion", gelu_tanh_fusion},
           {"matmul-bias-activation-fusion", matmul_bias_activation_fusion},
           {"gated-matmul-fusion", gated_matmul_fusion},
+          {"channel-shuffle", channel_shuffle_fusion},
       });
       if (aggressive) passes.push_back({"attention-fusion", attention_fusion});
       passes.push_back({"residual-layernorm-fusion", residual_layernorm_fusion});

@@ -45,5 +45,7 @@ const ModelDef& vit_model();
 const ModelDef& llama_model();
 const ModelDef& efficientnet_model();
 const ModelDef& gpt_model();
+const ModelDef& yolo_model();
+const ModelDef& shufflenet_model();
 
 }  // namespace fb::zoo

@@ -71,6 +71,14 @@ Attr attr_ints(std::string name, std::vector<int64_t> values) {
   return a;
 }
 
+Attr attr_string(std::string name, std::string value) {
+  Attr a;
+  a.name = std::move(name);
+  a.kind = Attr::Kind::String;
+  a.s = std::move(value);
+  return a;
+}
+
 OnnxBuilder::OnnxBuilder(std::string model_name, std::string spec)
     : model_name_(std::move(model_name)), spec_(std::move(spec)) {
   model_.set_ir_version(kIrVersion);
@@ -158,33 +166,34 @@ std::string OnnxBuilder::weight(const std::string& name, const std::vector<int64
   return name;
 }
 
+std::string OnnxBuilder::shared_constant(const std::string& name, char kind, const std::string& raw,
+                                         const std::vector<int64_t>& dims, int32_t elem_type) {
+  auto it = constants_.find(name);
+  if (it != constants_.end()) {
+    FB_CHECK(it->second == std::string(1, kind) + raw, "constant " + name + " asked for with two values");
+    return name;
+  }
+  constants_[name] = std::string(1, kind) + raw;
+  new_initializer(name, dims, elem_type)->set_raw_data(raw);
+  return name;
+}
+
 std::string OnnxBuilder::scalar(const std::string& name, float value) {
   std::string raw;
   append_le(raw, std::bit_cast<uint32_t>(value));
-  auto it = constants_.find(name);
-  if (it != constants_.end()) {
-    FB_CHECK(it->second == "f" + raw, "constant " + name + " asked for with two values");
-    return name;
-  }
-  constants_[name] = "f" + raw;
-  auto* t = new_initializer(name, {}, onnx::TensorProto_DataType_FLOAT);
-  t->set_raw_data(raw);
-  return name;
+  return shared_constant(name, 'f', raw, {}, onnx::TensorProto_DataType_FLOAT);
+}
+
+std::string OnnxBuilder::floats(const std::string& name, const std::vector<float>& values) {
+  std::string raw;
+  for (float v : values) append_le(raw, std::bit_cast<uint32_t>(v));
+  return shared_constant(name, 'F', raw, {static_cast<int64_t>(values.size())}, onnx::TensorProto_DataType_FLOAT);
 }
 
 std::string OnnxBuilder::ints(const std::string& name, const std::vector<int64_t>& values) {
   std::string raw;
   for (int64_t v : values) append_le(raw, static_cast<uint64_t>(v));
-  auto it = constants_.find(name);
-  if (it != constants_.end()) {
-    FB_CHECK(it->second == "i" + raw, "constant " + name + " asked for with two values");
-    return name;
-  }
-  constants_[name] = "i" + raw;
-  auto* t = new_initializer(name, {static_cast<int64_t>(values.size())},
-                            onnx::TensorProto_DataType_INT64);
-  t->set_raw_data(raw);
-  return name;
+  return shared_constant(name, 'i', raw, {static_cast<int64_t>(values.size())}, onnx::TensorProto_DataType_INT64);
 }
 
 std::string OnnxBuilder::node(const std::string& scope, const std::string& op,
@@ -224,6 +233,10 @@ std::vector<std::string> OnnxBuilder::node_outputs(const std::string& scope, con
       case Attr::Kind::Ints:
         p->set_type(onnx::AttributeProto_AttributeType_INTS);
         for (int64_t v : a.ints) p->add_ints(v);
+        break;
+      case Attr::Kind::String:
+        p->set_type(onnx::AttributeProto_AttributeType_STRING);
+        p->set_s(a.s);
         break;
     }
   }

@@ -35,16 +35,18 @@ class SplitMix64 {
 };
 
 struct Attr {
-  enum class Kind { Int, Float, Ints };
+  enum class Kind { Int, Float, Ints, String };
   std::string name;
   Kind kind = Kind::Int;
   int64_t i = 0;
   float f = 0;
   std::vector<int64_t> ints;
+  std::string s;
 };
 Attr attr_int(std::string name, int64_t value);
 Attr attr_float(std::string name, float value);
 Attr attr_ints(std::string name, std::vector<int64_t> values);
+Attr attr_string(std::string name, std::string value);
 
 class OnnxBuilder {
  public:
@@ -64,6 +66,7 @@ class OnnxBuilder {
   // Constants are initializers too, shared by name (asking again returns the same one).
   std::string scalar(const std::string& name, float value);  // rank 0
   std::string ints(const std::string& name, const std::vector<int64_t>& values);  // 1-D int64
+  std::string floats(const std::string& name, const std::vector<float>& values);  // 1-D float
 
   // Adds node "<scope>/<op>" ("_1", "_2", ... for repeats in one scope, as PyTorch does) with
   // one output "<node name>_output_0"; returns that output.
@@ -77,6 +80,9 @@ class OnnxBuilder {
   onnx::ModelProto finish();
 
  private:
+  // An initializer shared by name: asking again with other contents is a bug.
+  std::string shared_constant(const std::string& name, char kind, const std::string& raw, const std::vector<int64_t>& dims,
+                              int32_t elem_type);
   onnx::TensorProto* new_initializer(const std::string& name, const std::vector<int64_t>& dims,
                                      int32_t elem_type);
   void set_tensor_type(onnx::ValueInfoProto* vi, const std::vector<int64_t>& dims);

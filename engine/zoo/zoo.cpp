@@ -16,7 +16,8 @@ constexpr std::string_view kPrefix = "zoo:";
 const std::vector<const zoo::ModelDef*>& table() {
   static const std::vector<const zoo::ModelDef*> models = {
       &zoo::mlp_model(), &zoo::bert_model(), &zoo::resnet_model(), &zoo::mobilenet_model(),
-      &zoo::vit_model(), &zoo::llama_model(), &zoo::efficientnet_model(), &zoo::gpt_model()};
+      &zoo::vit_model(), &zoo::llama_model(), &zoo::efficientnet_model(), &zoo::gpt_model(),
+      &zoo::yolo_model(), &zoo::shufflenet_model()};
   return models;
 }
 

@@ -2,9 +2,11 @@
 
 #include <tbb/parallel_for.h>
 
+#include <cstring>
 #include <vector>
 
 #include "engine/backend/cpu/conv.h"
+#include "engine/ops/resize.h"
 
 namespace fb {
 
@@ -14,14 +16,181 @@ namespace {
 Tensor nhwc_to_nchw(const Tensor& t) {
   const Shape& s = t.shape();
   const int64_t n = s[0], c = s[1], hw = s[2] * s[3];
-  Tensor out(DType::Float32, s);
-  const float* x = t.data<float>();
-  float* y = out.data<float>();
+  const size_t esize = dtype_size(t.dtype());
+  Tensor out(t.dtype(), s);
+  const char* x = static_cast<const char*>(t.raw());
+  char* y = static_cast<char*>(out.raw());
   for (int64_t b = 0; b < n; ++b)
     for (int64_t p = 0; p < hw; ++p)
-      for (int64_t k = 0; k < c; ++k) y[(b * c + k) * hw + p] = x[(b * hw + p) * c + k];
+      for (int64_t k = 0; k < c; ++k) std::memcpy(y + size_t((b * c + k) * hw + p) * esize, x + size_t((b * hw + p) * c + k) * esize, esize);
   return out;
 }
+
+// A layer whose 4-D outputs hold NHWC bytes under their NCHW shapes: captures come back
+// plain.
+class NhwcOutputLayer : public Layer {
+ public:
+  Tensor plain_copy(const Tensor& output) const override { return output.rank() == 4 ? nhwc_to_nchw(output) : output.clone(); }
+};
+
+// Rows of pixels, about 64 KiB of channels per task.
+int64_t pixel_grain(int64_t row_bytes) { return std::max<int64_t>(1, 65536 / std::max<int64_t>(row_bytes, 1)); }
+
+// Concat over channels of channels-last tensors: each pixel's row of channels is its
+// inputs' rows, one after the other (any element type).
+class ConcatNhwc : public NhwcOutputLayer {
+ public:
+  ConcatNhwc(std::vector<const Tensor*> xs, Tensor* y) : xs_(std::move(xs)), y_(y) {}
+  void run() override {
+    const Shape& s = y_->shape();
+    const int64_t pixels = s[0] * s[2] * s[3], esize = int64_t(dtype_size(y_->dtype())), row = s[1] * esize;
+    char* y = static_cast<char*>(y_->raw());
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, pixels, pixel_grain(row)), [&](const tbb::blocked_range<int64_t>& r) {
+      int64_t at = 0;
+      for (const Tensor* x : xs_) {
+        const int64_t len = x->shape()[1] * esize;
+        const char* src = static_cast<const char*>(x->raw());
+        for (int64_t p = r.begin(); p < r.end(); ++p) std::memcpy(y + p * row + at, src + p * len, size_t(len));
+        at += len;
+      }
+    });
+  }
+  std::string kernel() const override { return "fusebench.concat nhwc→nhwc"; }
+  double flops() const override { return 0; }
+
+ private:
+  std::vector<const Tensor*> xs_;
+  Tensor* y_;
+};
+
+// Split over channels of a channels-last tensor: the inverse of ConcatNhwc.
+class SplitNhwc : public NhwcOutputLayer {
+ public:
+  SplitNhwc(const Tensor* x, std::vector<Tensor*> ys) : x_(x), ys_(std::move(ys)) {}
+  void run() override {
+    const Shape& s = x_->shape();
+    const int64_t pixels = s[0] * s[2] * s[3], esize = int64_t(dtype_size(x_->dtype())), row = s[1] * esize;
+    const char* x = static_cast<const char*>(x_->raw());
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, pixels, pixel_grain(row)), [&](const tbb::blocked_range<int64_t>& r) {
+      int64_t at = 0;
+      for (Tensor* y : ys_) {
+        const int64_t len = y->shape()[1] * esize;
+        char* dst = static_cast<char*>(y->raw());
+        for (int64_t p = r.begin(); p < r.end(); ++p) std::memcpy(dst + p * len, x + p * row + at, size_t(len));
+        at += len;
+      }
+    });
+  }
+  std::string kernel() const override { return "fusebench.split nhwc→nhwc"; }
+  double flops() const override { return 0; }
+
+ private:
+  const Tensor* x_;
+  std::vector<Tensor*> ys_;
+};
+
+// ShuffleNet's channel shuffle on channels-last tensors: each pixel's channels permuted,
+// output channel k * groups + j from input channel j * (C / groups) + k (any element type).
+class ChannelShuffleNhwc : public NhwcOutputLayer {
+ public:
+  ChannelShuffleNhwc(const Tensor* x, Tensor* y, int64_t groups) : x_(x), y_(y), groups_(groups) {}
+  void run() override {
+    const Shape& s = x_->shape();
+    const int64_t pixels = s[0] * s[2] * s[3], c = s[1], per_group = c / groups_;
+    const size_t esize = dtype_size(x_->dtype());
+    const char* x = static_cast<const char*>(x_->raw());
+    char* y = static_cast<char*>(y_->raw());
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, pixels, pixel_grain(c * int64_t(esize))), [&](const tbb::blocked_range<int64_t>& r) {
+      for (int64_t p = r.begin(); p < r.end(); ++p) {
+        const char* xp = x + size_t(p * c) * esize;
+        char* yp = y + size_t(p * c) * esize;
+        if (esize == 4) {
+          const float* xf = reinterpret_cast<const float*>(xp);
+          float* yf = reinterpret_cast<float*>(yp);
+          for (int64_t k = 0; k < per_group; ++k)
+            for (int64_t j = 0; j < groups_; ++j) yf[k * groups_ + j] = xf[j * per_group + k];
+          continue;
+        }
+        for (int64_t k = 0; k < per_group; ++k)
+          for (int64_t j = 0; j < groups_; ++j) std::memcpy(yp + size_t(k * groups_ + j) * esize, xp + size_t(j * per_group + k) * esize, esize);
+      }
+    });
+  }
+  std::string kernel() const override { return "fusebench.channel_shuffle nhwc→nhwc"; }
+  double flops() const override { return 0; }
+
+ private:
+  const Tensor* x_;
+  Tensor* y_;
+  int64_t groups_;
+};
+
+// a + b of two channels-last tensors of one shape: the same bytes as the plain sum.
+class AddNhwc : public NhwcOutputLayer {
+ public:
+  AddNhwc(const Tensor* a, const Tensor* b, Tensor* y) : a_(a), b_(b), y_(y) {}
+  void run() override {
+    const float* a = a_->data<float>();
+    const float* b = b_->data<float>();
+    float* y = y_->data<float>();
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, y_->numel(), 16384), [&](const tbb::blocked_range<int64_t>& r) {
+#pragma omp simd
+      for (int64_t i = r.begin(); i < r.end(); ++i) y[i] = a[i] + b[i];
+    });
+  }
+  std::string kernel() const override { return "fusebench.add nhwc→nhwc"; }
+  double flops() const override { return double(y_->numel()); }
+
+ private:
+  const Tensor *a_, *b_;
+  Tensor* y_;
+};
+
+// Resize of the spatial dims of a channels-last float tensor (N and C kept): each output
+// pixel is the weighted sum of its taps' rows of channels; nearest copies one row.
+class ResizeNhwc : public NhwcOutputLayer {
+ public:
+  ResizeNhwc(const Tensor* x, Tensor* y, std::vector<ResizeTaps> taps) : x_(x), y_(y), taps_(std::move(taps)) {}
+  void run() override {
+    const Shape& in = x_->shape();
+    const Shape& out = y_->shape();
+    const int64_t c = in[1], ih = in[2], iw = in[3], oh = out[2], ow = out[3];
+    const ResizeTaps& th = taps_[2];
+    const ResizeTaps& tw = taps_[3];
+    const bool nearest = th.single() && tw.single();
+    const float* x = x_->data<float>();
+    float* y = y_->data<float>();
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, out[0] * oh), [&](const tbb::blocked_range<int64_t>& r) {
+      for (int64_t row = r.begin(); row < r.end(); ++row) {
+        const int64_t b = row / oh, o = row % oh;
+        const float* xb = x + b * ih * iw * c;
+        float* yr = y + row * ow * c;
+        for (int64_t q = 0; q < ow; ++q) {
+          float* yp = yr + q * c;
+          if (nearest) {
+            std::memcpy(yp, xb + (th.idx[size_t(o)] * iw + tw.idx[size_t(q)]) * c, size_t(c) * sizeof(float));
+            continue;
+          }
+          std::fill(yp, yp + c, 0.f);
+          for (int64_t i = th.start[size_t(o)]; i < th.start[size_t(o) + 1]; ++i)
+            for (int64_t j = tw.start[size_t(q)]; j < tw.start[size_t(q) + 1]; ++j) {
+              const float w = th.w[size_t(i)] * tw.w[size_t(j)];
+              const float* xp = xb + (th.idx[size_t(i)] * iw + tw.idx[size_t(j)]) * c;
+#pragma omp simd
+              for (int64_t k = 0; k < c; ++k) yp[k] += w * xp[k];
+            }
+        }
+      }
+    });
+  }
+  std::string kernel() const override { return "fusebench.resize nhwc→nhwc"; }
+  double flops() const override { return 0; }
+
+ private:
+  const Tensor* x_;
+  Tensor* y_;
+  std::vector<ResizeTaps> taps_;
+};
 
 // Channels per task: 64 floats, four AVX-512 vectors of running sums.
 constexpr int64_t kChannelBlock = 64;
@@ -58,7 +227,7 @@ class GlobalAveragePoolNhwc : public Layer {
 };
 
 // y[n, h, w, c] = x[n, h, w, c] · s[n or 0, c], in place when y is x.
-class ChannelGateNhwc : public Layer {
+class ChannelGateNhwc : public NhwcOutputLayer {
  public:
   ChannelGateNhwc(const Tensor* x, const Tensor* s, Tensor* y) : x_(x), s_(s), y_(y) {}
   void run() override {
@@ -82,9 +251,6 @@ class ChannelGateNhwc : public Layer {
   }
   std::string kernel() const override { return "fusebench.channel_gate nhwc→nhwc"; }
   double flops() const override { return double(y_->numel()); }
-  Tensor plain_copy(const Tensor& output) const override {
-    return &output == y_ ? nhwc_to_nchw(output) : output.clone();
-  }
 
  private:
   const Tensor *x_, *s_;
@@ -108,18 +274,34 @@ int channel_gate_operand(const Shape& a, const Shape& b, const Shape& out) {
 std::unique_ptr<Layer> make_channels_last_layer(const LayerRequest& r) {
   const Node& n = r.node;
   const std::vector<const Tensor*>& ins = r.inputs;
-  auto all_float = [&] {
+  const std::vector<Tensor*>& outs = r.outputs;
+  if (!channels_last(n, "x_layout") || ins.empty() || !ins[0] || ins[0]->rank() != 4) return nullptr;
+  const bool shuffle = n.domain == "fusebench" && n.op_type == "ChannelShuffle";
+  if (!n.domain.empty() && !shuffle) return nullptr;
+  auto is_float = [](const Tensor* t) { return t && t->dtype() == DType::Float32; };
+  if (n.op_type == "GlobalAveragePool" && !n.has_attr("y_layout") && is_float(ins[0]) && outs.size() == 1 && is_float(outs[0]))
+    return std::make_unique<GlobalAveragePoolNhwc>(ins[0], outs[0]);
+  if (!channels_last(n, "y_layout")) return nullptr;
+  for (const Tensor* t : outs)
+    if (!t || t->rank() != 4 || t->dtype() != ins[0]->dtype()) return nullptr;
+  if (n.op_type == "Concat" && outs.size() == 1) {
     for (const Tensor* t : ins)
-      if (!t || t->dtype() != DType::Float32) return false;
-    return r.outputs.size() == 1 && r.outputs[0] && r.outputs[0]->dtype() == DType::Float32;
-  };
-  if (!n.domain.empty() || !all_float()) return nullptr;
-  if (n.op_type == "GlobalAveragePool" && channels_last(n, "x_layout") && !n.has_attr("y_layout") && ins.size() == 1 &&
-      ins[0]->rank() == 4)
-    return std::make_unique<GlobalAveragePoolNhwc>(ins[0], r.outputs[0]);
-  if (n.op_type == "Mul" && channels_last(n, "x_layout") && channels_last(n, "y_layout") && ins.size() == 2) {
-    const int x = channel_gate_operand(ins[0]->shape(), ins[1]->shape(), r.outputs[0]->shape());
-    if (x >= 0) return std::make_unique<ChannelGateNhwc>(ins[size_t(x)], ins[size_t(1 - x)], r.outputs[0]);
+      if (!t || t->rank() != 4 || t->dtype() != outs[0]->dtype()) return nullptr;
+    return std::make_unique<ConcatNhwc>(ins, outs[0]);
+  }
+  if (n.op_type == "Split") return std::make_unique<SplitNhwc>(ins[0], outs);
+  if (shuffle && outs.size() == 1) return std::make_unique<ChannelShuffleNhwc>(ins[0], outs[0], n.attr_int("groups", 1));
+  if (outs.size() != 1 || !is_float(ins[0]) || !is_float(outs[0])) return nullptr;
+  if (n.op_type == "Add" && ins.size() == 2 && is_float(ins[1]) && ins[0]->shape() == outs[0]->shape() &&
+      ins[1]->shape() == outs[0]->shape())
+    return std::make_unique<AddNhwc>(ins[0], ins[1], outs[0]);
+  if (n.op_type == "Resize") {
+    std::vector<ResizeTaps> taps = resize_taps(n, ins[0]->shape(), ins);
+    if (resizes_height_and_width_only(taps)) return std::make_unique<ResizeNhwc>(ins[0], outs[0], std::move(taps));
+  }
+  if (n.op_type == "Mul" && ins.size() == 2 && is_float(ins[1])) {
+    const int x = channel_gate_operand(ins[0]->shape(), ins[1]->shape(), outs[0]->shape());
+    if (x >= 0) return std::make_unique<ChannelGateNhwc>(ins[size_t(x)], ins[size_t(1 - x)], outs[0]);
   }
   return nullptr;
 }

@@ -1,0 +1,184 @@
+// Channels-last through the ops between convolutions that detectors and ShuffleNet have:
+// Concat and Split over channels, an Add of two same-shape tensors, Resize of height and
+// width, and ShuffleNet's channel shuffle (Reshape-Transpose-Reshape fused into one op).
+// zoo:yolo and zoo:shufflenet stay channels-last from the first convolution to the last,
+// agree with the reference at every precision path they take, and captures come back
+// plain; what cannot stay channels-last (a Concat over another axis, a Resize of the
+// channels, a value also read by a plain op) stays plain and agrees.
+#include <gtest/gtest.h>
+
+#include "engine/zoo/onnx_builder.h"
+#include "harness/calibration.h"
+#include "harness/model_source.h"
+#include "tests/pass_test_support.h"
+
+namespace fb {
+namespace {
+
+using test::count_kernel;
+
+const char* kYolo = "zoo:yolo?classes=7&image=64";
+const char* kShuffleNet = "zoo:shufflenet?classes=10&image=64&width=50";
+
+// Layers that reorder between layouts: convolutions reading one and writing the other.
+int reorders(const Engine& e) { return count_kernel(e, "nhwc→nchw") + count_kernel(e, "nchw→nhwc"); }
+
+TEST(ChannelsLastOps, YoloStaysChannelsLastThroughSplitConcatAddAndResize) {
+  LoadedModel m = load_model(kYolo);
+  for (int64_t batch : {1, 2}) {
+    BuildConfig cfg;
+    cfg.batch = batch;
+    cfg.fusion = FusionLevel::Aggressive;
+    auto e = build_engine(m.graph, cfg);
+    EXPECT_EQ(count_kernel(*e, "fusebench.split nhwc→nhwc"), 8);    // one per C2f block
+    EXPECT_EQ(count_kernel(*e, "fusebench.concat nhwc→nhwc"), 13);  // 8 C2f, SPPF, 4 in the neck
+    EXPECT_EQ(count_kernel(*e, "fusebench.add nhwc→nhwc"), 6);      // the backbone's bottlenecks
+    EXPECT_EQ(count_kernel(*e, "fusebench.resize nhwc→nhwc"), 2);
+    EXPECT_EQ(count_kernel(*e, "pool_max[") - count_kernel(*e, "pool_max[jit:avx512_core] nhwc→nhwc"), 0);
+    // Plain only where it enters (the image) and where the head's Reshape reads it.
+    EXPECT_EQ(count_kernel(*e, "nchw→nhwc"), 1);
+    EXPECT_EQ(count_kernel(*e, "nhwc→nchw"), 6);
+    test::expect_agrees(m.graph, cfg, 3);
+  }
+}
+
+TEST(ChannelsLastOps, ShuffleNetFusesTheShuffleAndStaysChannelsLast) {
+  LoadedModel m = load_model(kShuffleNet);
+  BuildConfig cfg;
+  cfg.batch = 3;
+  cfg.fusion = FusionLevel::Standard;
+  auto e = build_engine(m.graph, cfg);
+  EXPECT_EQ(count_kernel(*e, "fusebench.channel_shuffle nhwc→nhwc"), 16);  // after every unit
+  EXPECT_EQ(test::count_kind(*e, "Transpose"), 0);
+  EXPECT_EQ(count_kernel(*e, "fusebench.split nhwc→nhwc"), 13);  // the stride-1 units
+  EXPECT_EQ(count_kernel(*e, "nchw→nhwc"), 1);                    // the stem
+  EXPECT_EQ(count_kernel(*e, "nhwc→nchw"), 1);                    // conv5, read by ReduceMean
+  EXPECT_TRUE(test::log_mentions(*e, "channel-shuffle:"));
+  test::expect_agrees(m.graph, cfg, 5);
+}
+
+TEST(ChannelsLastOps, CapturesComeBackPlain) {
+  for (const char* spec : {kYolo, kShuffleNet}) {
+    SCOPED_TRACE(spec);
+    LoadedModel m = load_model(spec);
+    BuildConfig cfg;
+    cfg.fusion = FusionLevel::Aggressive;
+    cfg.batch = 2;
+    int tied = 0;
+    for (const std::string& name : test::expect_captures_agree(m.graph, cfg, 4))
+      for (const char* op : {"/Split_output", "/Concat_output", "/Resize_output", "/Add_output", "/Reshape_1_output"})
+        tied += name.find(op) != std::string::npos;
+    EXPECT_GE(tied, 10);
+  }
+}
+
+TEST(ChannelsLastOps, ReducedPrecisionBuildsAgree) {
+  for (const char* spec : {kYolo, kShuffleNet})
+    for (const char* precision : {"bf16", "int8"}) {
+      SCOPED_TRACE(std::string(spec) + " " + precision);
+      LoadedModel m = load_model(spec);
+      BuildConfig cfg;
+      cfg.fusion = FusionLevel::Aggressive;
+      cfg.precision = precision;
+      cfg.batch = 2;
+      cfg.calibration.batches = 2;
+      calibrate_for_int8(m, m.graph, cfg);  // int8 only
+      auto e = build_engine(m.graph, cfg);
+      EXPECT_GE(count_kernel(*e, "nhwc→nhwc"), 20);
+      ReferenceExecutor ref(m.graph, cfg.batch);
+      auto inputs = make_inputs(m.graph, ref.input_shapes(), 6);
+      e->run(inputs);
+      AccuracyResult acc = compare_outputs(e->outputs(), ref.run(inputs), m.graph.outputs, default_accuracy(precision));
+      EXPECT_TRUE(acc.passed) << acc.detail;
+    }
+}
+
+// conv ─▶ a, conv ─▶ b, then `op` on them, then a convolution: Concat over H, a Resize of
+// the channels, an Add that broadcasts, and a Concat whose input is also a graph output
+// cannot stay channels-last; they and the convolutions around them stay plain and agree.
+Graph two_branch_model(const std::string& what) {
+  zoo::OnnxBuilder b("tied", "tied");
+  const int64_t c = 16;
+  const std::string x = b.input("x", {zoo::kBatch, c, 6, 6});
+  const std::string a = zoo::conv2d(b, "/a", "a", x, c, c, 3, 1, 1, 1, true, 1.f);
+  std::string y;
+  int64_t cy = c, hy = 6;
+  if (what == "concat over height") {
+    y = b.node("/cat", "Concat", {a, zoo::conv2d(b, "/b", "b", x, c, c, 3, 1, 1, 1, true, 1.f)}, {zoo::attr_int("axis", 2)});
+    hy = 12;
+  } else if (what == "resize of channels") {
+    y = b.node("/up", "Resize", {a, "", b.floats("scales", {1, 2, 1, 1})});
+    cy = 2 * c;
+  } else if (what == "broadcast add") {
+    y = b.node("/add", "Add", {a, b.weight("row", {1, 1, 1, 6}, 0.5f)});
+  } else {  // "concat read elsewhere"
+    y = b.node("/cat", "Concat", {a, zoo::conv2d(b, "/b", "b", x, c, c, 3, 1, 1, 1, true, 1.f)}, {zoo::attr_int("axis", 1)});
+    b.output(a, "a_out", {zoo::kBatch, c, 6, 6});
+    cy = 2 * c;
+  }
+  y = zoo::conv2d(b, "/c", "c", y, cy, c, 1, 1, 0, 1, true, 1.f);
+  b.output(y, "y", {zoo::kBatch, c, hy, 6});
+  return import_onnx(b.finish(), "tied", "");
+}
+
+TEST(ChannelsLastOps, WhatCannotStayChannelsLastStaysPlainAndAgrees) {
+  for (const char* what : {"concat over height", "resize of channels", "broadcast add", "concat read elsewhere"}) {
+    SCOPED_TRACE(what);
+    const Graph g = two_branch_model(what);
+    BuildConfig cfg;
+    cfg.batch = 2;
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(count_kernel(*e, "nhwc→nhwc"), 0);
+    EXPECT_EQ(reorders(*e), 0);
+    test::expect_agrees(g, cfg, 9);
+  }
+}
+
+TEST(ChannelsLastOps, ConcatSplitAndShuffleCopyWholePixelsOfAnyWidth) {
+  // Odd channel counts (5 + 3, split 3 + 5) and a shuffle of 3 groups, checked against the
+  // reference with captures of every tied value.
+  zoo::OnnxBuilder b("odd", "odd");
+  const std::string x = b.input("x", {zoo::kBatch, 4, 5, 7});
+  const std::string a = zoo::conv2d(b, "/a", "a", x, 4, 5, 3, 1, 1, 1, true, 1.f);
+  const std::string c = zoo::conv2d(b, "/c", "c", x, 4, 3, 1, 1, 0, 1, true, 1.f);
+  std::string cat = b.node("/cat", "Concat", {a, c}, {zoo::attr_int("axis", -3)});
+  std::vector<std::string> halves = b.node_outputs("/split", "Split", {cat, b.ints("split", {3, 5})}, 2, {zoo::attr_int("axis", 1)});
+  std::string s = zoo::conv2d(b, "/d", "d", halves[0], 3, 6, 1, 1, 0, 1, true, 1.f);
+  s = b.node("/shuffle", "Reshape", {s, b.ints("s2", {0, 3, 2, 5, 7})});
+  s = b.node("/shuffle", "Transpose", {s}, {zoo::attr_ints("perm", {0, 2, 1, 3, 4})});
+  s = b.node("/shuffle", "Reshape", {s, b.ints("s3", {0, 6, 5, 7})});
+  const std::string y = zoo::conv2d(b, "/e", "e", b.node("/join", "Concat", {s, halves[1]}, {zoo::attr_int("axis", 1)}), 11, 4, 1, 1, 0, 1,
+                                    true, 1.f);
+  b.output(y, "y", {zoo::kBatch, 4, 5, 7});
+  const Graph g = import_onnx(b.finish(), "odd", "");
+  BuildConfig cfg;
+  cfg.batch = 3;
+  auto e = build_engine(g, cfg);
+  EXPECT_EQ(count_kernel(*e, "concat nhwc→nhwc"), 2);
+  EXPECT_EQ(count_kernel(*e, "split nhwc→nhwc"), 1);
+  EXPECT_EQ(count_kernel(*e, "channel_shuffle nhwc→nhwc"), 1);
+  EXPECT_EQ(reorders(*e), 3);  // a and c read x plain, e writes y plain
+  test::expect_agrees(g, cfg, 13);
+}
+
+TEST(ChannelsLastOps, LinearAndCubicResizesRunChannelsLast) {
+  for (const char* mode : {"linear", "cubic", "nearest"}) {
+    SCOPED_TRACE(mode);
+    zoo::OnnxBuilder b("up", "up");
+    const std::string x = b.input("x", {zoo::kBatch, 5, 6, 4});
+    std::string y = zoo::conv2d(b, "/a", "a", x, 5, 9, 3, 1, 1, 1, true, 1.f);
+    y = b.node("/up", "Resize", {y, "", b.floats("scales", {1, 1, 2.f, 1.5f})},
+               {zoo::attr_string("mode", mode)});
+    y = zoo::conv2d(b, "/b", "b", y, 9, 3, 1, 1, 0, 1, true, 1.f);
+    b.output(y, "y", {zoo::kBatch, 3, 12, 6});
+    const Graph g = import_onnx(b.finish(), "up", "");
+    BuildConfig cfg;
+    cfg.batch = 2;
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(count_kernel(*e, "fusebench.resize nhwc→nhwc"), 1);
+    test::expect_agrees(g, cfg, 17);
+  }
+}
+
+}  // namespace
+}  // namespace fb
