@@ -1,6 +1,7 @@
-// Channels-last through the ops between convolutions that detectors and ShuffleNet have:
-// Concat and Split over channels, an Add of two same-shape tensors, Resize of height and
-// width, and ShuffleNet's channel shuffle (Reshape-Transpose-Reshape fused into one op).
+// Channels-last through the ops between convolutions that detectors, U-Nets and ShuffleNet
+// have: Concat and Split over channels, an Add of two same-shape tensors, Resize of height
+// and width, ConvTranspose, and ShuffleNet's channel shuffle (Reshape-Transpose-Reshape
+// fused into one op).
 // zoo:yolo and zoo:shufflenet stay channels-last from the first convolution to the last,
 // agree with the reference at every precision path they take, and captures come back
 // plain; what cannot stay channels-last (a Concat over another axis, a Resize of the
@@ -177,6 +178,65 @@ TEST(ChannelsLastOps, LinearAndCubicResizesRunChannelsLast) {
     auto e = build_engine(g, cfg);
     EXPECT_EQ(count_kernel(*e, "fusebench.resize nhwc→nhwc"), 1);
     test::expect_agrees(g, cfg, 17);
+  }
+}
+
+// A U-Net step: conv ─▶ skip, MaxPool, conv, ConvTranspose 2x2/2 (or `attrs`) back up,
+// Concat with the skip, conv.
+Graph unet_step(const std::vector<zoo::Attr>& up_attrs, int64_t up_channels_per_group, int64_t group, int64_t kernel = 2) {
+  zoo::OnnxBuilder b("unet", "unet");
+  const int64_t c = 12;
+  const std::string x = b.input("x", {zoo::kBatch, 3, 8, 10});
+  const std::string skip = zoo::conv2d(b, "/d0", "d0", x, 3, c, 3, 1, 1, 1, true, 1.f);
+  std::string y = b.node("/pool", "MaxPool", {skip}, {zoo::attr_ints("kernel_shape", {2, 2}), zoo::attr_ints("strides", {2, 2})});
+  y = zoo::conv2d(b, "/mid", "mid", y, c, 2 * c, 3, 1, 1, 1, true, 1.f);
+  y = b.node("/up", "ConvTranspose",
+             {y, b.weight("up.w", {2 * c, up_channels_per_group, kernel, kernel}, 0.3f), b.weight("up.b", {up_channels_per_group * group}, 0.1f)},
+             up_attrs);
+  y = b.node("/cat", "Concat", {skip, y}, {zoo::attr_int("axis", 1)});
+  y = zoo::conv2d(b, "/d1", "d1", y, c + up_channels_per_group * group, 4, 3, 1, 1, 1, true, 1.f);
+  b.output(y, "y", {zoo::kBatch, 4, 8, 10});
+  return import_onnx(b.finish(), "unet", "");
+}
+
+TEST(ChannelsLastOps, AUNetStepStaysChannelsLastThroughConvTranspose) {
+  const Graph g = unet_step({zoo::attr_ints("kernel_shape", {2, 2}), zoo::attr_ints("strides", {2, 2})}, 12, 1);
+  for (int64_t batch : {1, 3}) {
+    BuildConfig cfg;
+    cfg.batch = batch;
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(count_kernel(*e, "onednn.deconv["), 1);
+    for (const LayerInfo& l : e->layers())
+      if (l.kernel.find("deconv") != std::string::npos) EXPECT_NE(l.kernel.find("nhwc→nhwc"), std::string::npos) << l.kernel;
+    EXPECT_EQ(count_kernel(*e, "concat nhwc→nhwc"), 1);
+    EXPECT_EQ(reorders(*e), 2);  // the image in, y out
+    test::expect_agrees(g, cfg, 21);
+  }
+  BuildConfig cfg;
+  cfg.batch = 2;
+  int compared = 0;
+  for (const std::string& name : test::expect_captures_agree(g, cfg, 22)) compared += name.find("/up/") != std::string::npos;
+  EXPECT_EQ(compared, 1);
+}
+
+TEST(ChannelsLastOps, ConvTransposeWithGroupsOrAnExtendingOutputShapeAgrees) {
+  // Groups and output_padding on oneDNN's layer, channels-last; an output_shape beyond what
+  // the operation yields stays on the op's kernel (which fills the rest with the bias), plain.
+  const Graph grouped = unet_step({zoo::attr_ints("kernel_shape", {2, 2}), zoo::attr_ints("strides", {2, 2}), zoo::attr_int("group", 3)},
+                                  2, 3);
+  const Graph padded = unet_step({zoo::attr_ints("kernel_shape", {2, 2}), zoo::attr_ints("strides", {2, 2}),
+                                  zoo::attr_ints("pads", {1, 1, 0, 0}), zoo::attr_ints("output_padding", {1, 1})},
+                                 12, 1);
+  // A 1x1 kernel at stride 2 yields 7x9 from 4x5; output_shape asks for 8x10.
+  const Graph extended = unet_step({zoo::attr_ints("kernel_shape", {1, 1}), zoo::attr_ints("strides", {2, 2}),
+                                    zoo::attr_ints("output_shape", {8, 10})},
+                                   12, 1, 1);
+  for (const Graph* g : {&grouped, &padded, &extended}) {
+    BuildConfig cfg;
+    cfg.batch = 2;
+    auto e = build_engine(*g, cfg);
+    EXPECT_EQ(count_kernel(*e, "onednn.deconv["), g == &extended ? 0 : 1);
+    test::expect_agrees(*g, cfg, 23);
   }
 }
 

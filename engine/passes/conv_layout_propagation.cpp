@@ -4,9 +4,9 @@
 // a layout writer produces and only layout readers read is kept channels-last, so reorders
 // remain only where plain tensors enter or leave a run of convolutions.
 //
-//   writers: convolutions and the layout-tied ops below
-//   readers: convolutions (as input X or as the summed residual), GlobalAveragePool, and
-//            the layout-tied ops
+//   writers: convolutions, 2-D transposed convolutions and the layout-tied ops below
+//   readers: convolutions (as input X or as the summed residual), 2-D transposed
+//            convolutions (a U-Net's upsampling), GlobalAveragePool, and the layout-tied ops
 //
 // A layout-tied op reads and writes its 4-D tensors in one layout, all channels-last or
 // all plain: 2-D MaxPool, the channel gate (squeeze-and-excitation's Mul of x [N,C,H,W]
@@ -42,6 +42,12 @@ bool conv_node(const Node& n) { return is_onnx_op(&n, "Conv") || (n.domain == "f
 
 bool float_4d(const Graph& g, const std::string& v) {
   return g.value(v).shape.size() == 4 && g.value(v).dtype == DType::Float32;
+}
+
+// A 2-D ConvTranspose (engine/backend/cpu/cpu_layers.cpp's DeconvLayer) whose output is
+// the one the operation yields (no output_shape beyond it).
+bool channels_last_deconv(const Graph& g, const Node& n) {
+  return is_onnx_op(&n, "ConvTranspose") && n.outputs.size() == 1 && float_4d(g, n.inputs[0]) && !n.has_attr("output_shape");
 }
 
 // A MaxPool oneDNN runs channels-last (engine/backend/cpu/cpu_layers.cpp): 2-D, one output,
@@ -139,7 +145,7 @@ int conv_layout_propagation(PassContext& ctx) {
   auto written = [&](size_t i) {
     const Node& n = g.nodes[i];
     std::vector<std::string> vs;
-    if (conv_node(n) && node_fusible(n, ctx.config)) vs.push_back(n.outputs[0]);
+    if ((conv_node(n) || channels_last_deconv(g, n)) && node_fusible(n, ctx.config)) vs.push_back(n.outputs[0]);
     for (size_t o : tied[i].outputs) vs.push_back(n.outputs[o]);
     return vs;
   };
@@ -148,7 +154,7 @@ int conv_layout_propagation(PassContext& ctx) {
     const Node& c = g.nodes[r];
     if (!node_fusible(c, ctx.config)) return false;
     if (conv_node(c)) return k == 0 || (k == 3 && conv_has_residual(c));
-    if (channels_last_global_pool(g, c)) return k == 0;
+    if (channels_last_global_pool(g, c) || channels_last_deconv(g, c)) return k == 0;
     return std::find(tied[r].inputs.begin(), tied[r].inputs.end(), k) != tied[r].inputs.end();
   };
   // The values that may stay channels-last: a writer writes them, readers read them.
@@ -192,7 +198,8 @@ int conv_layout_propagation(PassContext& ctx) {
       const std::vector<size_t> readers = g.consumers(v);
       for (size_t r : readers) {
         Node& c = g.nodes[r];
-        if (channels_last_global_pool(g, c)) c.attrs["x_layout"] = Attribute{std::string(kChannelsLast)};
+        if ((channels_last_global_pool(g, c) || channels_last_deconv(g, c)) && c.inputs[0] == v)
+          c.attrs["x_layout"] = Attribute{std::string(kChannelsLast)};
         if (!conv_node(c)) continue;
         as_fused_conv(c);
         if (c.inputs[0] == v) c.attrs["x_layout"] = Attribute{std::string(kChannelsLast)};

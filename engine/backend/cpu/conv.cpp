@@ -447,58 +447,16 @@ void copy_into_extended(const Tensor& y, Tensor& out, const Tensor* b) {
 
 void compute_conv_transpose(OpContext& c) {
   const Tensor& x = c.in(0);
-  const Tensor& w = c.in(1);
   const Tensor* b = c.has_input(2) ? &c.in(2) : nullptr;
-  Shape bshape = b ? b->shape() : Shape{};
-  DeconvShapes s = deconv_shapes(c.node, x.shape(), w.shape(), b ? &bshape : nullptr);
   Tensor& out = c.out(0);
   if (out.numel() == 0) return;
-  const size_t nd = x.shape().size() - 2;
+  DeconvKernel k(c.node, x.shape(), c.in(1).shape(), b != nullptr);
   // oneDNN writes what the operation yields; an output_shape beyond that is filled afterwards.
-  Shape yshape = out.shape();
-  bool extended = false;
-  for (size_t d = 0; d < nd; ++d)
-    if (s.pad_end[d] < 0) yshape[d + 2] += s.pad_end[d], s.pad_end[d] = 0, extended = true;
-  Tensor tmp = extended ? Tensor::empty(DType::Float32, yshape) : Tensor();
+  const bool extended = k.output_shape() != out.shape();
+  Tensor tmp = extended ? Tensor::empty(DType::Float32, k.output_shape()) : Tensor();
   Tensor& y = extended ? tmp : out;
-  auto& eng = dnnl_cpu_engine();
-  memory::desc src_md(dims_of(x.shape()), memory::data_type::f32, plain_tag(x.rank()));
-  memory::desc dst_md(dims_of(y.shape()), memory::data_type::f32, plain_tag(y.rank()));
-  // ONNX's W is [C, M/G, k...] = [G, C/G, M/G, k...]; oneDNN wants [G, M/G, C/G, k...]:
-  // describe ONNX's bytes with strides and let a reorder produce what the primitive wants.
-  const int64_t ksz = shape_numel(s.kernel), cg = s.c / s.group, mg = s.m / s.group;
-  memory::dims wdims, wstrides;
-  if (s.group > 1) wdims = {s.group, mg, cg}, wstrides = {cg * mg * ksz, ksz, mg * ksz};
-  else wdims = {s.m, s.c}, wstrides = {ksz, s.m * ksz};
-  const auto kstrides = shape_strides(s.kernel);
-  for (size_t d = 0; d < nd; ++d) wdims.push_back(s.kernel[d]), wstrides.push_back(kstrides[d]);
-  memory::desc w_user_md(wdims, memory::data_type::f32, wstrides);
-  memory::desc w_any_md(wdims, memory::data_type::f32, memory::format_tag::any);
-  memory::desc b_md({s.m}, memory::data_type::f32, memory::format_tag::a);
-  memory::dims strides(s.stride.begin(), s.stride.end()), dil(nd), pl(s.pad_begin.begin(), s.pad_begin.end()), pr(nd);
-  for (size_t d = 0; d < nd; ++d) {
-    dil[d] = s.dilation[d] - 1;
-    pr[d] = s.pad_end[d] - s.out_pad[d];  // output_padding extends the far end
-  }
-  try {
-    auto desc = b ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
-                                                      src_md, w_any_md, b_md, dst_md, strides, dil, pl, pr)
-                  : dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
-                                                      src_md, w_any_md, dst_md, strides, dil, pl, pr);
-    dnnl::deconvolution_forward::primitive_desc pd(desc, eng);
-    memory w_user(w_user_md, eng, const_cast<void*>(w.raw()));
-    memory w_prim(pd.weights_desc(), eng);
-    dnnl::reorder(w_user, w_prim).execute(dnnl_cpu_stream(), w_user, w_prim);
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(src_md, eng, const_cast<void*>(x.raw()))},
-                                         {DNNL_ARG_WEIGHTS, w_prim},
-                                         {DNNL_ARG_DST, memory(dst_md, eng, y.raw())}};
-    if (b) args.emplace(DNNL_ARG_BIAS, memory(b_md, eng, const_cast<void*>(b->raw())));
-    run_dnnl(dnnl::deconvolution_forward(pd), args);
-    if (extended) copy_into_extended(y, out, b);
-  } catch (const dnnl::error& e) {
-    throw Error(c.node.describe() + ": oneDNN could not run the transposed convolution " + shape_str(x.shape()) + " * " +
-                shape_str(w.shape()) + ": " + e.what());
-  }
+  k.run(x.data<float>(), c.in(1).data<float>(), b ? b->data<float>() : nullptr, y.data<float>());
+  if (extended) copy_into_extended(y, out, b);
 }
 
 // The residual a FusedConv sums may give its bytes to the output when both keep one
@@ -510,6 +468,103 @@ int fused_conv_in_place_input(const Node& n) {
 }
 
 }  // namespace
+
+struct DeconvKernel::Impl {
+  dnnl::deconvolution_forward prim;
+  memory src, wei_user, wei, bias, dst;
+  memory::desc dst_md;
+  bool has_bias = false, constant_weights = false, weights_ready = false;
+  double flops = 0;
+  std::string description;
+};
+
+DeconvKernel::DeconvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, bool constant_weights)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& im = *impl_;
+  const Shape bshape{w.size() > 1 ? w[1] * node.attr_int("group", 1) : 0};
+  DeconvShapes s = deconv_shapes(node, x, w, has_bias ? &bshape : nullptr);
+  const size_t nd = x.size() - 2;
+  // An output_shape beyond what the operation yields: oneDNN writes the smaller output.
+  output_ = s.out;
+  for (size_t d = 0; d < nd; ++d)
+    if (s.pad_end[d] < 0) output_[d + 2] += s.pad_end[d], s.pad_end[d] = 0;
+  const ConvLayouts layouts = conv_layouts_of(node);
+  if ((layouts.x || layouts.y) && x.size() != 4) throw Error(node.describe() + ": channels-last needs a 2-D transposed convolution");
+  auto& eng = dnnl_cpu_engine();
+  const memory::desc src_md = act_desc(x, layouts.x, memory::data_type::f32);
+  im.dst_md = act_desc(output_, layouts.y, memory::data_type::f32);
+  // ONNX's W is [C, M/G, k...] = [G, C/G, M/G, k...]; oneDNN wants [G, M/G, C/G, k...]:
+  // describe ONNX's bytes with strides and let a reorder produce what the primitive wants.
+  const int64_t ksz = shape_numel(s.kernel), cg = s.c / s.group, mg = s.m / s.group;
+  memory::dims wdims, wstrides;
+  if (s.group > 1) wdims = {s.group, mg, cg}, wstrides = {cg * mg * ksz, ksz, mg * ksz};
+  else wdims = {s.m, s.c}, wstrides = {ksz, s.m * ksz};
+  const auto kstrides = shape_strides(s.kernel);
+  for (size_t d = 0; d < nd; ++d) wdims.push_back(s.kernel[d]), wstrides.push_back(kstrides[d]);
+  const memory::desc w_user_md(wdims, memory::data_type::f32, wstrides);
+  const memory::desc w_any_md(wdims, memory::data_type::f32, memory::format_tag::any);
+  const memory::desc b_md({s.m}, memory::data_type::f32, memory::format_tag::a);
+  memory::dims strides(s.stride.begin(), s.stride.end()), dil(nd), pl(s.pad_begin.begin(), s.pad_begin.end()), pr(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    dil[d] = s.dilation[d] - 1;
+    pr[d] = s.pad_end[d] - s.out_pad[d];  // output_padding extends the far end
+  }
+  try {
+    auto desc = has_bias ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                                                             src_md, w_any_md, b_md, im.dst_md, strides, dil, pl, pr)
+                         : dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                                                             src_md, w_any_md, im.dst_md, strides, dil, pl, pr);
+    dnnl::deconvolution_forward::primitive_desc pd(desc, eng);
+    im.prim = dnnl::deconvolution_forward(pd);
+    im.src = memory(src_md, eng, nullptr);
+    im.wei_user = memory(w_user_md, eng, nullptr);
+    im.wei = memory(pd.weights_desc(), eng);
+    im.dst = memory(im.dst_md, eng, nullptr);
+    if (has_bias) im.bias = memory(b_md, eng, nullptr);
+    im.description = std::string("onednn.deconv[") + pd.impl_info_str() + "]" +
+                     (layouts.x || layouts.y ? std::string(" ") + (layouts.x ? "nhwc" : "nchw") + "→" + (layouts.y ? "nhwc" : "nchw") : "");
+  } catch (const dnnl::error& e) {
+    throw Error(node.describe() + ": oneDNN could not make the transposed convolution " + shape_str(x) + " * " + shape_str(w) + ": " +
+                e.what());
+  }
+  im.has_bias = has_bias;
+  im.constant_weights = constant_weights;
+  im.flops = 2.0 * double(shape_numel(x)) * double(mg) * double(ksz);
+}
+
+DeconvKernel::~DeconvKernel() = default;
+double DeconvKernel::flops() const { return impl_->flops; }
+std::string DeconvKernel::describe() const { return impl_->description; }
+
+void DeconvKernel::run(const float* x, const float* w, const float* b, float* y) {
+  Impl& im = *impl_;
+  if (shape_numel(output_) == 0) return;
+  auto& stream = dnnl_cpu_stream();
+  if (!im.weights_ready || !im.constant_weights) {  // reordered once when the weights never change
+    im.wei_user.set_data_handle(const_cast<float*>(w));
+    dnnl::reorder(im.wei_user, im.wei).execute(stream, im.wei_user, im.wei);
+    im.weights_ready = true;
+  }
+  im.src.set_data_handle(const_cast<float*>(x));
+  im.dst.set_data_handle(y);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, im.src}, {DNNL_ARG_WEIGHTS, im.wei}, {DNNL_ARG_DST, im.dst}};
+  if (im.has_bias) {
+    im.bias.set_data_handle(const_cast<float*>(b));
+    args.emplace(DNNL_ARG_BIAS, im.bias);
+  }
+  im.prim.execute(stream, args);
+  stream.wait();
+}
+
+Tensor DeconvKernel::plain_output(const float* y) const {
+  Tensor out(DType::Float32, output_);
+  const memory::desc plain = act_desc(output_, false, memory::data_type::f32);
+  auto& eng = dnnl_cpu_engine();
+  memory from(impl_->dst_md, eng, const_cast<float*>(y)), to(plain, eng, out.raw());
+  dnnl::reorder(from, to).execute(dnnl_cpu_stream(), from, to);
+  dnnl_cpu_stream().wait();
+  return out;
+}
 
 void register_conv_ops(OpRegistry& r) {
   r.add(OpDef{"", "Conv", infer_conv, compute_conv});

@@ -63,4 +63,26 @@ class ConvKernel {
   Shape output_;
 };
 
+// ConvTranspose on a prebuilt oneDNN deconvolution, plain or channels-last (x_layout and
+// y_layout, 2-D only). Its output is what the operation yields: an output_shape beyond it
+// is the caller's to fill (the op's kernel does, with the bias). With constant_weights the
+// weights are reordered to oneDNN's layout once, on the first run.
+class DeconvKernel {
+ public:
+  DeconvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, bool constant_weights = false);
+  ~DeconvKernel();
+  const Shape& output_shape() const { return output_; }
+  double flops() const;
+  // "onednn.deconv[jit:avx512_core] nhwc→nhwc"
+  std::string describe() const;
+  void run(const float* x, const float* w, const float* b, float* y);
+  // y (as run() wrote it, in the node's y layout) as a plain NCHW tensor, for captures.
+  Tensor plain_output(const float* y) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  Shape output_;
+};
+
 }  // namespace fb

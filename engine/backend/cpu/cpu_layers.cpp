@@ -196,6 +196,34 @@ class ConvLayer : public Layer {
   Tensor* out_;
 };
 
+// ConvTranspose on a prebuilt oneDNN deconvolution (a U-Net's upsampling), weights reordered
+// once; plain or channels-last. nullptr where its output_shape extends what the operation
+// yields (the op table's kernel fills that).
+class DeconvLayer : public Layer {
+ public:
+  static std::unique_ptr<Layer> make(const Node& n, const std::vector<const Tensor*>& ins, Tensor* y, bool weights_constant) {
+    const Tensor* b = ins.size() > 2 ? ins[2] : nullptr;
+    auto kernel = std::make_unique<DeconvKernel>(n, ins[0]->shape(), ins[1]->shape(), b != nullptr, weights_constant);
+    if (kernel->output_shape() != y->shape()) return nullptr;
+    return std::unique_ptr<Layer>(new DeconvLayer(std::move(kernel), ins[0], ins[1], b, y));
+  }
+  void run() override {
+    kernel_->run(x_->data<float>(), w_->data<float>(), b_ ? b_->data<float>() : nullptr, y_->data<float>());
+  }
+  std::string kernel() const override { return kernel_->describe(); }
+  double flops() const override { return kernel_->flops(); }
+  Tensor plain_copy(const Tensor& output) const override {
+    return &output == y_ ? kernel_->plain_output(y_->data<float>()) : output.clone();
+  }
+
+ private:
+  DeconvLayer(std::unique_ptr<DeconvKernel> k, const Tensor* x, const Tensor* w, const Tensor* b, Tensor* y)
+      : kernel_(std::move(k)), x_(x), w_(w), b_(b), y_(y) {}
+  std::unique_ptr<DeconvKernel> kernel_;
+  const Tensor *x_, *w_, *b_;
+  Tensor* y_;
+};
+
 // MaxPool without Indices (2-D or 3-D, no dilation, row-major) on a prebuilt oneDNN
 // pooling primitive: the op table's generic kernel walks windows element by element, and
 // after a CNN stem it was a quarter of resnet18's time.
@@ -312,6 +340,8 @@ std::unique_ptr<Layer> make_float_layer(const LayerRequest& r) {
     if (node.domain == "fusebench" && node.op_type == "Attention") return std::make_unique<AttentionLayer>(node, ins, outs[0]);
     if (node.domain.empty() && node.op_type == "MaxPool" && (outs.size() < 2 || !outs[1]))
       if (auto pool = MaxPoolLayer::make(node, ins[0], outs[0])) return pool;
+    if (node.domain.empty() && node.op_type == "ConvTranspose")
+      if (auto deconv = DeconvLayer::make(node, ins, outs[0], r.weights_constant)) return deconv;
   }
   if (auto gate_or_pool = make_channels_last_layer(r)) return gate_or_pool;
   // A layout the op table's kernels would misread (they take plain tensors).
