@@ -1,6 +1,6 @@
 // Channels-last through the ops between convolutions that detectors, U-Nets and ShuffleNet
 // have: Concat and Split over channels, an Add of two same-shape tensors, Resize of height
-// and width, ConvTranspose, and ShuffleNet's channel shuffle (Reshape-Transpose-Reshape
+// and width, ConvTranspose, AveragePool, and ShuffleNet's channel shuffle (Reshape-Transpose-Reshape
 // fused into one op).
 // zoo:yolo and zoo:shufflenet stay channels-last from the first convolution to the last,
 // agree with the reference at every precision path they take, and captures come back
@@ -237,6 +237,46 @@ TEST(ChannelsLastOps, ConvTransposeWithGroupsOrAnExtendingOutputShapeAgrees) {
     auto e = build_engine(*g, cfg);
     EXPECT_EQ(count_kernel(*e, "onednn.deconv["), g == &extended ? 0 : 1);
     test::expect_agrees(*g, cfg, 23);
+  }
+}
+
+// conv ─▶ AveragePool(attrs) ─▶ conv, a DenseNet transition; oneDNN runs the pool, and
+// channels-last where `channels_last`.
+TEST(ChannelsLastOps, AveragePoolsRunOnOneDnnAndChannelsLastWhereTheyCan) {
+  struct Pool {
+    const char* what;
+    std::vector<zoo::Attr> attrs;
+    int64_t out_h, out_w;
+    bool onednn;
+  };
+  const std::vector<Pool> pools = {
+      {"2x2/2", {zoo::attr_ints("kernel_shape", {2, 2}), zoo::attr_ints("strides", {2, 2})}, 4, 5, true},
+      {"3x3/2 padded, pads counted",
+       {zoo::attr_ints("kernel_shape", {3, 3}), zoo::attr_ints("strides", {2, 2}), zoo::attr_ints("pads", {1, 1, 1, 1}),
+        zoo::attr_int("count_include_pad", 1)},
+       4, 5, true},
+      {"3x3/2 ceil_mode, pads not counted",
+       {zoo::attr_ints("kernel_shape", {3, 3}), zoo::attr_ints("strides", {2, 2}), zoo::attr_int("ceil_mode", 1)}, 4, 5, true},
+      {"3x3/2 ceil_mode, pads counted (the op's kernel)",
+       {zoo::attr_ints("kernel_shape", {3, 3}), zoo::attr_ints("strides", {2, 2}), zoo::attr_ints("pads", {1, 1, 1, 1}),
+        zoo::attr_int("ceil_mode", 1), zoo::attr_int("count_include_pad", 1)},
+       5, 6, false},
+  };
+  for (const Pool& p : pools) {
+    SCOPED_TRACE(p.what);
+    zoo::OnnxBuilder b("avg", "avg");
+    const std::string x = b.input("x", {zoo::kBatch, 3, 8, 10});
+    std::string y = zoo::conv2d(b, "/a", "a", x, 3, 16, 3, 1, 1, 1, true, 1.f);
+    y = b.node("/pool", "AveragePool", {y}, p.attrs);
+    y = zoo::conv2d(b, "/b", "b", y, 16, 4, 1, 1, 0, 1, true, 1.f);
+    b.output(y, "y", {zoo::kBatch, 4, p.out_h, p.out_w});
+    const Graph g = import_onnx(b.finish(), "avg", "");
+    BuildConfig cfg;
+    cfg.batch = 2;
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(count_kernel(*e, "onednn.pool_avg["), p.onednn ? 1 : 0);
+    EXPECT_EQ(count_kernel(*e, "pool_avg[jit:avx512_core] nhwc→nhwc"), p.onednn ? 1 : 0);
+    test::expect_agrees(g, cfg, 25);
   }
 }
 

@@ -9,7 +9,7 @@
 //            convolutions (a U-Net's upsampling), GlobalAveragePool, and the layout-tied ops
 //
 // A layout-tied op reads and writes its 4-D tensors in one layout, all channels-last or
-// all plain: 2-D MaxPool, the channel gate (squeeze-and-excitation's Mul of x [N,C,H,W]
+// all plain: 2-D MaxPool and AveragePool, the channel gate (squeeze-and-excitation's Mul of x [N,C,H,W]
 // by s [N,C,1,1] or [1,C,1,1], its gated operand), Concat and Split over channels (YOLO's
 // C2f blocks, ShuffleNet's units), ShuffleNet's ChannelShuffle, Add of two tensors of the output's shape (a residual
 // sum a convolution could not take), and Resize of height and width (a feature pyramid's
@@ -50,11 +50,15 @@ bool channels_last_deconv(const Graph& g, const Node& n) {
   return is_onnx_op(&n, "ConvTranspose") && n.outputs.size() == 1 && float_4d(g, n.inputs[0]) && !n.has_attr("output_shape");
 }
 
-// A MaxPool oneDNN runs channels-last (engine/backend/cpu/cpu_layers.cpp): 2-D, one output,
-// no dilation, row-major indices not asked for.
+// A MaxPool or AveragePool oneDNN runs channels-last (engine/backend/cpu/cpu_layers.cpp):
+// 2-D, one output, no dilation, row-major indices not asked for, and no ceil_mode overhang
+// counted as padding.
 bool channels_last_pool(const Graph& g, const Node& n) {
-  if (!is_onnx_op(&n, "MaxPool") || n.outputs.size() != 1 || n.attr_int("storage_order", 0) != 0 || !n.has_attr("kernel_shape"))
+  const bool average = is_onnx_op(&n, "AveragePool");
+  if ((!average && !is_onnx_op(&n, "MaxPool")) || n.outputs.size() != 1 || n.attr_int("storage_order", 0) != 0 ||
+      !n.has_attr("kernel_shape"))
     return false;
+  if (average && n.attr_int("count_include_pad", 0) != 0 && n.attr_int("ceil_mode", 0) != 0) return false;
   if (!float_4d(g, n.inputs[0])) return false;
   for (int64_t d : n.attr_ints("dilations", {})) if (d != 1) return false;
   return true;

@@ -224,10 +224,11 @@ class DeconvLayer : public Layer {
   Tensor* y_;
 };
 
-// MaxPool without Indices (2-D or 3-D, no dilation, row-major) on a prebuilt oneDNN
-// pooling primitive: the op table's generic kernel walks windows element by element, and
-// after a CNN stem it was a quarter of resnet18's time.
-class MaxPoolLayer : public Layer {
+// MaxPool without Indices and AveragePool (2-D or 3-D, no dilation, row-major) on a
+// prebuilt oneDNN pooling primitive: the op table's generic kernel walks windows element by
+// element (after a CNN stem it was a quarter of resnet18's time; a DenseNet transition's
+// 2x2 average ran at 1.8 GB/s).
+class PoolLayer : public Layer {
  public:
   // nullptr where oneDNN cannot take the node (the op table's kernel runs it instead).
   // With layouts "channels_last" (engine/passes/conv_layout_propagation.cpp) it reads and
@@ -247,7 +248,7 @@ class MaxPoolLayer : public Layer {
     dnnl_cpu_stream().wait();
   }
   std::string kernel() const override {
-    return std::string("onednn.pool_max[") + impl_ + "]" + (channels_last_ ? " nhwc→nhwc" : "");
+    return std::string(average_ ? "onednn.pool_avg[" : "onednn.pool_max[") + impl_ + "]" + (channels_last_ ? " nhwc→nhwc" : "");
   }
   Tensor plain_copy(const Tensor& output) const override {
     if (!channels_last_ || &output != y_) return output.clone();
@@ -265,8 +266,12 @@ class MaxPoolLayer : public Layer {
     const Shape& xs = x->shape();
     if ((xs.size() != 4 && xs.size() != 5) || n.attr_int("storage_order", 0) != 0 || !n.has_attr("kernel_shape")) return nullptr;
     if (channels_last && xs.size() != 4) return nullptr;
+    const bool average = n.op_type == "AveragePool", ceil = n.attr_int("ceil_mode", 0) != 0;
+    const bool count_pads = average && n.attr_int("count_include_pad", 0) != 0;
+    // ONNX and oneDNN may count a ceil_mode window's overhang differently: the op's kernel.
+    if (count_pads && ceil) return nullptr;
     const Shape sp(xs.begin() + 2, xs.end());
-    const WindowGeometry g = window_geometry(n, sp, {}, n.attr_int("ceil_mode", 0) != 0);
+    const WindowGeometry g = window_geometry(n, sp, {}, ceil);
     dnnl::memory::dims k(g.kernel.begin(), g.kernel.end()), st(g.stride.begin(), g.stride.end()),
         pl(g.pad_begin.begin(), g.pad_begin.end()), pr(sp.size());
     for (size_t d = 0; d < sp.size(); ++d) {
@@ -281,20 +286,23 @@ class MaxPoolLayer : public Layer {
     dnnl::memory::desc xd(dnnl::memory::dims(xs.begin(), xs.end()), dnnl::memory::data_type::f32, tag),
         yd(dnnl::memory::dims(y->shape().begin(), y->shape().end()), dnnl::memory::data_type::f32, tag);
     try {
-      dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, xd, yd, st, k, pl, pr);
+      const dnnl::algorithm alg = !average ? dnnl::algorithm::pooling_max
+                                  : count_pads ? dnnl::algorithm::pooling_avg_include_padding
+                                               : dnnl::algorithm::pooling_avg_exclude_padding;
+      dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, alg, xd, yd, st, k, pl, pr);
       dnnl::pooling_forward::primitive_desc pd(desc, dnnl_cpu_engine());
-      return std::unique_ptr<Layer>(new MaxPoolLayer(pd, x, y, channels_last));
+      return std::unique_ptr<Layer>(new PoolLayer(pd, x, y, channels_last, average));
     } catch (const dnnl::error&) {
       return nullptr;
     }
   }
-  MaxPoolLayer(const dnnl::pooling_forward::primitive_desc& pd, const Tensor* x, Tensor* y, bool channels_last)
+  PoolLayer(const dnnl::pooling_forward::primitive_desc& pd, const Tensor* x, Tensor* y, bool channels_last, bool average)
       : prim_(pd), src_(pd.src_desc(), dnnl_cpu_engine(), DNNL_MEMORY_NONE), dst_(pd.dst_desc(), dnnl_cpu_engine(), DNNL_MEMORY_NONE),
-        impl_(pd.impl_info_str()), channels_last_(channels_last), x_(x), y_(y) {}
+        impl_(pd.impl_info_str()), channels_last_(channels_last), average_(average), x_(x), y_(y) {}
   dnnl::pooling_forward prim_;
   dnnl::memory src_, dst_;
   std::string impl_;
-  bool channels_last_;
+  bool channels_last_, average_;
   const Tensor* x_;
   Tensor* y_;
 };
@@ -338,8 +346,8 @@ std::unique_ptr<Layer> make_float_layer(const LayerRequest& r) {
     if (auto s = matmul_spec_of(r)) return std::make_unique<MatMulLayer>(*s, ins, outs[0]);
     if (is_conv(node)) return std::make_unique<ConvLayer>(node, ins, outs[0], r.weights_constant);
     if (node.domain == "fusebench" && node.op_type == "Attention") return std::make_unique<AttentionLayer>(node, ins, outs[0]);
-    if (node.domain.empty() && node.op_type == "MaxPool" && (outs.size() < 2 || !outs[1]))
-      if (auto pool = MaxPoolLayer::make(node, ins[0], outs[0])) return pool;
+    if (node.domain.empty() && ((node.op_type == "MaxPool" && (outs.size() < 2 || !outs[1])) || node.op_type == "AveragePool"))
+      if (auto pool = PoolLayer::make(node, ins[0], outs[0])) return pool;
     if (node.domain.empty() && node.op_type == "ConvTranspose")
       if (auto deconv = DeconvLayer::make(node, ins, outs[0], r.weights_constant)) return deconv;
   }
