@@ -9,13 +9,14 @@
 //            convolutions (a U-Net's upsampling), GlobalAveragePool, and the layout-tied ops
 //
 // A layout-tied op reads and writes its 4-D tensors in one layout, all channels-last or
-// all plain: 2-D MaxPool and AveragePool, the channel gate (squeeze-and-excitation's Mul of x [N,C,H,W]
-// by s [N,C,1,1] or [1,C,1,1], its gated operand), Concat and Split over channels (YOLO's
-// C2f blocks, ShuffleNet's units), ShuffleNet's ChannelShuffle, Add of two tensors of the output's shape (a residual
-// sum a convolution could not take), and Resize of height and width (a feature pyramid's
-// upsampling). resnet's stem pool sits between the first convolution and the residual
-// blocks; GlobalAveragePool's [N,C,1,1] output is the same bytes in either layout and
-// stays plain, so the excitation's 1x1 convolutions need no reorder.
+// all plain: 2-D MaxPool and AveragePool; the channel gate (squeeze-and-excitation's Mul
+// of x [N,C,H,W] by s [N,C,1,1] or [1,C,1,1], its gated operand); Concat and Split over
+// channels (YOLO's C2f blocks, ShuffleNet's units); ShuffleNet's ChannelShuffle; Add of two
+// tensors of the output's shape (a residual sum no convolution could take); and Resize of
+// height and width (a feature pyramid's upsampling). resnet's stem pool sits between the
+// first convolution and the residual blocks; GlobalAveragePool's [N,C,1,1] output is the
+// same bytes in either layout and stays plain, so the excitation's 1x1 convolutions need
+// no reorder.
 // Shapes stay logical (NCHW); the layout is an attribute of the layers.
 //
 //      Conv ─▶ v ─▶ MaxPool ─▶ w ─▶ Conv, Conv(residual w)
@@ -125,8 +126,9 @@ Tied layout_tied(const Graph& g, const Node& n) {
     for (size_t i = 0; i < n.outputs.size(); ++i) t.outputs.push_back(i);
     return t;
   }
-  if (n.op_type == "Add" && n.inputs.size() == 2 && all_float_4d(n.inputs) && g.value(n.inputs[0]).shape == g.value(n.outputs[0]).shape &&
-      g.value(n.inputs[1]).shape == g.value(n.outputs[0]).shape)
+  const Shape& out = g.value(n.outputs[0]).shape;
+  if (n.op_type == "Add" && n.inputs.size() == 2 && all_float_4d(n.inputs) && g.value(n.inputs[0]).shape == out &&
+      g.value(n.inputs[1]).shape == out)
     return {{0, 1}, {0}};
   return {};
 }
