@@ -24,6 +24,14 @@ const char* kShuffleNet = "zoo:shufflenet?classes=10&image=64&width=50";
 // Layers that reorder between layouts: convolutions reading one and writing the other.
 int reorders(const Engine& e) { return count_kernel(e, "nhwc→nchw") + count_kernel(e, "nchw→nhwc"); }
 
+// Layers whose kernel names `kind` and reads and writes NHWC, whatever ISA oneDNN chose.
+int channels_last_kernels(const Engine& e, const std::string& kind) {
+  int n = 0;
+  for (const LayerInfo& l : e.layers())
+    n += l.kernel.find(kind) != std::string::npos && l.kernel.find("nhwc→nhwc") != std::string::npos;
+  return n;
+}
+
 TEST(ChannelsLastOps, YoloStaysChannelsLastThroughSplitConcatAddAndResize) {
   LoadedModel m = load_model(kYolo);
   for (int64_t batch : {1, 2}) {
@@ -35,7 +43,8 @@ TEST(ChannelsLastOps, YoloStaysChannelsLastThroughSplitConcatAddAndResize) {
     EXPECT_EQ(count_kernel(*e, "fusebench.concat nhwc→nhwc"), 13);  // 8 C2f, SPPF, 4 in the neck
     EXPECT_EQ(count_kernel(*e, "fusebench.add nhwc→nhwc"), 6);      // the backbone's bottlenecks
     EXPECT_EQ(count_kernel(*e, "fusebench.resize nhwc→nhwc"), 2);
-    EXPECT_EQ(count_kernel(*e, "pool_max[") - count_kernel(*e, "pool_max[jit:avx512_core] nhwc→nhwc"), 0);
+    EXPECT_EQ(channels_last_kernels(*e, "pool_max["), 3);  // SPPF's
+    EXPECT_EQ(count_kernel(*e, "pool_max["), 3);
     // Plain only where it enters (the image) and where the head's Reshape reads it.
     EXPECT_EQ(count_kernel(*e, "nchw→nhwc"), 1);
     EXPECT_EQ(count_kernel(*e, "nhwc→nchw"), 6);
@@ -206,8 +215,7 @@ TEST(ChannelsLastOps, AUNetStepStaysChannelsLastThroughConvTranspose) {
     cfg.batch = batch;
     auto e = build_engine(g, cfg);
     EXPECT_EQ(count_kernel(*e, "onednn.deconv["), 1);
-    for (const LayerInfo& l : e->layers())
-      if (l.kernel.find("deconv") != std::string::npos) EXPECT_NE(l.kernel.find("nhwc→nhwc"), std::string::npos) << l.kernel;
+    EXPECT_EQ(channels_last_kernels(*e, "onednn.deconv["), 1);
     EXPECT_EQ(count_kernel(*e, "concat nhwc→nhwc"), 1);
     EXPECT_EQ(reorders(*e), 2);  // the image in, y out
     test::expect_agrees(g, cfg, 21);
@@ -275,7 +283,7 @@ TEST(ChannelsLastOps, AveragePoolsRunOnOneDnnAndChannelsLastWhereTheyCan) {
     cfg.batch = 2;
     auto e = build_engine(g, cfg);
     EXPECT_EQ(count_kernel(*e, "onednn.pool_avg["), p.onednn ? 1 : 0);
-    EXPECT_EQ(count_kernel(*e, "pool_avg[jit:avx512_core] nhwc→nhwc"), p.onednn ? 1 : 0);
+    EXPECT_EQ(channels_last_kernels(*e, "pool_avg["), p.onednn ? 1 : 0);
     test::expect_agrees(g, cfg, 25);
   }
 }

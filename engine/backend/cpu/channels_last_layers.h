@@ -1,8 +1,8 @@
-// Squeeze-and-excitation between channels-last convolutions (EfficientNet's and
-// MobileNetV3's blocks): GlobalAveragePool reading NHWC, and the channel gate
-// x · s (x [N,C,H,W] channels-last, s [N,C,1,1] or [1,C,1,1]) reading and writing NHWC,
-// so the convolutions around them keep channels-last instead of reordering at every block
-// (engine/passes/conv_layout_propagation.cpp marks them with x_layout / y_layout).
+// The ops between channels-last convolutions, reading and writing NHWC so the convolutions
+// around them need no reorder (engine/passes/conv_layout_propagation.cpp marks them with
+// x_layout / y_layout): squeeze-and-excitation's GlobalAveragePool and channel gate
+// x · s (s [N,C,1,1] or [1,C,1,1]), Concat and Split over channels, the same-shape Add,
+// Resize of height and width, and fusebench.ChannelShuffle.
 #pragma once
 #include <memory>
 
@@ -10,8 +10,8 @@
 
 namespace fb {
 
-// A layer for a GlobalAveragePool with x_layout, or a Mul with x_layout and y_layout
-// (both "channels_last"); nullptr for any other node.
+// A layer for a GlobalAveragePool with x_layout, or one of the other ops above with
+// x_layout and y_layout (both "channels_last"); nullptr for any other node.
 std::unique_ptr<Layer> make_channels_last_layer(const LayerRequest& request);
 
 // Which operand of a Mul is the gated tensor x ([N,C,H,W], the output's shape) when the
