@@ -288,5 +288,91 @@ TEST(ChannelsLastOps, AveragePoolsRunOnOneDnnAndChannelsLastWhereTheyCan) {
   }
 }
 
+// A DenseNet's first layers as torchvision writes them: stem convolution and max pool, then
+// per layer Concat(features) ─▶ BatchNormalization ─▶ Relu ─▶ 1x1 Conv ─▶ BN ─▶ Relu ─▶ 3x3 Conv.
+// The first Concat has one input. `last_relu_is_output`: the last pre-activation's Relu
+// output is also a graph output.
+Graph dense_layers(bool last_relu_is_output) {
+  zoo::OnnxBuilder b("dense", "dense");
+  std::string x = b.input("x", {zoo::kBatch, 3, 16, 16});
+  x = zoo::conv2d(b, "/stem", "stem", x, 3, 16, 3, 2, 1, 1, true, 1.f);
+  x = b.node("/stem", "MaxPool", {x}, {zoo::attr_ints("kernel_shape", {2, 2}), zoo::attr_ints("strides", {2, 2})});
+  std::vector<std::string> features{x};
+  int64_t c = 16;
+  std::string relu;
+  for (int i = 0; i < 2; ++i) {
+    const std::string sc = "/l" + std::to_string(i);
+    std::string t = b.node(sc, "Concat", features, {zoo::attr_int("axis", 1)});
+    relu = b.node(sc, "Relu", {zoo::batch_norm(b, sc + "/n1", sc + ".n1", t, c)});
+    t = zoo::conv2d(b, sc + "/c1", sc + ".c1", relu, c, 24, 1, 1, 0, 1, false, 1.f);
+    t = b.node(sc, "Relu", {zoo::batch_norm(b, sc + "/n2", sc + ".n2", t, 24)});
+    features.push_back(zoo::conv2d(b, sc + "/c2", sc + ".c2", t, 24, 8, 3, 1, 1, 1, false, 1.f));
+    c += 8;
+  }
+  const std::string y = b.node("/cat", "Concat", features, {zoo::attr_int("axis", 1)});
+  b.output(zoo::conv2d(b, "/head", "head", y, c, 4, 1, 1, 0, 1, true, 1.f), "y", {zoo::kBatch, 4, 4, 4});
+  if (last_relu_is_output) b.output(relu, "relu", {zoo::kBatch, 24, 4, 4});
+  return import_onnx(b.finish(), "dense", "");
+}
+
+TEST(ChannelsLastOps, DenseNetPreActivationIsOneChannelsLastAffine) {
+  const Graph g = dense_layers(false);
+  for (int64_t batch : {1, 3}) {
+    SCOPED_TRACE(batch);
+    BuildConfig cfg;
+    cfg.fusion = FusionLevel::Aggressive;
+    cfg.batch = batch;
+    auto e = build_engine(g, cfg);
+    // Each layer's first BN-ReLU (the second folds into the 1x1 convolution).
+    EXPECT_EQ(count_kernel(*e, "fusebench.channel_affine+relu nhwc→nhwc"), 2);
+    EXPECT_EQ(test::count_kind(*e, "BatchNormalization"), 0);
+    EXPECT_TRUE(test::log_mentions(*e, "identity-elimination: removed '/l0/Concat' (Concat)"));
+    EXPECT_EQ(count_kernel(*e, "fusebench.concat nhwc→nhwc"), 2);
+    EXPECT_EQ(count_kernel(*e, "nchw→nhwc"), 1);  // the stem reads the plain input
+    test::expect_agrees(g, cfg, 26);
+  }
+  BuildConfig cfg;
+  cfg.fusion = FusionLevel::Aggressive;
+  cfg.batch = 2;
+  int affines = 0;
+  for (const std::string& name : test::expect_captures_agree(g, cfg, 27)) affines += name.find("/Relu_output") != std::string::npos;
+  EXPECT_GE(affines, 2);
+}
+
+TEST(ChannelsLastOps, AnAffineWhoseReluIsAlsoAnOutputStaysPlainAndAgrees) {
+  const Graph g = dense_layers(true);
+  BuildConfig cfg;
+  cfg.fusion = FusionLevel::Aggressive;
+  cfg.batch = 2;
+  auto e = build_engine(g, cfg);
+  // The second affine writes a graph output, so it reads plain; its Concat shares its
+  // layout with the stem's pool, which the first affine reads: the whole tied region is plain.
+  EXPECT_EQ(count_kernel(*e, "fusebench.channel_affine"), 0);
+  EXPECT_EQ(test::count_kind(*e, "fusebench.ChannelAffine"), 2);
+  test::expect_agrees(g, cfg, 28);
+}
+
+TEST(ChannelsLastOps, ADenseNetInReducedPrecisionAgrees) {
+  const Graph g = dense_layers(false);
+  for (const char* precision : {"bf16", "int8"}) {
+    SCOPED_TRACE(precision);
+    LoadedModel m;
+    m.graph = g;
+    BuildConfig cfg;
+    cfg.fusion = FusionLevel::Aggressive;
+    cfg.precision = precision;
+    cfg.batch = 2;
+    cfg.calibration.batches = 2;
+    calibrate_for_int8(m, g, cfg);  // int8 only
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(count_kernel(*e, "channel_affine"), 2);
+    ReferenceExecutor ref(g, cfg.batch);
+    auto inputs = make_inputs(g, ref.input_shapes(), 29);
+    e->run(inputs);
+    AccuracyResult acc = compare_outputs(e->outputs(), ref.run(inputs), g.outputs, default_accuracy(precision));
+    EXPECT_TRUE(acc.passed) << acc.detail;
+  }
+}
+
 }  // namespace
 }  // namespace fb

@@ -259,5 +259,77 @@ TEST(ConvFusion, DepthwiseAndGroupedConvolutionsAgree) {
   }
 }
 
+// An audio model's Conv1d stem (Whisper's): Conv, GELU, Conv(stride 2), GELU, then the
+// features handed on as [N, T, C]. `transpose_perm` is the last Transpose's.
+Graph conv1d_stem(const std::vector<int64_t>& transpose_perm, bool tanh_gelu = false) {
+  zoo::OnnxBuilder b("stem", "stem");
+  const int64_t c = 12, t = 20;
+  const std::string x = b.input("x", {zoo::kBatch, 5, t});
+  auto conv = [&](const std::string& sc, const std::string& in, int64_t cin, int64_t stride) {
+    return b.node(sc, "Conv", {in, b.weight(sc + ".w", {c, cin, 3}, 0.3f), b.weight(sc + ".b", {c}, 0.1f)},
+                  {zoo::attr_ints("kernel_shape", {3}), zoo::attr_ints("pads", {1, 1}), zoo::attr_ints("strides", {stride})});
+  };
+  // GELU with tanh, as GPT-2 writes it: 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))).
+  auto gelu_tanh = [&](const std::string& sc, const std::string& v) {
+    std::string cube = b.node(sc, "Mul", {b.node(sc, "Mul", {v, v}), v});
+    std::string inner = b.node(sc, "Add", {v, b.node(sc, "Mul", {cube, b.scalar("k", 0.044715f)})});
+    std::string th = b.node(sc, "Tanh", {b.node(sc, "Mul", {inner, b.scalar("s", 0.7978845608f)})});
+    return b.node(sc, "Mul", {b.node(sc, "Mul", {v, b.scalar("half", 0.5f)}), b.node(sc, "Add", {th, b.scalar("one", 1.f)})});
+  };
+  auto act = [&](const std::string& sc, const std::string& v) { return tanh_gelu ? gelu_tanh(sc, v) : zoo::gelu(b, sc, v); };
+  std::string v = act("/g1", conv("/c1", x, 5, 1));
+  v = act("/g2", conv("/c2", v, c, 2));
+  const bool moves_channels = transpose_perm == std::vector<int64_t>{0, 2, 1};
+  v = b.node("/perm", "Transpose", {v}, {zoo::attr_ints("perm", transpose_perm)});
+  b.output(v, "y", moves_channels ? std::vector<int64_t>{zoo::kBatch, t / 2, c} : std::vector<int64_t>{t / 2, zoo::kBatch, c});
+  return import_onnx(b.finish(), "stem", "");
+}
+
+TEST(ConvFusion, Conv1dStemTakesGeluAndStaysChannelsLastIntoItsTranspose) {
+  for (bool tanh_gelu : {false, true})
+    for (int64_t batch : {1, 2}) {
+      SCOPED_TRACE(std::string(tanh_gelu ? "tanh GELU" : "erf GELU") + ", batch " + std::to_string(batch));
+      const Graph g = conv1d_stem({0, 2, 1}, tanh_gelu);
+      BuildConfig cfg;
+      cfg.fusion = FusionLevel::Aggressive;
+      cfg.batch = batch;
+      auto e = build_engine(g, cfg);
+      ASSERT_EQ(e->layers().size(), 3u);
+      EXPECT_EQ(count_kernel(*e, tanh_gelu ? "+gelu_tanh" : "+gelu ncw→nwc"), tanh_gelu ? 2 : 1);
+      EXPECT_EQ(count_kernel(*e, "nwc→nwc"), 1);
+      EXPECT_EQ(count_kernel(*e, "fusebench.copy channels-last→transposed"), 1);
+      test::expect_agrees(g, cfg, 8);
+      test::expect_captures_agree(g, cfg, 9);
+    }
+}
+
+TEST(ConvFusion, ATransposeThatDoesNotMoveChannelsLastReadsAPlainTensor) {
+  const Graph g = conv1d_stem({2, 0, 1});
+  BuildConfig cfg;
+  cfg.fusion = FusionLevel::Aggressive;
+  cfg.batch = 2;
+  auto e = build_engine(g, cfg);
+  EXPECT_EQ(count_kernel(*e, "nwc→ncw"), 1);  // the second convolution writes plain for it
+  EXPECT_EQ(count_kernel(*e, "fusebench.copy"), 0);
+  test::expect_agrees(g, cfg, 10);
+}
+
+TEST(ConvFusion, Conv1dStemInReducedPrecisionAgrees) {
+  const Graph g = conv1d_stem({0, 2, 1});
+  for (const char* precision : {"bf16", "fp16"}) {
+    SCOPED_TRACE(precision);
+    BuildConfig cfg;
+    cfg.fusion = FusionLevel::Aggressive;
+    cfg.precision = precision;
+    cfg.batch = 2;
+    auto e = build_engine(g, cfg);
+    ReferenceExecutor ref(g, cfg.batch);
+    auto inputs = make_inputs(g, ref.input_shapes(), 12);
+    e->run(inputs);
+    AccuracyResult acc = compare_outputs(e->outputs(), ref.run(inputs), g.outputs, default_accuracy(precision));
+    EXPECT_TRUE(acc.passed) << acc.detail;
+  }
+}
+
 }  // namespace
 }  // namespace fb

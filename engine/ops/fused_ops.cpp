@@ -1,5 +1,5 @@
 // The engine's fused ops (domain "fusebench"): LayerNorm, AddLayerNorm, Gelu, GeluTanh,
-// ElementwiseChain and ChannelShuffle (FusedMatMul lives with the matmul kernels). Each one replaces a
+// ElementwiseChain, ChannelShuffle and ChannelAffine (FusedMatMul lives with the matmul kernels). Each one replaces a
 // subgraph that a pass in engine/passes/ matched; their kernels are the single-pass forms
 // of that subgraph.
 #include <tbb/parallel_for.h>
@@ -283,6 +283,43 @@ void compute_channel_shuffle(OpContext& c) {
   });
 }
 
+// ---- ChannelAffine(x [N, C, ...], scale [C], shift [C]) -> x · scale[c] + shift[c] -------
+// An inference BatchNormalization that follows no convolution (a DenseNet's pre-activation),
+// with its Relu when attribute activation = "relu".
+std::vector<ValueInfo> infer_channel_affine(const ShapeContext& c) {
+  const ValueInfo& x = c.in(0);
+  if (x.dtype != DType::Float32 || x.shape.size() < 2)
+    throw Error(c.node.describe() + ": ChannelAffine takes a float32 tensor [N, C, ...], not " + shape_str(x.shape));
+  for (size_t i = 1; i <= 2; ++i)
+    if (c.in(i).dtype != DType::Float32 || shape_numel(c.in(i).shape) != x.shape[1])
+      throw Error(c.node.describe() + ": ChannelAffine's " + (i == 1 ? "scale " : "shift ") + shape_str(c.in(i).shape) +
+                  " must have one float per channel (" + std::to_string(x.shape[1]) + ")");
+  const std::string act = c.node.attr_string("activation", "");
+  if (!act.empty() && act != "relu") throw Error(c.node.describe() + ": unknown activation '" + act + "'");
+  return {ValueInfo{DType::Float32, x.shape, true}};
+}
+
+void compute_channel_affine(OpContext& c) {
+  const Tensor& x = c.in(0);
+  const int64_t ch = x.shape()[1], planes = x.shape()[0] * ch, inner = planes ? x.numel() / planes : 0;
+  const float *scale = c.in(1).data<float>(), *shift = c.in(2).data<float>(), *in = x.data<float>();
+  float* out = c.out(0).data<float>();
+  const float floor = c.node.attr_string("activation", "") == "relu" ? 0.f : -INFINITY;
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1))),
+                    [&](const tbb::blocked_range<int64_t>& r) {
+                      for (int64_t p = r.begin(); p < r.end(); ++p) {
+                        const float a = scale[p % ch], b = shift[p % ch];
+                        const float* xi = in + p * inner;
+                        float* yo = out + p * inner;
+#pragma omp simd
+                        for (int64_t i = 0; i < inner; ++i) {
+                          const float v = xi[i] * a + b;
+                          yo[i] = v > floor ? v : floor;
+                        }
+                      }
+                    });
+}
+
 }  // namespace
 
 void register_fused_ops(OpRegistry& r) {
@@ -294,6 +331,7 @@ void register_fused_ops(OpRegistry& r) {
   r.add(OpDef{"fusebench", "LayerNorm", infer_layernorm, compute_layernorm, false, false, /*in_place=*/true});
   r.add(OpDef{"fusebench", "AddLayerNorm", infer_add_layernorm, compute_add_layernorm, false, false, /*in_place=*/true});
   r.add(OpDef{"fusebench", "ChannelShuffle", infer_channel_shuffle, compute_channel_shuffle});
+  r.add(OpDef{"fusebench", "ChannelAffine", infer_channel_affine, compute_channel_affine, false, false, /*in_place=*/true});
 }
 
 }  // namespace fb

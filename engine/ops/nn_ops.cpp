@@ -20,12 +20,14 @@ void register_loss_ops(OpRegistry& r);
 void register_rnn_ops(OpRegistry& r);
 void register_detection_ops(OpRegistry& r);
 void register_grid_sample_ops(OpRegistry& r);
+void register_group_norm_op(OpRegistry& r);
 
 void register_nn_ops(OpRegistry& r) {
   register_conv_ops(r);
   register_int8_quantize_ops(r);
   register_pool_ops(r);
   register_normalization_ops(r);
+  register_group_norm_op(r);
   register_resize_ops(r);
   register_pad_ops(r);
   register_space_depth_ops(r);

@@ -1,11 +1,12 @@
 // Conv + activation fusion: the activation runs as a oneDNN post-op on the convolution's
 // output while it is still in cache.
 //
-//      x ─▶ Conv ─▶ Relu | Clip(0, 6) | Sigmoid | HardSwish        ⇒   FusedConv[act]
+//      x ─▶ Conv ─▶ Relu | Clip(0, 6) | Sigmoid | HardSwish | Gelu | GeluTanh   ⇒   FusedConv[act]
 //      x ─▶ Conv ─┬─▶ Sigmoid ─▶ Mul(conv, ·)   (SiLU)            ⇒   FusedConv[silu]
 //                 └──────────────────┘
 //
-// Clip is taken only with constant bounds. Left alone (can_fuse): a Conv output read
+// Gelu and GeluTanh are the engine's fused GELU nodes (gelu-fusion runs first: an audio
+// model's Conv1d stem is Conv, GELU, Conv, GELU). Clip is taken only with constant bounds. Left alone (can_fuse): a Conv output read
 // elsewhere, a graph output or a partition point.
 #include <algorithm>
 
@@ -18,10 +19,14 @@ namespace {
 
 // The activations a FusedConv runs as a post-op, by op type ("activation" attribute).
 struct ActivationRow {
-  const char* op;
+  Op op;
   const char* name;
 };
-const ActivationRow kActivations[] = {{"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"HardSwish", "hardswish"}};
+const ActivationRow kActivations[] = {{{"Relu"}, "relu"},
+                                      {{"Sigmoid"}, "sigmoid"},
+                                      {{"HardSwish"}, "hardswish"},
+                                      {{"Gelu", -1, "fusebench"}, "gelu"},
+                                      {{"GeluTanh", -1, "fusebench"}, "gelu_tanh"}};
 
 std::vector<FusionMatch> match_conv_activation(const PassContext& ctx, size_t root) {
   const Graph& g = ctx.graph;
@@ -38,7 +43,7 @@ std::vector<FusionMatch> match_conv_activation(const PassContext& ctx, size_t ro
     const Node& a = g.nodes[users[0]];
     float lo = 0, hi = 0;
     for (const ActivationRow& row : kActivations)
-      if (is_onnx_op(&a, row.op)) act = row.name;
+      if (row.op.matches(&a)) act = row.name;
     if (is_onnx_op(&a, "Clip") && a.inputs.size() == 3 && constant_scalar(ctx, a.inputs[1], &lo) && constant_scalar(ctx, a.inputs[2], &hi)) {
       act = "clip";
       f.attrs["activation_min"] = Attribute{lo};

@@ -6,15 +6,17 @@
 //
 //   writers: convolutions, 2-D transposed convolutions and the layout-tied ops below
 //   readers: convolutions (as input X or as the summed residual), 2-D transposed
-//            convolutions (a U-Net's upsampling), GlobalAveragePool, and the layout-tied ops
+//            convolutions (a U-Net's upsampling), GlobalAveragePool, a Transpose that
+//            moves channels last (then a copy), and the layout-tied ops
 //
 // A layout-tied op reads and writes its 4-D tensors in one layout, all channels-last or
 // all plain: 2-D MaxPool and AveragePool; the channel gate (squeeze-and-excitation's Mul
 // of x [N,C,H,W] by s [N,C,1,1] or [1,C,1,1], its gated operand); Concat and Split over
 // channels (YOLO's C2f blocks, ShuffleNet's units); ShuffleNet's ChannelShuffle; Add of two
-// tensors of the output's shape (a residual sum no convolution could take); and Resize of
-// height and width (a feature pyramid's upsampling). resnet's stem pool sits between the
-// first convolution and the residual blocks; GlobalAveragePool's [N,C,1,1] output is the
+// tensors of the output's shape (a residual sum no convolution could take); Resize of
+// height and width (a feature pyramid's upsampling); and a BatchNormalization(-Relu) that
+// follows no convolution, as fusebench.ChannelAffine (a DenseNet's pre-activation).
+// resnet's stem pool sits between the first convolution and the residual blocks; GlobalAveragePool's [N,C,1,1] output is the
 // same bytes in either layout and stays plain, so the excitation's 1x1 convolutions need
 // no reorder.
 // Shapes stay logical (NCHW); the layout is an attribute of the layers.
@@ -65,6 +67,20 @@ bool channels_last_pool(const Graph& g, const Node& n) {
   return true;
 }
 
+// A Transpose that moves channels last, [N, C, d...] → [N, d..., C]: reading a
+// channels-last tensor it is a copy (an audio model's Conv1d stem hands its [N, C, T]
+// features to a transformer as [N, T, C]).
+bool channels_to_last_transpose(const Graph& g, const Node& n) {
+  if (!is_onnx_op(&n, "Transpose") || n.outputs.size() != 1) return false;
+  const ValueInfo& x = g.value(n.inputs[0]);
+  const int64_t rank = int64_t(x.shape.size());
+  if (rank < 3 || rank > 5 || x.dtype != DType::Float32) return false;
+  std::vector<int64_t> want{0};
+  for (int64_t d = 2; d < rank; ++d) want.push_back(d);
+  want.push_back(1);
+  return n.attr_ints("perm", {}) == want;
+}
+
 bool channels_last_global_pool(const Graph& g, const Node& n) {
   return is_onnx_op(&n, "GlobalAveragePool") && n.outputs.size() == 1 && float_4d(g, n.inputs[0]);
 }
@@ -112,7 +128,8 @@ Tied layout_tied(const Graph& g, const Node& n) {
     return !vs.empty();
   };
   if (n.outputs.empty() || !all_float_4d(n.outputs)) return {};
-  if (n.domain == "fusebench" && n.op_type == "ChannelShuffle" && float_4d(g, n.inputs[0])) return {{0}, {0}};
+  const bool shuffle_or_affine = n.domain == "fusebench" && (n.op_type == "ChannelShuffle" || n.op_type == "ChannelAffine");
+  if (shuffle_or_affine && float_4d(g, n.inputs[0])) return {{0}, {0}};
   if (!n.domain.empty()) return {};
   if (channels_last_pool(g, n) || image_resize(g, n)) return {{0}, {0}};
   if (const int x = gate_operand(g, n); x >= 0) return {{size_t(x)}, {0}};
@@ -160,7 +177,7 @@ int conv_layout_propagation(PassContext& ctx) {
     const Node& c = g.nodes[r];
     if (!node_fusible(c, ctx.config)) return false;
     if (conv_node(c)) return k == 0 || (k == 3 && conv_has_residual(c));
-    if (channels_last_global_pool(g, c) || channels_last_deconv(g, c)) return k == 0;
+    if (channels_last_global_pool(g, c) || channels_last_deconv(g, c) || channels_to_last_transpose(g, c)) return k == 0;
     return std::find(tied[r].inputs.begin(), tied[r].inputs.end(), k) != tied[r].inputs.end();
   };
   // The values that may stay channels-last: a writer writes them, readers read them.
@@ -204,7 +221,7 @@ int conv_layout_propagation(PassContext& ctx) {
       const std::vector<size_t> readers = g.consumers(v);
       for (size_t r : readers) {
         Node& c = g.nodes[r];
-        if ((channels_last_global_pool(g, c) || channels_last_deconv(g, c)) && c.inputs[0] == v)
+        if ((channels_last_global_pool(g, c) || channels_last_deconv(g, c) || channels_to_last_transpose(g, c)) && c.inputs[0] == v)
           c.attrs["x_layout"] = Attribute{std::string(kChannelsLast)};
         if (!conv_node(c)) continue;
         as_fused_conv(c);

@@ -1,7 +1,8 @@
-// Identity and inference-Dropout elimination: y = Identity(x) and y = Dropout(x) (not
-// training, mask unused) are removed and y's readers read x instead.
+// Identity and inference-Dropout elimination: y = Identity(x), y = Dropout(x) (not
+// training, mask unused) and y = Concat(x) (one input: a DenseNet's first layer concatenates
+// the block's input alone) are removed and y's readers read x instead.
 //
-//      x ──▶ Identity | Dropout ──▶ y ──▶ readers     ⇒     x ──▶ readers
+//      x ──▶ Identity | Dropout | Concat ──▶ y ──▶ readers     ⇒     x ──▶ readers
 //
 // When y is a graph output its name must survive, so x is renamed to y instead; that is
 // only possible when x is produced by a node and is not itself a graph output (an Identity
@@ -71,7 +72,8 @@ int identity_elimination(PassContext& ctx) {
     const Node& n = g.nodes[i];
     const bool identity = n.domain.empty() && n.op_type == "Identity";
     const bool dropout = n.domain.empty() && n.op_type == "Dropout";
-    if ((!identity && !dropout) || n.inputs.empty() || n.inputs[0].empty() || n.outputs.empty()) continue;
+    const bool lone_concat = n.domain.empty() && n.op_type == "Concat" && n.inputs.size() == 1;
+    if ((!identity && !dropout && !lone_concat) || n.inputs.empty() || n.inputs[0].empty() || n.outputs.empty()) continue;
     if (!node_fusible(n, cfg) || (dropout && !inference_dropout(ctx, n))) continue;
     const std::string x = n.inputs[0], y = n.outputs[0];
     if (is_partition_point(cfg, x) || is_partition_point(cfg, y)) continue;

@@ -7,8 +7,10 @@
 //     behind can take the activation that follows the BatchNorm; a softmax's Where mask
 //     (constant after folding) becomes the additive mask attention fusion and elementwise
 //     chains take;
-//  2. LayerNorm and GELU (both forms) before MatMul+bias fusion, so a MatMul followed by
-//     the GELU subgraph can absorb it as one activation (the GELU node must exist to match);
+//  2. GELU (both forms) before Conv+activation and MatMul+bias fusion, so a Conv or MatMul
+//     followed by the GELU subgraph can absorb it as one activation (the GELU node must
+//     exist to match); LayerNorm and GroupNorm (whose SiLU the elementwise chains would
+//     otherwise take) before MatMul+bias fusion;
 //  3. attention (aggressive only) after MatMul+bias fusion: the Q/K/V projections must
 //     already be single layers whose outputs the attention layer reads through strides;
 //  4. residual Add + LayerNorm after MatMul+bias fusion, so the bias Adds are gone and the
@@ -42,11 +44,12 @@ std::vector<Pass> passes_for(FusionLevel level) {
           {"dead-node-elimination", dead_node_elimination},
           {"batchnorm-folding", batchnorm_folding},
           {"where-mask", where_mask_fusion},
+          {"gelu-fusion", gelu_fusion},
+          {"gelu-tanh-fusion", gelu_tanh_fusion},
           {"conv-activation-fusion", conv_activation_fusion},
           {"conv-residual-fusion", conv_residual_fusion},
           {"layernorm-fusion", layernorm_fusion},
-          {"gelu-fusion", gelu_fusion},
-          {"gelu-tanh-fusion", gelu_tanh_fusion},
+          {"group-norm-fusion", group_norm_fusion},
           {"matmul-bias-activation-fusion", matmul_bias_activation_fusion},
           {"gated-matmul-fusion", gated_matmul_fusion},
           {"channel-shuffle", channel_shuffle_fusion},

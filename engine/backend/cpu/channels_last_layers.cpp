@@ -2,6 +2,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -146,6 +147,38 @@ class AddNhwc : public NhwcOutputLayer {
   Tensor* y_;
 };
 
+// fusebench.ChannelAffine of a channels-last float tensor: x · scale[c] + shift[c] along
+// each pixel's row of channels (with Relu: a DenseNet's pre-activation BatchNorm-ReLU).
+class ChannelAffineNhwc : public NhwcOutputLayer {
+ public:
+  ChannelAffineNhwc(const Tensor* x, const Tensor* scale, const Tensor* shift, Tensor* y, bool relu)
+      : x_(x), scale_(scale), shift_(shift), y_(y), relu_(relu) {}
+  void run() override {
+    const int64_t c = y_->shape()[1], pixels = c ? y_->numel() / c : 0;
+    const float *x = x_->data<float>(), *a = scale_->data<float>(), *b = shift_->data<float>();
+    float* y = y_->data<float>();
+    const float floor = relu_ ? 0.f : -INFINITY;
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, pixels, pixel_grain(c * 4)), [&](const tbb::blocked_range<int64_t>& r) {
+      for (int64_t p = r.begin(); p < r.end(); ++p) {
+        const float* xr = x + p * c;
+        float* yr = y + p * c;
+#pragma omp simd
+        for (int64_t k = 0; k < c; ++k) {
+          const float v = xr[k] * a[k] + b[k];
+          yr[k] = v > floor ? v : floor;
+        }
+      }
+    });
+  }
+  std::string kernel() const override { return std::string("fusebench.channel_affine") + (relu_ ? "+relu" : "") + " nhwc→nhwc"; }
+  double flops() const override { return 2.0 * double(y_->numel()); }
+
+ private:
+  const Tensor *x_, *scale_, *shift_;
+  Tensor* y_;
+  bool relu_;
+};
+
 // Resize of the spatial dims of a channels-last float tensor (N and C kept): each output
 // pixel is the weighted sum of its taps' rows of channels; nearest copies one row.
 class ResizeNhwc : public NhwcOutputLayer {
@@ -257,6 +290,27 @@ class ChannelGateNhwc : public NhwcOutputLayer {
   Tensor* y_;
 };
 
+// Transpose [N, C, d...] → [N, d..., C] of a channels-last tensor: the bytes are already
+// in the output's order (any element type, any rank).
+class ChannelsToLastCopy : public Layer {
+ public:
+  ChannelsToLastCopy(const Tensor* x, Tensor* y) : x_(x), y_(y) {}
+  void run() override {
+    const int64_t bytes = int64_t(y_->numel() * dtype_size(y_->dtype())), grain = 1 << 18;
+    const char* x = static_cast<const char*>(x_->raw());
+    char* y = static_cast<char*>(y_->raw());
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, bytes, grain), [&](const tbb::blocked_range<int64_t>& r) {
+      std::memcpy(y + r.begin(), x + r.begin(), size_t(r.end() - r.begin()));
+    });
+  }
+  std::string kernel() const override { return "fusebench.copy channels-last→transposed"; }
+  double flops() const override { return 0; }
+
+ private:
+  const Tensor* x_;
+  Tensor* y_;
+};
+
 bool channels_last(const Node& n, const char* key) { return n.attr_string(key, "") == kChannelsLast; }
 
 }  // namespace
@@ -275,9 +329,14 @@ std::unique_ptr<Layer> make_channels_last_layer(const LayerRequest& r) {
   const Node& n = r.node;
   const std::vector<const Tensor*>& ins = r.inputs;
   const std::vector<Tensor*>& outs = r.outputs;
-  if (!channels_last(n, "x_layout") || ins.empty() || !ins[0] || ins[0]->rank() != 4) return nullptr;
+  if (!channels_last(n, "x_layout") || ins.empty() || !ins[0]) return nullptr;
+  if (n.domain.empty() && n.op_type == "Transpose" && !n.has_attr("y_layout") && outs.size() == 1 && outs[0] &&
+      outs[0]->dtype() == ins[0]->dtype() && outs[0]->numel() == ins[0]->numel())
+    return std::make_unique<ChannelsToLastCopy>(ins[0], outs[0]);
+  if (ins[0]->rank() != 4) return nullptr;
   const bool shuffle = n.domain == "fusebench" && n.op_type == "ChannelShuffle";
-  if (!n.domain.empty() && !shuffle) return nullptr;
+  const bool affine = n.domain == "fusebench" && n.op_type == "ChannelAffine";
+  if (!n.domain.empty() && !shuffle && !affine) return nullptr;
   auto is_float = [](const Tensor* t) { return t && t->dtype() == DType::Float32; };
   if (n.op_type == "GlobalAveragePool" && !n.has_attr("y_layout") && is_float(ins[0]) && outs.size() == 1 && is_float(outs[0]))
     return std::make_unique<GlobalAveragePoolNhwc>(ins[0], outs[0]);
@@ -292,6 +351,8 @@ std::unique_ptr<Layer> make_channels_last_layer(const LayerRequest& r) {
   if (n.op_type == "Split") return std::make_unique<SplitNhwc>(ins[0], outs);
   if (shuffle && outs.size() == 1) return std::make_unique<ChannelShuffleNhwc>(ins[0], outs[0], n.attr_int("groups", 1));
   if (outs.size() != 1 || !is_float(ins[0]) || !is_float(outs[0])) return nullptr;
+  if (affine && ins.size() == 3 && is_float(ins[1]) && is_float(ins[2]))
+    return std::make_unique<ChannelAffineNhwc>(ins[0], ins[1], ins[2], outs[0], n.attr_string("activation", "") == "relu");
   if (n.op_type == "Add" && ins.size() == 2 && is_float(ins[1]) && ins[0]->shape() == outs[0]->shape() &&
       ins[1]->shape() == outs[0]->shape())
     return std::make_unique<AddNhwc>(ins[0], ins[1], outs[0]);

@@ -2,7 +2,8 @@
 // around them need no reorder (engine/passes/conv_layout_propagation.cpp marks them with
 // x_layout / y_layout): squeeze-and-excitation's GlobalAveragePool and channel gate
 // x · s (s [N,C,1,1] or [1,C,1,1]), Concat and Split over channels, the same-shape Add,
-// Resize of height and width, and fusebench.ChannelShuffle.
+// Resize of height and width, fusebench.ChannelShuffle and fusebench.ChannelAffine; and a Transpose that moves
+// channels last, reading a channels-last tensor (a copy).
 #pragma once
 #include <memory>
 
@@ -10,7 +11,7 @@
 
 namespace fb {
 
-// A layer for a GlobalAveragePool with x_layout, or one of the other ops above with
+// A layer for a GlobalAveragePool or a channels-to-last Transpose with x_layout, or one of the other ops above with
 // x_layout and y_layout (both "channels_last"); nullptr for any other node.
 std::unique_ptr<Layer> make_channels_last_layer(const LayerRequest& request);
 

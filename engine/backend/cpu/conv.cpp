@@ -170,6 +170,8 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
     case ConvActivation::Kind::Sigmoid: po.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f); break;
     case ConvActivation::Kind::HardSwish: po.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f); break;
     case ConvActivation::Kind::Silu: po.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f); break;
+    case ConvActivation::Kind::Gelu: po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f); break;
+    case ConvActivation::Kind::GeluTanh: po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f); break;
     case ConvActivation::Kind::None: break;
   }
   dnnl::primitive_attr attr;
@@ -251,7 +253,10 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
     im.bias = memory(b_md, eng, im.int8 ? im.bias_scaled.data() : DNNL_MEMORY_NONE);
     im.args.emplace(DNNL_ARG_BIAS, im.bias);
   }
-  auto layout_name = [](bool cl) { return cl ? "nhwc" : "nchw"; };
+  // By rank: a 1-D convolution's channels-last is nwc, a 3-D one's ndhwc.
+  auto layout_name = [nd](bool cl) {
+    return nd == 1 ? (cl ? "nwc" : "ncw") : nd == 3 ? (cl ? "ndhwc" : "ncdhw") : (cl ? "nhwc" : "nchw");
+  };
   im.description = std::string("onednn.conv[") + pd.impl_info_str() + "]";
   if (im.has_residual) im.description += "+sum";
   if (act.kind != ConvActivation::Kind::None) im.description += "+" + node.attr_string("activation", "");
@@ -314,6 +319,8 @@ ConvActivation conv_activation_of(const Node& n) {
   else if (a == "sigmoid") act.kind = ConvActivation::Kind::Sigmoid;
   else if (a == "hardswish") act.kind = ConvActivation::Kind::HardSwish;
   else if (a == "silu") act.kind = ConvActivation::Kind::Silu;
+  else if (a == "gelu") act.kind = ConvActivation::Kind::Gelu;
+  else if (a == "gelu_tanh") act.kind = ConvActivation::Kind::GeluTanh;
   else throw Error(n.describe() + ": unknown conv activation '" + a + "'");
   return act;
 }

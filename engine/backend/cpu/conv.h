@@ -10,7 +10,7 @@
 namespace fb {
 
 struct ConvActivation {
-  enum class Kind { None, Relu, Clip, Sigmoid, HardSwish, Silu } kind = Kind::None;
+  enum class Kind { None, Relu, Clip, Sigmoid, HardSwish, Silu, Gelu, GeluTanh } kind = Kind::None;
   float lo = 0, hi = 0;  // Clip bounds
 };
 // The activation a fusebench.FusedConv node carries ("activation", "activation_min/max").

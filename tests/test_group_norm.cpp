@@ -1,0 +1,200 @@
+// Group normalization: the kernel against the definition in double (uneven sizes, groups
+// longer than one float summing block, a large mean), InstanceNormalization on it, and the
+// group-norm-fusion pass on nn.GroupNorm as PyTorch exports it (Reshape, InstanceNormalization,
+// Reshape, per-channel Mul and Add, SiLU): which forms fuse, which stay apart, and that every
+// plan agrees with the reference executor.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/ops/group_norm.h"
+#include "engine/ops/op_registry.h"
+#include "engine/zoo/onnx_builder.h"
+#include "tests/pass_test_support.h"
+
+namespace fb {
+namespace {
+
+using test::count_kind;
+
+std::vector<float> random_values(size_t n, uint64_t seed, float center, float spread) {
+  zoo::SplitMix64 rng(seed);
+  std::vector<float> v(n);
+  for (float& x : v) x = center + rng.uniform(-spread, spread);
+  return v;
+}
+
+// The definition, in double.
+std::vector<float> expected_group_norm(const std::vector<float>& x, const GroupNormArgs& a) {
+  std::vector<float> y(x.size());
+  const int64_t per = a.channels / a.groups, len = per * a.inner;
+  for (int64_t b = 0; b < a.batch; ++b)
+    for (int64_t g = 0; g < a.groups; ++g) {
+      const float* xb = x.data() + (b * a.groups + g) * len;
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < len; ++i) mean += xb[i];
+      mean /= double(len);
+      for (int64_t i = 0; i < len; ++i) var += (xb[i] - mean) * (xb[i] - mean);
+      var /= double(len);
+      for (int64_t i = 0; i < len; ++i) {
+        const int64_t ch = g * per + i / a.inner;
+        double v = (xb[i] - mean) / std::sqrt(var + a.epsilon);
+        v = v * (a.group_scale ? a.group_scale[g] : 1.0) + (a.group_bias ? a.group_bias[g] : 0.0);
+        v = v * (a.channel_scale ? a.channel_scale[ch] : 1.0) + (a.channel_bias ? a.channel_bias[ch] : 0.0);
+        if (a.silu) v = v / (1.0 + std::exp(-v));
+        y[size_t((b * a.groups + g) * len + i)] = float(v);
+      }
+    }
+  return y;
+}
+
+void expect_near_all(const std::vector<float>& got, const std::vector<float>& want, float tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol * (1.f + std::fabs(want[i]))) << "element " << i;
+}
+
+TEST(GroupNorm, KernelMatchesTheDefinition) {
+  // 2 samples, 6 channels in 3 groups of 2, 4099 elements per channel: each group is
+  // 8198 long, three float summing blocks, the last one short; the values sit around 100,
+  // where one-pass variance would cancel.
+  GroupNormArgs a;
+  a.batch = 2, a.channels = 6, a.groups = 3, a.inner = 4099, a.epsilon = 1e-5f;
+  const std::vector<float> x = random_values(size_t(a.batch * a.channels * a.inner), 1, 100.f, 3.f);
+  const std::vector<float> gs = random_values(3, 2, 1.f, 0.5f), gb = random_values(3, 3, 0.f, 0.5f);
+  const std::vector<float> cs = random_values(6, 4, 1.f, 0.5f), cb = random_values(6, 5, 0.f, 0.5f);
+  for (int form = 0; form < 4; ++form) {
+    SCOPED_TRACE(form);
+    a.group_scale = form >= 1 ? gs.data() : nullptr;
+    a.group_bias = form >= 1 ? gb.data() : nullptr;
+    a.channel_scale = form >= 2 ? cs.data() : nullptr;
+    a.channel_bias = form >= 2 ? cb.data() : nullptr;
+    a.silu = form == 3;
+    std::vector<float> y(x.size());
+    group_norm(x.data(), y.data(), a);
+    expect_near_all(y, expected_group_norm(x, a), 2e-5f);
+    std::vector<float> in_place = x;  // the arena may hand the output x's buffer
+    group_norm(in_place.data(), in_place.data(), a);
+    EXPECT_EQ(in_place, y);
+  }
+}
+
+TEST(GroupNorm, InstanceNormalizationIsOneGroupPerChannel) {
+  Node n;
+  n.op_type = "InstanceNormalization";
+  n.name = "in";
+  n.attrs["epsilon"] = Attribute{1e-3f};
+  Tensor x(DType::Float32, {2, 3, 5, 7}), scale(DType::Float32, {3}), bias(DType::Float32, {3});
+  const std::vector<float> xv = random_values(size_t(x.numel()), 7, -2.f, 4.f);
+  std::copy(xv.begin(), xv.end(), x.data<float>());
+  for (int k = 0; k < 3; ++k) scale.data<float>()[k] = 0.5f + float(k), bias.data<float>()[k] = float(k) - 1.f;
+  Tensor y(DType::Float32, x.shape());
+  OpContext c{n, {&x, &scale, &bias}, {&y}};
+  OpRegistry::builtin()->find("", "InstanceNormalization")->compute(c);
+  GroupNormArgs a;
+  a.batch = 2, a.channels = a.groups = 3, a.inner = 35, a.epsilon = 1e-3f;
+  a.group_scale = scale.data<float>(), a.group_bias = bias.data<float>();
+  expect_near_all(std::vector<float>(y.data<float>(), y.data<float>() + y.numel()), expected_group_norm(xv, a), 2e-5f);
+}
+
+// What follows the InstanceNormalization in the test model.
+struct Tail {
+  std::string gamma_shape = "[C,1,1]";  // "[1,C,1,1]", "none", or "row" (a [1,1,1,W] Mul: not per channel)
+  bool beta = true, silu = true;
+  bool sigmoid_is_output = false;  // the SiLU's Sigmoid also a graph output
+  int64_t groups = 4;
+};
+
+// x ─▶ Reshape [N, G, -1] ─▶ InstanceNormalization ─▶ Reshape ─▶ (Mul γ) ─▶ (Add β) ─▶ (SiLU) ─▶ Conv
+Graph group_norm_model(const Tail& t) {
+  zoo::OnnxBuilder b("gn", "gn");
+  const int64_t c = 8, h = 5, w = 6;
+  const std::string x = b.input("x", {zoo::kBatch, c, h, w});
+  std::string v = b.node("/gn", "Reshape", {x, b.ints("grouped", {0, t.groups, -1})});
+  v = b.node("/gn", "InstanceNormalization",
+             {v, b.weight("gn.s", {t.groups}, 0.3f, 1.f), b.weight("gn.b", {t.groups}, 0.3f)}, {zoo::attr_float("epsilon", 1e-5f)});
+  v = b.node("/gn", "Reshape", {v, b.ints("back", {0, c, h, w})});
+  if (t.gamma_shape == "[C,1,1]") v = b.node("/gn", "Mul", {v, b.weight("gamma", {c, 1, 1}, 0.5f, 1.f)});
+  if (t.gamma_shape == "[1,C,1,1]") v = b.node("/gn", "Mul", {b.weight("gamma", {1, c, 1, 1}, 0.5f, 1.f), v});
+  if (t.gamma_shape == "row") v = b.node("/gn", "Mul", {v, b.weight("row", {1, 1, 1, w}, 0.5f, 1.f)});
+  if (t.beta) v = b.node("/gn", "Add", {v, b.weight("beta", {c, 1, 1}, 0.5f)});
+  std::string s;
+  if (t.silu) {
+    s = b.node("/act", "Sigmoid", {v});
+    v = b.node("/act", "Mul", {v, s});
+  }
+  b.output(zoo::conv2d(b, "/conv", "conv", v, c, c, 3, 1, 1, 1, true, 1.f), "y", {zoo::kBatch, c, h, w});
+  if (t.sigmoid_is_output) b.output(s, "s", {zoo::kBatch, c, h, w});
+  return import_onnx(b.finish(), "gn", "");
+}
+
+TEST(GroupNorm, PyTorchsExportBecomesOneLayerWithItsSiLU) {
+  for (const char* gamma : {"[C,1,1]", "[1,C,1,1]"})
+    for (int64_t batch : {1, 3}) {
+      SCOPED_TRACE(std::string(gamma) + " batch " + std::to_string(batch));
+      Tail t;
+      t.gamma_shape = gamma;
+      const Graph g = group_norm_model(t);
+      BuildConfig cfg;
+      cfg.batch = batch;
+      auto e = build_engine(g, cfg);
+      ASSERT_EQ(count_kind(*e, "fusebench.GroupNorm"), 1);
+      EXPECT_EQ(e->layers().size(), 2u);  // the GroupNorm and the Conv
+      EXPECT_TRUE(test::log_mentions(*e, "group-norm-fusion: 7 nodes from '/gn/InstanceNormalization' → GroupNorm+silu"));
+      test::expect_agrees(g, cfg, 5);
+    }
+}
+
+TEST(GroupNorm, ShorterFormsFuseWhatTheyCanAndAgree) {
+  struct Row {
+    const char* what;
+    Tail tail;
+    int fused_nodes;  // nodes in the GroupNorm layer; 0: no GroupNorm
+    bool silu;
+  };
+  auto tail = [](std::string gamma, bool beta, bool silu) {
+    Tail t;
+    t.gamma_shape = std::move(gamma), t.beta = beta, t.silu = silu;
+    return t;
+  };
+  Tail read_elsewhere;
+  read_elsewhere.sigmoid_is_output = true;
+  Tail uneven;
+  uneven.groups = 3;  // 3 does not divide 8 channels: the Reshape is not a grouping
+  const Row rows[] = {
+      {"no affine, no SiLU", tail("none", false, false), 3, false},
+      {"shift only, SiLU", tail("none", true, true), 6, true},
+      {"scale, no shift", tail("[C,1,1]", false, false), 4, false},
+      {"a Mul by a row is not per channel", tail("row", true, true), 3, false},
+      {"the Sigmoid read elsewhere", read_elsewhere, 5, false},
+      {"groups that split a channel", uneven, 0, false},
+  };
+  for (const Row& r : rows) {
+    SCOPED_TRACE(r.what);
+    const Graph g = group_norm_model(r.tail);
+    BuildConfig cfg;
+    cfg.batch = 2;
+    auto e = build_engine(g, cfg);
+    const LayerInfo* gn = test::find_kind(*e, "fusebench.GroupNorm");
+    if (r.fused_nodes == 0) {
+      EXPECT_EQ(gn, nullptr);
+    } else {
+      ASSERT_NE(gn, nullptr);
+      EXPECT_EQ(gn->sources.size(), size_t(r.fused_nodes));
+      EXPECT_EQ(test::log_mentions(*e, "→ GroupNorm+silu"), r.silu);
+    }
+    test::expect_agrees(g, cfg, 6);
+  }
+}
+
+TEST(GroupNorm, NoFusionLevelKeepsTheNodesAndAgrees) {
+  const Graph g = group_norm_model(Tail{});
+  BuildConfig cfg;
+  cfg.fusion = FusionLevel::None;
+  auto e = build_engine(g, cfg);
+  EXPECT_EQ(count_kind(*e, "fusebench.GroupNorm"), 0);
+  EXPECT_EQ(count_kind(*e, "InstanceNormalization"), 1);
+  test::expect_agrees(g, cfg, 7);
+}
+
+}  // namespace
+}  // namespace fb
