@@ -49,6 +49,16 @@ inline void expect_agrees(const Graph& g, const BuildConfig& cfg, uint64_t seed 
   EXPECT_TRUE(acc.passed) << acc.detail;
 }
 
+// Runs a built engine and checks its outputs against the reference within the default
+// tolerance of `precision` (cosine for bf16, fp16 and int8).
+inline void expect_engine_agrees(const Graph& g, Engine& e, int64_t batch, const std::string& precision, uint64_t seed) {
+  ReferenceExecutor ref(g, batch);
+  auto inputs = make_inputs(g, ref.input_shapes(), seed);
+  e.run(inputs);
+  AccuracyResult acc = compare_outputs(e.outputs(), ref.run(inputs), g.outputs, default_accuracy(precision));
+  EXPECT_TRUE(acc.passed) << precision << ": " << acc.detail;
+}
+
 // Runs the engine with every tensor captured and checks each against the reference's
 // tensor of the same name (1e-4 absolute, 1e-3 relative); returns the names compared.
 inline std::vector<std::string> expect_captures_agree(const Graph& g, const BuildConfig& cfg, uint64_t seed) {

@@ -95,11 +95,7 @@ TEST(ChannelsLastOps, ReducedPrecisionBuildsAgree) {
       calibrate_for_int8(m, m.graph, cfg);  // int8 only
       auto e = build_engine(m.graph, cfg);
       EXPECT_GE(count_kernel(*e, "nhwc→nhwc"), 20);
-      ReferenceExecutor ref(m.graph, cfg.batch);
-      auto inputs = make_inputs(m.graph, ref.input_shapes(), 6);
-      e->run(inputs);
-      AccuracyResult acc = compare_outputs(e->outputs(), ref.run(inputs), m.graph.outputs, default_accuracy(precision));
-      EXPECT_TRUE(acc.passed) << acc.detail;
+      test::expect_engine_agrees(m.graph, *e, cfg.batch, precision, 6);
     }
 }
 
@@ -366,11 +362,7 @@ TEST(ChannelsLastOps, ADenseNetInReducedPrecisionAgrees) {
     calibrate_for_int8(m, g, cfg);  // int8 only
     auto e = build_engine(g, cfg);
     EXPECT_EQ(count_kernel(*e, "channel_affine"), 2);
-    ReferenceExecutor ref(g, cfg.batch);
-    auto inputs = make_inputs(g, ref.input_shapes(), 29);
-    e->run(inputs);
-    AccuracyResult acc = compare_outputs(e->outputs(), ref.run(inputs), g.outputs, default_accuracy(precision));
-    EXPECT_TRUE(acc.passed) << acc.detail;
+    test::expect_engine_agrees(g, *e, cfg.batch, precision, 29);
   }
 }
 

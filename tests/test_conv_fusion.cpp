@@ -323,11 +323,7 @@ TEST(ConvFusion, Conv1dStemInReducedPrecisionAgrees) {
     cfg.precision = precision;
     cfg.batch = 2;
     auto e = build_engine(g, cfg);
-    ReferenceExecutor ref(g, cfg.batch);
-    auto inputs = make_inputs(g, ref.input_shapes(), 12);
-    e->run(inputs);
-    AccuracyResult acc = compare_outputs(e->outputs(), ref.run(inputs), g.outputs, default_accuracy(precision));
-    EXPECT_TRUE(acc.passed) << acc.detail;
+    test::expect_engine_agrees(g, *e, cfg.batch, precision, 12);
   }
 }
 

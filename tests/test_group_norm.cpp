@@ -1,8 +1,9 @@
-// Group normalization: the kernel against the definition in double (uneven sizes, groups
-// longer than one float summing block, a large mean), InstanceNormalization on it, and the
-// group-norm-fusion pass on nn.GroupNorm as PyTorch exports it (Reshape, InstanceNormalization,
-// Reshape, per-channel Mul and Add, SiLU): which forms fuse, which stay apart, and that every
-// plan agrees with the reference executor.
+// Group normalization: the kernels (plain and channels-last) against the definition in
+// double (uneven sizes, groups longer than one float summing block, a large mean),
+// InstanceNormalization on it, and the group-norm-fusion pass on nn.GroupNorm as PyTorch
+// exports it (Reshape, InstanceNormalization, Reshape, per-channel Mul and Add, SiLU or
+// GELU): which forms fuse, which stay apart, where it runs channels-last between
+// convolutions, and that every plan agrees with the reference executor.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -41,7 +42,8 @@ std::vector<float> expected_group_norm(const std::vector<float>& x, const GroupN
         double v = (xb[i] - mean) / std::sqrt(var + a.epsilon);
         v = v * (a.group_scale ? a.group_scale[g] : 1.0) + (a.group_bias ? a.group_bias[g] : 0.0);
         v = v * (a.channel_scale ? a.channel_scale[ch] : 1.0) + (a.channel_bias ? a.channel_bias[ch] : 0.0);
-        if (a.silu) v = v / (1.0 + std::exp(-v));
+        if (a.activation == GroupNormActivation::Silu) v = v / (1.0 + std::exp(-v));
+        if (a.activation == GroupNormActivation::Gelu) v = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
         y[size_t((b * a.groups + g) * len + i)] = float(v);
       }
     }
@@ -62,19 +64,51 @@ TEST(GroupNorm, KernelMatchesTheDefinition) {
   const std::vector<float> x = random_values(size_t(a.batch * a.channels * a.inner), 1, 100.f, 3.f);
   const std::vector<float> gs = random_values(3, 2, 1.f, 0.5f), gb = random_values(3, 3, 0.f, 0.5f);
   const std::vector<float> cs = random_values(6, 4, 1.f, 0.5f), cb = random_values(6, 5, 0.f, 0.5f);
-  for (int form = 0; form < 4; ++form) {
+  for (int form = 0; form < 5; ++form) {
     SCOPED_TRACE(form);
     a.group_scale = form >= 1 ? gs.data() : nullptr;
     a.group_bias = form >= 1 ? gb.data() : nullptr;
     a.channel_scale = form >= 2 ? cs.data() : nullptr;
     a.channel_bias = form >= 2 ? cb.data() : nullptr;
-    a.silu = form == 3;
+    a.activation = form == 3 ? GroupNormActivation::Silu : form == 4 ? GroupNormActivation::Gelu : GroupNormActivation::None;
     std::vector<float> y(x.size());
     group_norm(x.data(), y.data(), a);
     expect_near_all(y, expected_group_norm(x, a), 2e-5f);
     std::vector<float> in_place = x;  // the arena may hand the output x's buffer
     group_norm(in_place.data(), in_place.data(), a);
     EXPECT_EQ(in_place, y);
+  }
+}
+
+// [batch, channels, inner] <-> [batch, inner, channels].
+std::vector<float> swap_last_two(const std::vector<float>& x, int64_t batch, int64_t rows, int64_t cols) {
+  std::vector<float> y(x.size());
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) y[size_t((b * cols + c) * rows + r)] = x[size_t((b * rows + r) * cols + c)];
+  return y;
+}
+
+TEST(GroupNorm, ChannelsLastKernelMatchesTheDefinition) {
+  // Pixels in uneven chunks (1500 over tasks of at most 1024), and many small groups.
+  struct Shape3 {
+    int64_t batch, channels, groups, inner;
+  };
+  for (Shape3 sh : {Shape3{2, 6, 3, 1500}, Shape3{1, 64, 32, 77}, Shape3{3, 5, 5, 1}}) {
+    SCOPED_TRACE(std::to_string(sh.channels) + " channels in " + std::to_string(sh.groups) + " groups");
+    GroupNormArgs a;
+    a.batch = sh.batch, a.channels = sh.channels, a.groups = sh.groups, a.inner = sh.inner, a.epsilon = 1e-5f;
+    const std::vector<float> x = random_values(size_t(a.batch * a.channels * a.inner), 8, 50.f, 2.f);
+    const std::vector<float> gs = random_values(size_t(a.groups), 9, 1.f, 0.5f), cb = random_values(size_t(a.channels), 10, 0.f, 0.5f);
+    a.group_scale = gs.data();
+    a.channel_bias = cb.data();
+    for (GroupNormActivation act : {GroupNormActivation::None, GroupNormActivation::Silu, GroupNormActivation::Gelu}) {
+      a.activation = act;
+      const std::vector<float> xl = swap_last_two(x, a.batch, a.channels, a.inner);
+      std::vector<float> yl(x.size());
+      group_norm_channels_last(xl.data(), yl.data(), a);
+      expect_near_all(swap_last_two(yl, a.batch, a.inner, a.channels), expected_group_norm(x, a), 2e-5f);
+    }
   }
 }
 
@@ -102,13 +136,16 @@ struct Tail {
   bool beta = true, silu = true;
   bool sigmoid_is_output = false;  // the SiLU's Sigmoid also a graph output
   int64_t groups = 4;
+  bool gelu = false;        // GELU instead of SiLU
+  bool conv_first = false;  // a convolution writes x (then the GroupNorm may run channels-last)
 };
 
 // x ─▶ Reshape [N, G, -1] ─▶ InstanceNormalization ─▶ Reshape ─▶ (Mul γ) ─▶ (Add β) ─▶ (SiLU) ─▶ Conv
 Graph group_norm_model(const Tail& t) {
   zoo::OnnxBuilder b("gn", "gn");
   const int64_t c = 8, h = 5, w = 6;
-  const std::string x = b.input("x", {zoo::kBatch, c, h, w});
+  std::string x = b.input("x", {zoo::kBatch, c, h, w});
+  if (t.conv_first) x = zoo::conv2d(b, "/first", "first", x, c, c, 3, 1, 1, 1, true, 1.f);
   std::string v = b.node("/gn", "Reshape", {x, b.ints("grouped", {0, t.groups, -1})});
   v = b.node("/gn", "InstanceNormalization",
              {v, b.weight("gn.s", {t.groups}, 0.3f, 1.f), b.weight("gn.b", {t.groups}, 0.3f)}, {zoo::attr_float("epsilon", 1e-5f)});
@@ -118,7 +155,8 @@ Graph group_norm_model(const Tail& t) {
   if (t.gamma_shape == "row") v = b.node("/gn", "Mul", {v, b.weight("row", {1, 1, 1, w}, 0.5f, 1.f)});
   if (t.beta) v = b.node("/gn", "Add", {v, b.weight("beta", {c, 1, 1}, 0.5f)});
   std::string s;
-  if (t.silu) {
+  if (t.gelu) v = zoo::gelu(b, "/act", v);
+  if (t.silu && !t.gelu) {
     s = b.node("/act", "Sigmoid", {v});
     v = b.node("/act", "Mul", {v, s});
   }
@@ -194,6 +232,72 @@ TEST(GroupNorm, NoFusionLevelKeepsTheNodesAndAgrees) {
   EXPECT_EQ(count_kind(*e, "fusebench.GroupNorm"), 0);
   EXPECT_EQ(count_kind(*e, "InstanceNormalization"), 1);
   test::expect_agrees(g, cfg, 7);
+}
+
+TEST(GroupNorm, GeluAfterItIsTaken) {
+  Tail t;
+  t.gelu = true;
+  const Graph g = group_norm_model(t);
+  BuildConfig cfg;
+  cfg.batch = 2;
+  auto e = build_engine(g, cfg);
+  EXPECT_TRUE(test::log_mentions(*e, "group-norm-fusion: 6 nodes from '/gn/InstanceNormalization' → GroupNorm+gelu"));
+  EXPECT_EQ(e->layers().size(), 2u);
+  test::expect_agrees(g, cfg, 13);
+}
+
+TEST(GroupNorm, BetweenConvolutionsItRunsChannelsLast) {
+  for (bool gelu : {false, true}) {
+    SCOPED_TRACE(gelu ? "GELU" : "SiLU");
+    Tail t;
+    t.conv_first = true;
+    t.gelu = gelu;
+    const Graph g = group_norm_model(t);
+    BuildConfig cfg;
+    cfg.fusion = FusionLevel::Aggressive;
+    cfg.batch = 2;
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(test::count_kernel(*e, gelu ? "fusebench.group_norm+gelu channels-last" : "fusebench.group_norm+silu channels-last"), 1);
+    EXPECT_EQ(test::count_kernel(*e, "nchw→nhwc"), 1);  // the first convolution; the second reads NHWC
+    EXPECT_EQ(test::count_kernel(*e, "nhwc→nchw"), 1);
+    test::expect_agrees(g, cfg, 14);
+    EXPECT_GE(test::expect_captures_agree(g, cfg, 15).size(), 2u);
+  }
+}
+
+// wav2vec2's feature encoder: Conv1d from one channel, GroupNorm with a group per channel
+// (its Reshape keeps the shape), GELU, Conv1d.
+Graph conv1d_group_norm() {
+  zoo::OnnxBuilder b("w2v", "w2v");
+  const int64_t c = 16;
+  const std::string x = b.input("x", {zoo::kBatch, 1, 200});
+  std::string v = b.node("/c0", "Conv", {x, b.weight("c0.w", {c, 1, 10}, 0.3f)},
+                         {zoo::attr_ints("kernel_shape", {10}), zoo::attr_ints("strides", {5})});
+  const int64_t t0 = (200 - 10) / 5 + 1;
+  v = b.node("/gn", "Reshape", {v, b.ints("grouped", {0, c, -1})});
+  v = b.node("/gn", "InstanceNormalization", {v, b.weight("gn.s", {c}, 0.f, 1.f), b.weight("gn.b", {c}, 0.f, 0.f)});
+  v = b.node("/gn", "Reshape", {v, b.ints("back", {0, c, t0})});
+  v = b.node("/gn", "Add", {b.node("/gn", "Mul", {v, b.weight("gamma", {c, 1}, 0.3f, 1.f)}), b.weight("beta", {c, 1}, 0.3f)});
+  v = zoo::gelu(b, "/act", v);
+  v = b.node("/c1", "Conv", {v, b.weight("c1.w", {c, c, 3}, 0.2f)}, {zoo::attr_ints("kernel_shape", {3}), zoo::attr_ints("strides", {1})});
+  b.output(v, "y", {zoo::kBatch, c, t0 - 2});
+  return import_onnx(b.finish(), "w2v", "");
+}
+
+TEST(GroupNorm, Conv1dFeatureEncoderStaysChannelsLast) {
+  const Graph g = conv1d_group_norm();
+  for (const char* precision : {"fp32", "bf16"}) {
+    SCOPED_TRACE(precision);
+    BuildConfig cfg;
+    cfg.fusion = FusionLevel::Aggressive;
+    cfg.precision = precision;
+    cfg.batch = 2;
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(test::count_kernel(*e, "fusebench.group_norm+gelu channels-last"), 1);
+    EXPECT_EQ(test::count_kernel(*e, "ncw→nwc"), 1);
+    EXPECT_EQ(test::count_kernel(*e, "nwc→ncw"), 1);
+    test::expect_engine_agrees(g, *e, cfg.batch, precision, 16);
+  }
 }
 
 }  // namespace

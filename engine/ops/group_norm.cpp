@@ -1,13 +1,14 @@
 // Group normalization (engine/ops/group_norm.h) and the op that runs it fused,
 // fusebench.GroupNorm(x, group_scale?, group_bias?, channel_scale?, channel_bias?) with
-// attributes groups, epsilon and activation ("" or "silu"); engine/passes/group_norm_fusion.cpp
-// makes it.
+// attributes groups, epsilon and activation ("", "silu" or "gelu");
+// engine/passes/group_norm_fusion.cpp makes it.
 #include "engine/ops/group_norm.h"
 
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "engine/ops/fast_math.h"
 #include "engine/ops/nn_common.h"
@@ -44,7 +45,59 @@ double block_squared_deviation(const float* x, int64_t len, float mean) {
   return total;
 }
 
+// y[i] = act((x[i] - mean) · scale + shift) for i < n, with one mean, scale and shift for
+// the run (a channel's run in the plain layout) or one per element (a row of channels,
+// channels-last). The mean is subtracted first: folded into the shift, x · scale would
+// cancel against mean · scale and lose the output to rounding when the mean is large
+// against the spread.
+template <GroupNormActivation A, bool PerElement>
+void scale_shift_row(const float* x, float* y, int64_t n, const float* mean, const float* scale, const float* shift) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = PerElement ? (x[i] - mean[i]) * scale[i] + shift[i] : (x[i] - mean[0]) * scale[0] + shift[0];
+    if constexpr (A == GroupNormActivation::Silu) {
+      y[i] = v * fast_sigmoid(v);
+    } else if constexpr (A == GroupNormActivation::Gelu) {
+      y[i] = 0.5f * v * (1.f + fast_erf(v * 0.70710678f));
+    } else {
+      y[i] = v;
+    }
+  }
+}
+
+template <bool PerElement>
+void apply_row(GroupNormActivation a, const float* x, float* y, int64_t n, const float* mean, const float* scale,
+               const float* shift) {
+  switch (a) {
+    case GroupNormActivation::Silu: return scale_shift_row<GroupNormActivation::Silu, PerElement>(x, y, n, mean, scale, shift);
+    case GroupNormActivation::Gelu: return scale_shift_row<GroupNormActivation::Gelu, PerElement>(x, y, n, mean, scale, shift);
+    case GroupNormActivation::None: return scale_shift_row<GroupNormActivation::None, PerElement>(x, y, n, mean, scale, shift);
+  }
+}
+
+// Channel ch's multiply-add, given its group's 1/σ:
+// ((x - mean) · inv · gs + gb) · cs + cb = (x - mean) · scale + shift.
+void channel_scale_shift(const GroupNormArgs& a, int64_t ch, float inv, float* scale, float* shift) {
+  const int64_t g = ch / (a.channels / a.groups);
+  const float gs = a.group_scale ? a.group_scale[g] : 1.f, gb = a.group_bias ? a.group_bias[g] : 0.f;
+  const float cs = a.channel_scale ? a.channel_scale[ch] : 1.f, cb = a.channel_bias ? a.channel_bias[ch] : 0.f;
+  *scale = inv * gs * cs;
+  *shift = gb * cs + cb;
+}
+
+float inverse_std(double squared_deviation, int64_t len, float eps) {
+  return float(1.0 / std::sqrt((len ? squared_deviation / double(len) : 0.0) + double(eps)));
+}
+
 }  // namespace
+
+GroupNormActivation group_norm_activation(const Node& n) {
+  const std::string a = n.attr_string("activation", "");
+  if (a.empty()) return GroupNormActivation::None;
+  if (a == "silu") return GroupNormActivation::Silu;
+  if (a == "gelu") return GroupNormActivation::Gelu;
+  throw Error(n.describe() + ": unknown activation '" + a + "'");
+}
 
 void group_norm(const float* x, float* y, const GroupNormArgs& a) {
   const int64_t per_group = a.groups ? a.channels / a.groups : 0, len = per_group * a.inner;
@@ -58,27 +111,80 @@ void group_norm(const float* x, float* y, const GroupNormArgs& a) {
       float* yb = y + block * len;
       // Two passes (mean, then squared deviations): no cancellation for large means.
       const float mean = len ? float(block_sum(xb, len) / double(len)) : 0.f;
-      const double var = len ? block_squared_deviation(xb, len, mean) / double(len) : 0.0;
-      const float inv = float(1.0 / std::sqrt(var + double(a.epsilon)));
-      const float gs = a.group_scale ? a.group_scale[g] : 1.f, gb = a.group_bias ? a.group_bias[g] : 0.f;
+      const float inv = inverse_std(block_squared_deviation(xb, len, mean), len, a.epsilon);
       for (int64_t k = 0; k < per_group; ++k) {
-        const int64_t ch = g * per_group + k;
-        const float cs = a.channel_scale ? a.channel_scale[ch] : 1.f, cb = a.channel_bias ? a.channel_bias[ch] : 0.f;
-        // ((x - mean) · inv · gs + gb) · cs + cb as one multiply-add.
-        const float scale = inv * gs * cs, shift = (gb - mean * inv * gs) * cs + cb;
-        const float* xc = xb + k * a.inner;
-        float* yc = yb + k * a.inner;
-        if (a.silu) {
+        float scale = 0, shift = 0;
+        channel_scale_shift(a, g * per_group + k, inv, &scale, &shift);
+        apply_row<false>(a.activation, xb + k * a.inner, yb + k * a.inner, a.inner, &mean, &scale, &shift);
+      }
+    }
+  });
+}
+
+void group_norm_channels_last(const float* x, float* y, const GroupNormArgs& a) {
+  const int64_t c = a.channels, per_group = a.groups ? c / a.groups : 0, len = per_group * a.inner;
+  // Pixels per task: float sums over at most this many, then in double across tasks.
+  const int64_t chunk = std::clamp<int64_t>(16384 / std::max<int64_t>(c, 1), 16, 1024);
+  const int64_t chunks = (a.inner + chunk - 1) / chunk;
+  std::vector<float> partial(size_t(a.batch * chunks * c));
+  // Per (sample, chunk): per-channel sums over the chunk's pixels of x, or with `center`
+  // (the sample's per-channel means) of (x - center)², into `partial`.
+  auto channel_sums = [&](const float* center) {
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, a.batch * chunks), [&](const tbb::blocked_range<int64_t>& r) {
+      for (int64_t task = r.begin(); task < r.end(); ++task) {
+        const int64_t n = task / chunks, p0 = task % chunks * chunk, p1 = std::min(a.inner, p0 + chunk);
+        float* __restrict sum = partial.data() + task * c;
+        std::fill(sum, sum + c, 0.f);
+        const float* __restrict m = center ? center + n * c : nullptr;
+        for (int64_t p = p0; p < p1; ++p) {
+          const float* __restrict row = x + (n * a.inner + p) * c;
+          if (m) {
 #pragma omp simd
-          for (int64_t i = 0; i < a.inner; ++i) {
-            const float v = xc[i] * scale + shift;
-            yc[i] = v * fast_sigmoid(v);
+            for (int64_t k = 0; k < c; ++k) sum[k] += (row[k] - m[k]) * (row[k] - m[k]);
+          } else {
+#pragma omp simd
+            for (int64_t k = 0; k < c; ++k) sum[k] += row[k];
           }
-        } else {
-#pragma omp simd
-          for (int64_t i = 0; i < a.inner; ++i) yc[i] = xc[i] * scale + shift;
         }
       }
+    });
+  };
+  // Per (sample, group): the sum over its channels and the chunks, in double.
+  auto group_totals = [&](std::vector<double>& total) {
+    total.assign(size_t(a.batch * a.groups), 0.0);
+    for (int64_t n = 0; n < a.batch; ++n)
+      for (int64_t t = 0; t < chunks; ++t) {
+        const float* sums = partial.data() + (n * chunks + t) * c;
+        for (int64_t g = 0; g < a.groups; ++g) {
+          float s = 0.f;
+          for (int64_t k = g * per_group; k < (g + 1) * per_group; ++k) s += sums[k];
+          total[size_t(n * a.groups + g)] += s;
+        }
+      }
+  };
+  std::vector<double> total;
+  channel_sums(nullptr);
+  group_totals(total);
+  // Each channel's group mean, so the second pass reads it as a row.
+  std::vector<float> mean(size_t(a.batch * c));
+  for (int64_t n = 0; n < a.batch; ++n)
+    for (int64_t g = 0; g < a.groups; ++g)
+      std::fill_n(mean.begin() + n * c + g * per_group, per_group, len ? float(total[size_t(n * a.groups + g)] / double(len)) : 0.f);
+  channel_sums(mean.data());
+  group_totals(total);
+  std::vector<float> scale(size_t(a.batch * c)), shift(size_t(a.batch * c));
+  for (int64_t n = 0; n < a.batch; ++n)
+    for (int64_t g = 0; g < a.groups; ++g) {
+      const float inv = inverse_std(total[size_t(n * a.groups + g)], len, a.epsilon);
+      for (int64_t k = g * per_group; k < (g + 1) * per_group; ++k)
+        channel_scale_shift(a, k, inv, &scale[size_t(n * c + k)], &shift[size_t(n * c + k)]);
+    }
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, a.batch * chunks), [&](const tbb::blocked_range<int64_t>& r) {
+    for (int64_t task = r.begin(); task < r.end(); ++task) {
+      const int64_t n = task / chunks, p0 = task % chunks * chunk, p1 = std::min(a.inner, p0 + chunk);
+      for (int64_t p = p0; p < p1; ++p)
+        apply_row<true>(a.activation, x + (n * a.inner + p) * c, y + (n * a.inner + p) * c, c, mean.data() + n * c,
+                        scale.data() + n * c, shift.data() + n * c);
     }
   });
 }
@@ -93,8 +199,7 @@ std::vector<ValueInfo> infer_group_norm(const ShapeContext& c) {
   const int64_t channels = x.shape[1], groups = n.attr_int("groups", 0);
   if (groups < 1 || channels % groups != 0)
     throw Error(n.describe() + ": groups " + std::to_string(groups) + " must divide the " + std::to_string(channels) + " channels");
-  const std::string act = n.attr_string("activation", "");
-  if (!act.empty() && act != "silu") throw Error(n.describe() + ": unknown activation '" + act + "'");
+  group_norm_activation(n);
   const char* names[] = {"group scale", "group bias", "channel scale", "channel bias"};
   for (size_t i = 1; i <= 4; ++i) {
     if (!c.has_input(i)) continue;
@@ -108,21 +213,25 @@ std::vector<ValueInfo> infer_group_norm(const ShapeContext& c) {
 }
 
 void compute_group_norm(OpContext& c) {
-  const Tensor& x = c.in(0);
+  group_norm(c.in(0).data<float>(), c.out(0).data<float>(), group_norm_args(c.node, c.inputs));
+}
+
+}  // namespace
+
+GroupNormArgs group_norm_args(const Node& node, const std::vector<const Tensor*>& inputs) {
+  const Tensor& x = *inputs.at(0);
   GroupNormArgs a;
   a.batch = x.shape()[0];
   a.channels = x.shape()[1];
   a.inner = (a.batch * a.channels) != 0 ? x.numel() / (a.batch * a.channels) : 0;
-  a.groups = c.node.attr_int("groups", 1);
-  a.epsilon = c.node.attr_float("epsilon", 1e-5f);
+  a.groups = node.attr_int("groups", 1);
+  a.epsilon = node.attr_float("epsilon", 1e-5f);
   const float** params[] = {&a.group_scale, &a.group_bias, &a.channel_scale, &a.channel_bias};
   for (size_t i = 1; i <= 4; ++i)
-    if (c.has_input(i)) *params[i - 1] = c.in(i).data<float>();
-  a.silu = c.node.attr_string("activation", "") == "silu";
-  group_norm(x.data<float>(), c.out(0).data<float>(), a);
+    if (i < inputs.size() && inputs[i]) *params[i - 1] = inputs[i]->data<float>();
+  a.activation = group_norm_activation(node);
+  return a;
 }
-
-}  // namespace
 
 void register_group_norm_op(OpRegistry& r) {
   // Each block is read before it is written: safe in place.

@@ -3,11 +3,19 @@
 // C / groups channels per sample; each block is normalized by its own mean and variance,
 // then scaled per group (InstanceNormalization's scale and B), per channel (nn.GroupNorm's
 // weight and bias, which PyTorch's export applies as a Mul and an Add), and optionally
-// passed through SiLU, x · sigmoid(x), in the same pass.
+// passed through SiLU, x · sigmoid(x) (a diffusion ResBlock), or GELU (wav2vec2's feature
+// encoder), in the same pass.
 #pragma once
 #include <cstdint>
+#include <vector>
+
+#include "engine/ir/graph.h"
 
 namespace fb {
+
+enum class GroupNormActivation { None, Silu, Gelu };
+// The fused node's attribute activation: "", "silu" or "gelu"; an Error naming the node otherwise.
+GroupNormActivation group_norm_activation(const Node& n);
 
 struct GroupNormArgs {
   int64_t batch = 0, channels = 0, groups = 1, inner = 0;  // x is [batch, channels, inner]
@@ -16,10 +24,16 @@ struct GroupNormArgs {
   const float* group_bias = nullptr;     // [groups], or nullptr for 0
   const float* channel_scale = nullptr;  // [channels], or nullptr for 1
   const float* channel_bias = nullptr;   // [channels], or nullptr for 0
-  bool silu = false;
+  GroupNormActivation activation = GroupNormActivation::None;
 };
 
-// y may be x (each block is read before it is written).
+// A fusebench.GroupNorm node's arguments, from its attributes and inputs (x and the four
+// optional parameters; nullptr where omitted).
+GroupNormArgs group_norm_args(const Node& node, const std::vector<const Tensor*>& inputs);
+
+// x and y plain ([batch, channels, inner]); y may be x (each block is read before it is written).
 void group_norm(const float* x, float* y, const GroupNormArgs& args);
+// x and y channels-last ([batch, inner, channels], the conv-layout pass's layout); y may be x.
+void group_norm_channels_last(const float* x, float* y, const GroupNormArgs& args);
 
 }  // namespace fb

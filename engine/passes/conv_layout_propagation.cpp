@@ -14,8 +14,9 @@
 // of x [N,C,H,W] by s [N,C,1,1] or [1,C,1,1], its gated operand); Concat and Split over
 // channels (YOLO's C2f blocks, ShuffleNet's units); ShuffleNet's ChannelShuffle; Add of two
 // tensors of the output's shape (a residual sum no convolution could take); Resize of
-// height and width (a feature pyramid's upsampling); and a BatchNormalization(-Relu) that
-// follows no convolution, as fusebench.ChannelAffine (a DenseNet's pre-activation).
+// height and width (a feature pyramid's upsampling); a BatchNormalization(-Relu) that
+// follows no convolution, as fusebench.ChannelAffine (a DenseNet's pre-activation); and
+// fusebench.GroupNorm over 3-D to 5-D tensors.
 // resnet's stem pool sits between the first convolution and the residual blocks; GlobalAveragePool's [N,C,1,1] output is the
 // same bytes in either layout and stays plain, so the excitation's 1x1 convolutions need
 // no reorder.
@@ -122,6 +123,13 @@ struct Tied {
 };
 
 Tied layout_tied(const Graph& g, const Node& n) {
+  // GroupNorm normalizes 1-D, 2-D and 3-D feature maps (wav2vec2's Conv1d encoder, a
+  // diffusion U-Net's ResBlocks).
+  if (n.domain == "fusebench" && n.op_type == "GroupNorm" && n.outputs.size() == 1) {
+    const ValueInfo& x = g.value(n.inputs[0]);
+    if (x.dtype == DType::Float32 && x.shape.size() >= 3 && x.shape.size() <= 5) return {{0}, {0}};
+    return {};
+  }
   auto all_float_4d = [&](const std::vector<std::string>& vs) {
     for (const std::string& v : vs)
       if (v.empty() || !float_4d(g, v)) return false;

@@ -1,10 +1,11 @@
 // GroupNorm fusion: nn.GroupNorm as PyTorch exports it before opset 18, with the SiLU a
-// diffusion model's ResBlock puts after it, in one pass over memory instead of four layers.
+// diffusion model's ResBlock puts after it (or the GELU of wav2vec2's feature encoder), in
+// one pass over memory instead of four layers.
 //
 //      x [N,C,...] ─▶ Reshape([N, G, -1]) ─▶ InstanceNormalization(s [G], b [G]) ─▶ Reshape(x's shape)
 //                  ─▶ Mul(·, gamma)        optional: constant, C elements along the channel axis
 //                  ─▶ Add(·, beta)         optional: likewise
-//                  ─▶ v · Sigmoid(v)       optional: SiLU
+//                  ─▶ v · Sigmoid(v)       optional: SiLU, or fusebench.Gelu (gelu-fusion runs first)
 //   ⇒  fusebench.GroupNorm(x, s, b, gamma, beta)[groups = G, epsilon, activation]
 //
 // Left alone: a Reshape that does not split the channels into G whole groups, a Mul or Add
@@ -49,15 +50,16 @@ std::vector<FusionMatch> match_group_norm(const PassContext& ctx, size_t root) {
   const Node* merge = m.reader(norm.outputs[0], {"Reshape"});
   if (!merge || g.value(merge->outputs[0]).shape != xs) return {};
 
-  auto form = [&](const Matcher& at, const std::string& out, const std::string& gamma, const std::string& beta, bool silu) {
+  auto form = [&](const Matcher& at, const std::string& out, const std::string& gamma, const std::string& beta,
+                  const std::string& act) {
     Node gn = fusebench_node(norm.name + "_GroupNorm", "GroupNorm", {x, norm.inputs[1], norm.inputs[2], gamma, beta}, {out});
     gn.attrs["groups"] = Attribute{groups};
     gn.attrs["epsilon"] = Attribute{norm.attr_float("epsilon", 1e-5f)};
-    if (silu) gn.attrs["activation"] = Attribute{std::string("silu")};
+    if (!act.empty()) gn.attrs["activation"] = Attribute{act};
     return at.match(std::move(gn), "  group-norm-fusion: " + std::to_string(at.size()) + " nodes from '" + norm.name +
-                                       "' → GroupNorm" + (silu ? "+silu" : ""));
+                                       "' → GroupNorm" + (act.empty() ? "" : "+" + act));
   };
-  // The forms from the longest: each step optional, in this order; each with SiLU, then without.
+  // The forms from the longest: each step optional, in this order; each with its activation, then without.
   struct Step {
     Matcher at;
     std::string out, gamma, beta;
@@ -74,9 +76,12 @@ std::vector<FusionMatch> match_group_norm(const PassContext& ctx, size_t root) {
   }
   std::vector<FusionMatch> forms;
   for (auto s = steps.rbegin(); s != steps.rend(); ++s) {
-    Matcher with_silu = s->at;
-    if (const Node* mul = with_silu.silu(s->out)) forms.push_back(form(with_silu, mul->outputs[0], s->gamma, s->beta, true));
-    forms.push_back(form(s->at, s->out, s->gamma, s->beta, false));
+    Matcher with_act = s->at;
+    if (const Node* mul = with_act.silu(s->out)) forms.push_back(form(with_act, mul->outputs[0], s->gamma, s->beta, "silu"));
+    with_act = s->at;
+    if (const Node* gelu = with_act.reader(s->out, {"Gelu", -1, "fusebench"}))
+      forms.push_back(form(with_act, gelu->outputs[0], s->gamma, s->beta, "gelu"));
+    forms.push_back(form(s->at, s->out, s->gamma, s->beta, ""));
   }
   return forms;
 }

@@ -7,16 +7,17 @@
 #include <vector>
 
 #include "engine/backend/cpu/conv.h"
+#include "engine/ops/group_norm.h"
 #include "engine/ops/resize.h"
 
 namespace fb {
 
 namespace {
 
-// The [N, C, H, W] tensor's NHWC bytes as a plain NCHW tensor, for captures.
+// The [N, C, d...] tensor's channels-last bytes (NHWC for 4-D) as a plain one, for captures.
 Tensor nhwc_to_nchw(const Tensor& t) {
   const Shape& s = t.shape();
-  const int64_t n = s[0], c = s[1], hw = s[2] * s[3];
+  const int64_t n = s[0], c = s[1], hw = n * c ? t.numel() / (n * c) : 0;
   const size_t esize = dtype_size(t.dtype());
   Tensor out(t.dtype(), s);
   const char* x = static_cast<const char*>(t.raw());
@@ -27,11 +28,11 @@ Tensor nhwc_to_nchw(const Tensor& t) {
   return out;
 }
 
-// A layer whose 4-D outputs hold NHWC bytes under their NCHW shapes: captures come back
-// plain.
+// A layer whose outputs of rank 3 to 5 hold channels-last bytes under their logical
+// shapes: captures come back plain.
 class NhwcOutputLayer : public Layer {
  public:
-  Tensor plain_copy(const Tensor& output) const override { return output.rank() == 4 ? nhwc_to_nchw(output) : output.clone(); }
+  Tensor plain_copy(const Tensor& output) const override { return output.rank() >= 3 ? nhwc_to_nchw(output) : output.clone(); }
 };
 
 // Rows of pixels, about 64 KiB of channels per task.
@@ -177,6 +178,24 @@ class ChannelAffineNhwc : public NhwcOutputLayer {
   const Tensor *x_, *scale_, *shift_;
   Tensor* y_;
   bool relu_;
+};
+
+// fusebench.GroupNorm of a channels-last float tensor of rank 3 to 5.
+class GroupNormNhwc : public NhwcOutputLayer {
+ public:
+  GroupNormNhwc(const Node& node, std::vector<const Tensor*> inputs, Tensor* y)
+      : node_(node), inputs_(std::move(inputs)), y_(y) {}
+  void run() override { group_norm_channels_last(inputs_[0]->data<float>(), y_->data<float>(), group_norm_args(node_, inputs_)); }
+  std::string kernel() const override {
+    const std::string act = node_.attr_string("activation", "");
+    return "fusebench.group_norm" + (act.empty() ? "" : "+" + act) + " channels-last";
+  }
+  double flops() const override { return 0; }
+
+ private:
+  Node node_;
+  std::vector<const Tensor*> inputs_;
+  Tensor* y_;
 };
 
 // Resize of the spatial dims of a channels-last float tensor (N and C kept): each output
@@ -330,14 +349,17 @@ std::unique_ptr<Layer> make_channels_last_layer(const LayerRequest& r) {
   const std::vector<const Tensor*>& ins = r.inputs;
   const std::vector<Tensor*>& outs = r.outputs;
   if (!channels_last(n, "x_layout") || ins.empty() || !ins[0]) return nullptr;
+  auto is_float = [](const Tensor* t) { return t && t->dtype() == DType::Float32; };
   if (n.domain.empty() && n.op_type == "Transpose" && !n.has_attr("y_layout") && outs.size() == 1 && outs[0] &&
       outs[0]->dtype() == ins[0]->dtype() && outs[0]->numel() == ins[0]->numel())
     return std::make_unique<ChannelsToLastCopy>(ins[0], outs[0]);
+  if (n.domain == "fusebench" && n.op_type == "GroupNorm" && channels_last(n, "y_layout") && outs.size() == 1 && outs[0] &&
+      is_float(ins[0]) && is_float(outs[0]) && ins[0]->rank() >= 3)
+    return std::make_unique<GroupNormNhwc>(n, ins, outs[0]);
   if (ins[0]->rank() != 4) return nullptr;
   const bool shuffle = n.domain == "fusebench" && n.op_type == "ChannelShuffle";
   const bool affine = n.domain == "fusebench" && n.op_type == "ChannelAffine";
   if (!n.domain.empty() && !shuffle && !affine) return nullptr;
-  auto is_float = [](const Tensor* t) { return t && t->dtype() == DType::Float32; };
   if (n.op_type == "GlobalAveragePool" && !n.has_attr("y_layout") && is_float(ins[0]) && outs.size() == 1 && is_float(outs[0]))
     return std::make_unique<GlobalAveragePoolNhwc>(ins[0], outs[0]);
   if (!channels_last(n, "y_layout")) return nullptr;

@@ -2,7 +2,7 @@
 // around them need no reorder (engine/passes/conv_layout_propagation.cpp marks them with
 // x_layout / y_layout): squeeze-and-excitation's GlobalAveragePool and channel gate
 // x · s (s [N,C,1,1] or [1,C,1,1]), Concat and Split over channels, the same-shape Add,
-// Resize of height and width, fusebench.ChannelShuffle and fusebench.ChannelAffine; and a Transpose that moves
+// Resize of height and width, fusebench.ChannelShuffle, ChannelAffine and GroupNorm; and a Transpose that moves
 // channels last, reading a channels-last tensor (a copy).
 #pragma once
 #include <memory>
