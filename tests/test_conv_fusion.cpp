@@ -327,5 +327,26 @@ TEST(ConvFusion, Conv1dStemInReducedPrecisionAgrees) {
   }
 }
 
+// A one-channel tensor between 1-D convolutions (an audio model's waveform): in a bare
+// oneDNN call with a one-channel nwc source and an nwc destination, oneDNN 2.6 here chose
+// its reference loops (hundreds of times slower); the engine's convolutions get brgconv.
+// This keeps it so.
+TEST(ConvFusion, AOneChannelTensorBetweenConvolutionsGetsNoReferenceKernel) {
+  zoo::OnnxBuilder b("one", "one");
+  const std::string x = b.input("x", {zoo::kBatch, 4, 400});
+  std::string v = b.node("/a", "Conv", {x, b.weight("a.w", {1, 4, 3}, 0.3f)}, {zoo::attr_ints("kernel_shape", {3})});
+  v = b.node("/b", "Conv", {v, b.weight("b.w", {8, 1, 10}, 0.3f)}, {zoo::attr_ints("kernel_shape", {10}), zoo::attr_ints("strides", {5})});
+  v = b.node("/c", "Conv", {v, b.weight("c.w", {8, 8, 3}, 0.3f)}, {zoo::attr_ints("kernel_shape", {3})});
+  b.output(v, "y", {zoo::kBatch, 8, 76});
+  const Graph g = import_onnx(b.finish(), "one", "");
+  BuildConfig cfg;
+  cfg.fusion = FusionLevel::Aggressive;
+  cfg.batch = 2;
+  auto e = build_engine(g, cfg);
+  EXPECT_EQ(count_kernel(*e, "[ref"), 0);
+  EXPECT_EQ(count_kernel(*e, "nwc→nwc"), 1);
+  test::expect_agrees(g, cfg, 17);
+}
+
 }  // namespace
 }  // namespace fb

@@ -211,16 +211,6 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
       if (!layouts.x && !dst_cl) throw;
       pd = make_pd(false);  // no kernel for channels-last here: reorders keep it correct
     }
-    // Channels-last asked for, and only oneDNN's reference loops take it (a 1-channel
-    // input with an explicit channels-last source: 400 ms where the blocked kernel and its
-    // reorders take 0.3): let oneDNN pick, and reorder.
-    if ((layouts.x || dst_cl) && std::string(pd.impl_info_str()).rfind("ref", 0) == 0) {
-      try {
-        auto free_pd = make_pd(false);
-        if (std::string(free_pd.impl_info_str()).rfind("ref", 0) != 0) pd = free_pd;
-      } catch (const dnnl::error&) {
-      }
-    }
     im.prim = dnnl::convolution_forward(pd);
   } catch (const dnnl::error& e) {
     throw Error(node.describe() + ": oneDNN could not create the convolution " + shape_str(x) + " * " + shape_str(w) + ": " + e.what());
