@@ -1,8 +1,9 @@
-// The ops between channels-last convolutions, reading and writing NHWC so the convolutions
-// around them need no reorder (engine/passes/conv_layout_propagation.cpp marks them with
-// x_layout / y_layout): squeeze-and-excitation's GlobalAveragePool and channel gate
-// x · s (s [N,C,1,1] or [1,C,1,1]), Concat and Split over channels, the same-shape Add,
-// Resize of height and width, fusebench.ChannelShuffle, ChannelAffine and GroupNorm; and a Transpose that moves
+// The ops between channels-last convolutions, reading and writing NHWC (GroupNorm: any
+// channels-last rank) so the convolutions around them need no reorder
+// (engine/passes/conv_layout_propagation.cpp marks them with x_layout / y_layout):
+// squeeze-and-excitation's GlobalAveragePool and channel gate x · s (s [N,C,1,1] or
+// [1,C,1,1]), Concat and Split over channels, the same-shape Add, Resize of height and
+// width, fusebench.ChannelShuffle, ChannelAffine and GroupNorm; and a Transpose that moves
 // channels last, reading a channels-last tensor (a copy).
 #pragma once
 #include <memory>
@@ -11,8 +12,9 @@
 
 namespace fb {
 
-// A layer for a GlobalAveragePool or a channels-to-last Transpose with x_layout, or one of the other ops above with
-// x_layout and y_layout (both "channels_last"); nullptr for any other node.
+// A layer for a GlobalAveragePool or a channels-to-last Transpose with x_layout, or one of
+// the other ops above with x_layout and y_layout (both "channels_last"); nullptr for any
+// other node.
 std::unique_ptr<Layer> make_channels_last_layer(const LayerRequest& request);
 
 // Which operand of a Mul is the gated tensor x ([N,C,H,W], the output's shape) when the
