@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ONNX Runtime (npm onnxruntime-node, CPU) against fusebench's engine, side by side, on
-# zoo:bert, zoo:llama, zoo:gpt, zoo:efficientnet, zoo:yolo, zoo:shufflenet and, where scripts/export_models.py has written them, the four PyTorch-exported
+# zoo:bert, zoo:llama, zoo:gpt, zoo:efficientnet, zoo:yolo, zoo:shufflenet, zoo:wav2vec2 and, where scripts/export_models.py has written them, the four PyTorch-exported
 # models (BERT encoder, resnet18, mobilenet_v2, ViT-tiny). A benchmark script only:
 # fusebench never needs ONNX Runtime to build, run or test. Usage: scripts/bench_ort.sh [extra options of bench_ort.mjs, e.g. --rounds 5]
 set -euo pipefail
@@ -18,9 +18,11 @@ BERT_SPEC='zoo:bert?layers=4&hidden=256&heads=4&seq=128'
 build/fusebench zoo export "$BERT_SPEC" -o build/ort-models/zoo_bert.onnx >/dev/null
 models=(--model "zoo:bert=build/ort-models/zoo_bert.onnx")
 # Models the engine was not tuned on first: a LLaMA-style and a GPT-2-style decoder, an
-# EfficientNet-B0 at 224x224, a YOLOv8n-style detector at 320x320 and a ShuffleNetV2 at 224x224.
+# EfficientNet-B0 at 224x224, a YOLOv8n-style detector at 320x320, a ShuffleNetV2 at 224x224
+# and a wav2vec2-base feature encoder with two of its layers over one second of audio.
 for spec in 'zoo:llama?layers=4&hidden=256&heads=4&seq=128' 'zoo:gpt?layers=4&hidden=256&heads=4&seq=128' \
-            'zoo:efficientnet?image=224&classes=1000' 'zoo:yolo?image=320&classes=80' 'zoo:shufflenet?image=224&classes=1000'; do
+            'zoo:efficientnet?image=224&classes=1000' 'zoo:yolo?image=320&classes=80' 'zoo:shufflenet?image=224&classes=1000' \
+            'zoo:wav2vec2?samples=16000&channels=512&hidden=768&heads=12&layers=2'; do
   name=${spec%%\?*}
   build/fusebench zoo export "$spec" -o "build/ort-models/${name#zoo:}.onnx" >/dev/null
   models+=(--model "$name=build/ort-models/${name#zoo:}.onnx")

@@ -11,6 +11,8 @@
 #include "engine/ops/group_norm.h"
 #include "engine/ops/op_registry.h"
 #include "engine/zoo/onnx_builder.h"
+#include "harness/calibration.h"
+#include "harness/model_source.h"
 #include "tests/pass_test_support.h"
 
 namespace fb {
@@ -297,6 +299,35 @@ TEST(GroupNorm, Conv1dFeatureEncoderStaysChannelsLast) {
     EXPECT_EQ(test::count_kernel(*e, "ncw→nwc"), 1);
     EXPECT_EQ(test::count_kernel(*e, "nwc→ncw"), 1);
     test::expect_engine_agrees(g, *e, cfg.batch, precision, 16);
+  }
+}
+
+// zoo:wav2vec2 end to end: the feature encoder stays channels-last from its first
+// convolution to the Transpose that hands [N, T, C] to the projection, at every batch and
+// in the reduced precisions.
+TEST(GroupNorm, Wav2vec2FeatureEncoderStaysChannelsLastEndToEnd) {
+  LoadedModel m = load_model("zoo:wav2vec2");
+  for (int64_t batch : {1, 3}) {
+    SCOPED_TRACE(batch);
+    BuildConfig cfg;
+    cfg.fusion = FusionLevel::Aggressive;
+    cfg.batch = batch;
+    auto e = build_engine(m.graph, cfg);
+    EXPECT_EQ(test::count_kernel(*e, "fusebench.group_norm+gelu channels-last"), 1);
+    EXPECT_EQ(test::count_kernel(*e, "+gelu nwc→nwc"), 6);  // convolutions 1 to 6
+    EXPECT_EQ(test::count_kernel(*e, "fusebench.copy channels-last→transposed"), 1);
+    test::expect_agrees(m.graph, cfg, 18);
+  }
+  for (const char* precision : {"bf16", "int8"}) {
+    SCOPED_TRACE(precision);
+    BuildConfig cfg;
+    cfg.fusion = FusionLevel::Aggressive;
+    cfg.precision = precision;
+    cfg.batch = 2;
+    cfg.calibration.batches = 2;
+    calibrate_for_int8(m, m.graph, cfg);  // int8 only
+    auto e = build_engine(m.graph, cfg);
+    test::expect_engine_agrees(m.graph, *e, cfg.batch, precision, 19);
   }
 }
 

@@ -72,7 +72,7 @@ TEST(Zoo, ListsModelsInOrderWithIntegerDefaults) {
       EXPECT_NO_THROW((void)std::stoll(p.default_value)) << m.name << "." << p.name;
     }
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"mlp", "bert", "resnet", "mobilenet", "vit", "llama", "efficientnet", "gpt", "yolo", "shufflenet"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"mlp", "bert", "resnet", "mobilenet", "vit", "llama", "efficientnet", "gpt", "yolo", "shufflenet", "wav2vec2"}));
 }
 
 TEST(Zoo, EveryModelPassesCheckerAndFullShapeInference) {

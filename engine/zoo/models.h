@@ -47,5 +47,6 @@ const ModelDef& efficientnet_model();
 const ModelDef& gpt_model();
 const ModelDef& yolo_model();
 const ModelDef& shufflenet_model();
+const ModelDef& wav2vec2_model();
 
 }  // namespace fb::zoo

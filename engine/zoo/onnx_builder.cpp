@@ -253,17 +253,13 @@ std::string param_name(const std::string& prefix, const std::string& child) {
   return prefix.empty() ? child : prefix + "." + child;
 }
 
-namespace {
-
 float bound(float gain, int64_t fan_in) {
   return gain * static_cast<float>(std::sqrt(3.0 / static_cast<double>(fan_in)));
 }
-// PyTorch's default bias init, U(+-1/sqrt(fan_in)): small next to the weights' contribution.
+
 float bias_bound(int64_t fan_in) {
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(fan_in)));
 }
-
-}  // namespace
 
 std::string linear(OnnxBuilder& b, const std::string& sc, const std::string& prefix,
                    const std::string& x, int64_t in, int64_t out, float gain) {

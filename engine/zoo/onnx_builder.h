@@ -106,6 +106,9 @@ std::string param_name(const std::string& prefix, const std::string& child);
 // for gain 1, and through a following ReLU for gain sqrt(2) (He), so fp32 values stay O(1)
 // however deep the model.
 constexpr float kReluGain = 1.41421356f;
+float bound(float gain, int64_t fan_in);
+// PyTorch's default bias init, U(±1/√fan_in): small next to the weights' contribution.
+float bias_bound(int64_t fan_in);
 
 // nn.Linear on an input of rank > 2: MatMul(x, W[in, out]) + Add(bias). The weight is stored
 // [in, out], as MatMul wants it.

@@ -17,7 +17,7 @@ const std::vector<const zoo::ModelDef*>& table() {
   static const std::vector<const zoo::ModelDef*> models = {
       &zoo::mlp_model(), &zoo::bert_model(), &zoo::resnet_model(), &zoo::mobilenet_model(),
       &zoo::vit_model(), &zoo::llama_model(), &zoo::efficientnet_model(), &zoo::gpt_model(),
-      &zoo::yolo_model(), &zoo::shufflenet_model()};
+      &zoo::yolo_model(), &zoo::shufflenet_model(), &zoo::wav2vec2_model()};
   return models;
 }
 
