@@ -1,7 +1,7 @@
 // The engine's fused ops (domain "fusebench"): LayerNorm, AddLayerNorm, Gelu, GeluTanh,
-// ElementwiseChain, ChannelShuffle and ChannelAffine (FusedMatMul lives with the matmul kernels). Each one replaces a
-// subgraph that a pass in engine/passes/ matched; their kernels are the single-pass forms
-// of that subgraph.
+// ElementwiseChain, ChannelShuffle and ChannelAffine (FusedMatMul lives with the matmul
+// kernels, GroupNorm in group_norm.cpp). Each one replaces a subgraph that a pass in
+// engine/passes/ matched; their kernels are the single-pass forms of that subgraph.
 #include <tbb/parallel_for.h>
 
 #include <cmath>

@@ -6,8 +6,8 @@
 //                 └──────────────────┘
 //
 // Gelu and GeluTanh are the engine's fused GELU nodes (gelu-fusion runs first: an audio
-// model's Conv1d stem is Conv, GELU, Conv, GELU). Clip is taken only with constant bounds. Left alone (can_fuse): a Conv output read
-// elsewhere, a graph output or a partition point.
+// model's Conv1d stem is Conv, GELU, Conv, GELU). Clip is taken only with constant bounds.
+// Left alone (can_fuse): a Conv output read elsewhere, a graph output or a partition point.
 #include <algorithm>
 
 #include "engine/passes/matcher.h"

@@ -16,10 +16,10 @@
 // tensors of the output's shape (a residual sum no convolution could take); Resize of
 // height and width (a feature pyramid's upsampling); a BatchNormalization(-Relu) that
 // follows no convolution, as fusebench.ChannelAffine (a DenseNet's pre-activation); and
-// fusebench.GroupNorm over 3-D to 5-D tensors.
-// resnet's stem pool sits between the first convolution and the residual blocks; GlobalAveragePool's [N,C,1,1] output is the
-// same bytes in either layout and stays plain, so the excitation's 1x1 convolutions need
-// no reorder.
+// fusebench.GroupNorm over 3-D to 5-D tensors. resnet's stem pool sits between the first
+// convolution and the residual blocks; GlobalAveragePool's [N,C,1,1] output is the same
+// bytes in either layout and stays plain, so the excitation's 1x1 convolutions need no
+// reorder.
 // Shapes stay logical (NCHW); the layout is an attribute of the layers.
 //
 //      Conv ─▶ v ─▶ MaxPool ─▶ w ─▶ Conv, Conv(residual w)

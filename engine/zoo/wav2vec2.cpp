@@ -20,8 +20,10 @@ int64_t frames_of(int64_t samples) {
 }
 
 void validate(const ZooArgs& a) {
-  if (frames_of(a["samples"]) < 1) a.fail("samples", "(" + std::to_string(a["samples"]) + ") must leave the encoder at least one frame (400 or more)");
-  if (a["hidden"] % 16 != 0) a.fail("hidden", "(" + std::to_string(a["hidden"]) + ") must be a multiple of 16 (the positional convolution's groups)");
+  if (frames_of(a["samples"]) < 1)
+    a.fail("samples", "(" + std::to_string(a["samples"]) + ") must leave the encoder at least one frame (400 or more)");
+  if (a["hidden"] % 16 != 0)
+    a.fail("hidden", "(" + std::to_string(a["hidden"]) + ") must be a multiple of 16 (the positional convolution's groups)");
   if (a["hidden"] % a["heads"] != 0) a.fail("heads", "(" + std::to_string(a["heads"]) + ") must divide hidden (" + std::to_string(a["hidden"]) + ")");
 }
 
