@@ -249,6 +249,53 @@ TEST(Einsum, MatrixProductAndInnerProduct) {
   expect_floats(run(make_node("Einsum", {{"equation", str_attr("...ij->...ji")}}), {&a})[0], {2, 2}, {1, 3, 2, 4});
 }
 
+// Float32 contractions that are batched products run on oneDNN's product, with operands and
+// result permuted; the rest (diagonals, one-sided sums, broadcasts) on the general loop.
+// Both against the general loop in float64 on the same values.
+TEST(Einsum, BatchedProductsMatchTheGeneralLoop) {
+  struct Case {
+    const char* equation;
+    std::vector<Shape> shapes;
+  };
+  const std::vector<Case> cases = {
+      {"bghid,bghjd->bghij", {{1, 3, 2, 5, 4}, {1, 3, 2, 6, 4}}},  // MaxViT's q·kᵀ
+      {"bghij,bghjd->bghid", {{1, 3, 2, 5, 6}, {1, 3, 2, 6, 4}}},  // and attention · v
+      {"ij,jk->ik", {{3, 4}, {4, 5}}},
+      {"ik,jk->ij", {{3, 4}, {5, 4}}},
+      {"ij,jk", {{3, 4}, {4, 5}}},                                  // implicit output
+      {"bij,bjk->kib", {{2, 3, 4}, {2, 4, 5}}},                     // permuted output
+      {"bn,anm->bam", {{2, 3}, {4, 3, 5}}},                         // M, N and K in odd places
+      {"i,j->ij", {{3}, {4}}},                                      // outer product: no K
+      {"i,i", {{7}, {7}}},                                          // inner product: only K
+      {"ij,ij->ij", {{3, 4}, {3, 4}}},                              // all batch
+      {"...ij,...jk->...ik", {{2, 3, 4, 5}, {2, 3, 5, 2}}},
+      {"ii,ij->j", {{3, 3}, {3, 4}}},                               // diagonal: general loop
+      {"ij,jk->k", {{3, 4}, {4, 5}}},                               // i summed in one operand
+      {"bij,bjk->bik", {{2, 3, 4}, {1, 4, 5}}},                     // broadcast batch
+  };
+  for (const Case& c : cases) {
+    std::vector<Tensor> f32, f64;
+    for (size_t k = 0; k < c.shapes.size(); ++k) {
+      f32.emplace_back(DType::Float32, c.shapes[k]);
+      f64.emplace_back(DType::Float64, c.shapes[k]);
+      for (int64_t i = 0; i < f32.back().numel(); ++i) {
+        const float v = float((i * 7 + k * 3) % 11) / 4.f - 1.2f;
+        f32.back().data<float>()[i] = v;
+        f64.back().data<double>()[i] = v;
+      }
+    }
+    const Node n = make_node("Einsum", {{"equation", str_attr(c.equation)}});
+    std::vector<const Tensor*> in32, in64;
+    for (size_t k = 0; k < f32.size(); ++k) in32.push_back(&f32[k]), in64.push_back(&f64[k]);
+    const Tensor got = run(n, in32)[0], want = run(n, in64)[0];
+    ASSERT_EQ(got.shape(), want.shape()) << c.equation;
+    ASSERT_GT(got.numel(), 0) << c.equation;
+    for (int64_t i = 0; i < got.numel(); ++i)
+      ASSERT_NEAR(got.data<float>()[i], want.data<double>()[i], 1e-4 * std::max(1.0, std::abs(want.data<double>()[i])))
+          << c.equation << " element " << i;
+  }
+}
+
 TEST(TopK, LargestAndSmallestKeepLowerIndexOnTies) {
   Tensor x = floats({4}, {1, 3, 2, 3});
   Tensor k = ints({1}, {2});

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "engine/ops/op_registry.h"
+#include "engine/ops/strided_copy.h"
 
 namespace fb {
 
@@ -146,35 +147,10 @@ void compute_transpose(OpContext& c) {
   const Tensor& x = c.in(0);
   const int64_t rank = x.rank();
   auto perm = perm_of(c.node, rank);
-  const Shape& out_shape = c.out(0).shape();
   auto in_strides = shape_strides(x.shape());
   std::vector<int64_t> src_stride(rank);  // input stride for each output dim
   for (int64_t d = 0; d < rank; ++d) src_stride[d] = in_strides[perm[d]];
-  const size_t es = dtype_size(x.dtype());
-  const auto* in = static_cast<const std::byte*>(x.raw());
-  auto* out = static_cast<std::byte*>(c.out(0).raw());
-  const int64_t inner = rank ? out_shape[rank - 1] : 1;
-  const int64_t rows = inner ? c.out(0).numel() / inner : 0;
-  const int64_t inner_stride = rank ? src_stride[rank - 1] : 1;
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(inner, 1))),
-                    [&](const tbb::blocked_range<int64_t>& r) {
-                      for (int64_t row = r.begin(); row < r.end(); ++row) {
-                        int64_t rem = row, off = 0;
-                        for (int64_t d = rank - 1; d-- > 0;) {
-                          off += (rem % out_shape[d]) * src_stride[d];
-                          rem /= out_shape[d];
-                        }
-                        std::byte* dst = out + size_t(row * inner) * es;
-                        if (es == 4) {
-                          const float* s = reinterpret_cast<const float*>(in) + off;
-                          float* o = reinterpret_cast<float*>(dst);
-                          for (int64_t i = 0; i < inner; ++i) o[i] = s[i * inner_stride];
-                        } else {
-                          for (int64_t i = 0; i < inner; ++i)
-                            std::memcpy(dst + size_t(i) * es, in + size_t(off + i * inner_stride) * es, es);
-                        }
-                      }
-                    });
+  copy_strided(x.raw(), src_stride, c.out(0).shape(), dtype_size(x.dtype()), c.out(0).raw());
 }
 
 // ---- Concat -------------------------------------------------------------------------------
