@@ -259,6 +259,8 @@ TEST(ChannelsLastOps, AveragePoolsRunOnOneDnnAndChannelsLastWhereTheyCan) {
        {zoo::attr_ints("kernel_shape", {3, 3}), zoo::attr_ints("strides", {2, 2}), zoo::attr_ints("pads", {1, 1, 1, 1}),
         zoo::attr_int("count_include_pad", 1)},
        4, 5, true},
+      // MaxViT's downsampling after its explicit Pad: no window reads the last row or column.
+      {"3x3/2 unpadded over an even size", {zoo::attr_ints("kernel_shape", {3, 3}), zoo::attr_ints("strides", {2, 2})}, 3, 4, true},
       {"3x3/2 ceil_mode, pads not counted",
        {zoo::attr_ints("kernel_shape", {3, 3}), zoo::attr_ints("strides", {2, 2}), zoo::attr_int("ceil_mode", 1)}, 4, 5, true},
       {"3x3/2 ceil_mode, pads counted (the op's kernel)",

@@ -276,9 +276,10 @@ class PoolLayer : public Layer {
         pl(g.pad_begin.begin(), g.pad_begin.end()), pr(sp.size());
     for (size_t d = 0; d < sp.size(); ++d) {
       if (g.dilation[d] != 1) return nullptr;
-      // The far pad that yields the planned output size (ceil_mode and auto_pad included).
-      pr[d] = (y->shape()[d + 2] - 1) * g.stride[d] + g.kernel[d] - sp[d] - g.pad_begin[d];
-      if (pr[d] < 0) return nullptr;
+      // The far pad that yields the planned output size (ceil_mode and auto_pad included);
+      // none where the last window ends before the input does (a 3x3/2 window over an even
+      // size leaves the last row unread), which oneDNN's floor division also gives.
+      pr[d] = std::max<dnnl::memory::dim>(0, (y->shape()[d + 2] - 1) * g.stride[d] + g.kernel[d] - sp[d] - g.pad_begin[d]);
     }
     const auto tag = channels_last ? dnnl::memory::format_tag::acdb
                      : xs.size() == 4 ? dnnl::memory::format_tag::abcd
