@@ -26,16 +26,9 @@ bool inference_dropout(const PassContext& ctx, const Node& n) {
       (g.is_graph_output(n.outputs[1]) || !g.consumers(n.outputs[1]).empty()))
     return false;
   if (n.inputs.size() < 3 || n.inputs[2].empty()) return true;
-  auto constant = [&](const std::string& v) -> const Tensor* {
-    if (v.empty()) return nullptr;
-    auto it = g.initializers.find(v);
-    if (it != g.initializers.end()) return &it->second;
-    auto kt = ctx.known.find(v);
-    return kt != ctx.known.end() ? &kt->second : nullptr;
-  };
-  const Tensor* training = constant(n.inputs[2]);
+  const Tensor* training = constant_value(ctx, n.inputs[2]);
   if (training && training->numel() == 1 && training->scalar_as_double() == 0.0) return true;
-  const Tensor* ratio = constant(n.inputs[1]);
+  const Tensor* ratio = n.inputs[1].empty() ? nullptr : constant_value(ctx, n.inputs[1]);
   return ratio && ratio->numel() == 1 && ratio->scalar_as_double() == 0.0;
 }
 

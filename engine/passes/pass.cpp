@@ -156,12 +156,15 @@ int single_consumer(const Graph& g, const std::string& v) {
   return cs.size() == 1 ? int(cs[0]) : -1;
 }
 
-bool constant_scalar(const PassContext& ctx, const std::string& v, float* out) {
-  const Tensor* t = nullptr;
+const Tensor* constant_value(const PassContext& ctx, const std::string& v) {
   auto it = ctx.graph.initializers.find(v);
-  if (it != ctx.graph.initializers.end()) t = &it->second;
+  if (it != ctx.graph.initializers.end()) return &it->second;
   auto kt = ctx.known.find(v);
-  if (!t && kt != ctx.known.end()) t = &kt->second;
+  return kt != ctx.known.end() ? &kt->second : nullptr;
+}
+
+bool constant_scalar(const PassContext& ctx, const std::string& v, float* out) {
+  const Tensor* t = constant_value(ctx, v);
   if (!t || t->numel() != 1 || t->dtype() != DType::Float32) return false;
   *out = t->data<float>()[0];
   return true;

@@ -91,6 +91,8 @@ void remove_unread_initializers(Graph& g);
 
 // The index of the single reader of v, or -1 (structure only: legality is can_fuse's).
 int single_consumer(const Graph& g, const std::string& v);
+// v's build-time value: an initializer or a known value (nullptr for anything else).
+const Tensor* constant_value(const PassContext& ctx, const std::string& v);
 // A scalar float constant's value (an initializer or known value with one element).
 bool constant_scalar(const PassContext& ctx, const std::string& v, float* out);
 // v is a scalar float constant within 1e-4 (relative above 1) of `expected`: how patterns

@@ -27,6 +27,7 @@ int attention_fusion(PassContext& ctx);
 int where_mask_fusion(PassContext& ctx);
 int channel_shuffle_fusion(PassContext& ctx);
 int batchnorm_folding(PassContext& ctx);
+int pad_fusion(PassContext& ctx);
 int group_norm_fusion(PassContext& ctx);
 int conv_activation_fusion(PassContext& ctx);
 int conv_residual_fusion(PassContext& ctx);

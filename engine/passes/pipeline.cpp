@@ -4,7 +4,8 @@
 //  1. Identity/Dropout elimination, constant folding and dead-node elimination first, so
 //     later patterns see direct edges, and initializers where the model had Constant
 //     nodes or shape arithmetic; then BatchNorm folding, so that the Conv it leaves
-//     behind can take the activation that follows the BatchNorm; a softmax's Where mask
+//     behind can take the activation that follows the BatchNorm; a zero Pad into the Conv
+//     or AveragePool after it (before Conv fusions, which take Conv nodes); a softmax's Where mask
 //     (constant after folding) becomes the additive mask attention fusion and elementwise
 //     chains take;
 //  2. GELU (both forms) before Conv+activation and MatMul+bias fusion, so a Conv or MatMul
@@ -43,6 +44,7 @@ std::vector<Pass> passes_for(FusionLevel level) {
           {"constant-folding", constant_folding},
           {"dead-node-elimination", dead_node_elimination},
           {"batchnorm-folding", batchnorm_folding},
+          {"pad-fusion", pad_fusion},
           {"where-mask", where_mask_fusion},
           {"gelu-fusion", gelu_fusion},
           {"gelu-tanh-fusion", gelu_tanh_fusion},
