@@ -2,7 +2,9 @@
 // GlobalAveragePool reads NHWC, the channel gate Mul reads and writes NHWC, so the
 // depthwise and projection convolutions around them stay channels-last. Plans agree with
 // the reference executor, captures come back plain, and what the kernels cannot take (a
-// gate whose operands are the same shape, a gate read by another op) stays plain.
+// gate whose operands are the same shape, a gate read by another op) stays plain. A
+// ReduceMean over the spatial axes (timm's gates, MNASNet's head) is the same
+// GlobalAveragePool (spatial-mean-pooling).
 #include <gtest/gtest.h>
 
 #include "engine/zoo/onnx_builder.h"
@@ -46,16 +48,19 @@ TEST(SqueezeExcite, CaptureSeesPlainTensors) {
 
 // x ─▶ Conv ─▶ v ─▶ Mul(v, s) or Mul(s, v) ─▶ Conv, s a constant [1,C,1,1] gate or a
 // computed [N,C,1,1] one (GlobalAveragePool, Conv, Sigmoid); `gate_read_elsewhere` makes
-// the gated value a graph output too.
-Graph gate_model(bool gate_first, bool per_sample, bool gate_read_elsewhere) {
+// the gated value a graph output too; `reduce_mean`: the squeeze is written
+// ReduceMean(axes=[2,3], keepdims=1), as timm writes it.
+Graph gate_model(bool gate_first, bool per_sample, bool gate_read_elsewhere, bool reduce_mean = false) {
   zoo::OnnxBuilder b("gate", "gate");
   const int64_t c = 24;
   const std::string x = b.input("x", {zoo::kBatch, c, 9, 7});
   const std::string v = zoo::conv2d(b, "/a", "a", x, c, c, 3, 1, 1, 1, true, 1.f);
   std::string s = b.weight("gate", {1, c, 1, 1}, 0.5f, 1.f);
-  if (per_sample)  // the excitation as torchvision writes it: a 1x1 convolution, then Sigmoid
-    s = b.node("/excite", "Sigmoid",
-               {zoo::conv2d(b, "/excite", "excite", b.node("/squeeze", "GlobalAveragePool", {v}), c, c, 1, 1, 0, 1, true, 1.f)});
+  if (per_sample) {  // the excitation as torchvision writes it: a 1x1 convolution, then Sigmoid
+    const std::string squeezed = reduce_mean ? b.node("/squeeze", "ReduceMean", {v}, {zoo::attr_ints("axes", {2, 3})})
+                                             : b.node("/squeeze", "GlobalAveragePool", {v});
+    s = b.node("/excite", "Sigmoid", {zoo::conv2d(b, "/excite", "excite", squeezed, c, c, 1, 1, 0, 1, true, 1.f)});
+  }
   const std::string gated = b.node("/gate", "Mul", gate_first ? std::vector<std::string>{s, v} : std::vector<std::string>{v, s});
   const std::string y = zoo::conv2d(b, "/b", "b", gated, c, c, 1, 1, 0, 1, true, 1.f);
   b.output(y, "y", {zoo::kBatch, c, 9, 7});
@@ -77,6 +82,54 @@ TEST(SqueezeExcite, EitherOperandOrderAndEitherGateShapeAgree) {
       EXPECT_EQ(count_kernel(*e, "global_avg_pool nhwc"), per_sample ? 1 : 0);
       test::expect_agrees(g, cfg, 9);
     }
+}
+
+TEST(SqueezeExcite, ASpatialReduceMeanSqueezeIsAGlobalPool) {
+  const Graph g = gate_model(false, true, false, true);
+  BuildConfig cfg;
+  cfg.batch = 3;
+  auto e = build_engine(g, cfg);
+  EXPECT_EQ(test::count_kind(*e, "ReduceMean"), 0);
+  EXPECT_EQ(count_kernel(*e, "global_avg_pool nhwc"), 1);
+  EXPECT_EQ(count_kernel(*e, "fusebench.channel_gate nhwc→nhwc"), 1);
+  EXPECT_TRUE(test::log_mentions(*e, "spatial-mean-pooling: '/squeeze/ReduceMean'"));
+  test::expect_agrees(g, cfg, 9);
+}
+
+// conv ─▶ ReduceMean(axes) ─▶ out: MNASNet's head (axes [2,3], keepdims 0) becomes a global
+// pool and a Flatten; reductions over other axes stay ReduceMean.
+TEST(SqueezeExcite, OnlyAMeanOverEverySpatialAxisBecomesAPool) {
+  struct Form {
+    std::vector<int64_t> axes;
+    int64_t keepdims;
+    std::vector<int64_t> out;  // beyond the batch
+    bool pools;
+  };
+  const std::vector<Form> forms = {
+      {{2, 3}, 0, {8}, true},
+      {{-1, -2}, 1, {8, 1, 1}, true},
+      {{3, 2}, 0, {8}, true},
+      {{1, 2, 3}, 0, {}, false},
+      {{2}, 1, {8, 1, 6}, false},
+  };
+  for (const Form& f : forms) {
+    SCOPED_TRACE(testing::PrintToString(f.axes) + " keepdims " + std::to_string(f.keepdims));
+    zoo::OnnxBuilder b("mean", "mean");
+    const std::string x = b.input("x", {zoo::kBatch, 3, 5, 6});
+    const std::string v = zoo::conv2d(b, "/a", "a", x, 3, 8, 3, 1, 1, 1, true, 1.f);
+    const std::string y =
+        b.node("/head", "ReduceMean", {v}, {zoo::attr_ints("axes", f.axes), zoo::attr_int("keepdims", f.keepdims)});
+    std::vector<int64_t> dims{zoo::kBatch};
+    dims.insert(dims.end(), f.out.begin(), f.out.end());
+    b.output(y, "y", dims);
+    const Graph g = import_onnx(b.finish(), "mean", "");
+    BuildConfig cfg;
+    cfg.batch = 2;
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(test::count_kind(*e, "ReduceMean"), f.pools ? 0 : 1);
+    EXPECT_EQ(count_kernel(*e, "global_avg_pool nhwc"), f.pools ? 1 : 0);
+    test::expect_agrees(g, cfg, 5);
+  }
 }
 
 TEST(SqueezeExcite, AGatedValueReadElsewhereStaysPlain) {

@@ -28,6 +28,7 @@ int where_mask_fusion(PassContext& ctx);
 int channel_shuffle_fusion(PassContext& ctx);
 int batchnorm_folding(PassContext& ctx);
 int pad_fusion(PassContext& ctx);
+int spatial_mean_pooling(PassContext& ctx);
 int group_norm_fusion(PassContext& ctx);
 int conv_activation_fusion(PassContext& ctx);
 int conv_residual_fusion(PassContext& ctx);

@@ -5,7 +5,8 @@
 //     later patterns see direct edges, and initializers where the model had Constant
 //     nodes or shape arithmetic; then BatchNorm folding, so that the Conv it leaves
 //     behind can take the activation that follows the BatchNorm; a zero Pad into the Conv
-//     or AveragePool after it (before Conv fusions, which take Conv nodes); a softmax's Where mask
+//     or AveragePool after it (before Conv fusions, which take Conv nodes), and a spatial
+//     ReduceMean as the GlobalAveragePool the layouts know; a softmax's Where mask
 //     (constant after folding) becomes the additive mask attention fusion and elementwise
 //     chains take;
 //  2. GELU (both forms) before Conv+activation and MatMul+bias fusion, so a Conv or MatMul
@@ -45,6 +46,7 @@ std::vector<Pass> passes_for(FusionLevel level) {
           {"dead-node-elimination", dead_node_elimination},
           {"batchnorm-folding", batchnorm_folding},
           {"pad-fusion", pad_fusion},
+          {"spatial-mean-pooling", spatial_mean_pooling},
           {"where-mask", where_mask_fusion},
           {"gelu-fusion", gelu_fusion},
           {"gelu-tanh-fusion", gelu_tanh_fusion},
