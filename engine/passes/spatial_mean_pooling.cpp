@@ -1,4 +1,4 @@
-// A ReduceMean over every spatial axis of an [N, C, d...] tensor is a GlobalAveragePool:
+// A ReduceMean over every spatial axis of an [N, C, H, W] (or 3-D) tensor is a GlobalAveragePool:
 // PyTorch exports `x.mean((2, 3))` (MNASNet's and many timm models' heads, timm's
 // squeeze-and-excitation gates with keepdim=True) as ReduceMean, which has no channels-last
 // form and runs as a general reduction (MNASNet's 1280x7x7 head: 0.12 ms at 2 GB/s). As a
@@ -15,12 +15,13 @@ namespace fb {
 
 namespace {
 
-// n averages a float [N, C, d...] tensor (rank 3 to 5) over exactly the spatial axes.
+// n averages a float [N, C, d...] tensor of rank 4 or 5 over exactly the spatial axes. Not
+// rank 3: a mean over the last axis of [N, C, L] is also LayerNorm's over [B, S, H].
 bool spatial_mean(const PassContext& ctx, const Node& n) {
   if (!is_onnx_op(&n, "ReduceMean") || n.inputs.empty() || n.outputs.size() != 1 || !node_fusible(n, ctx.config)) return false;
   const ValueInfo& x = ctx.graph.value(n.inputs[0]);
   const int64_t rank = int64_t(x.shape.size());
-  if (x.dtype != DType::Float32 || rank < 3 || rank > 5) return false;
+  if (x.dtype != DType::Float32 || rank < 4 || rank > 5) return false;
   std::vector<int64_t> axes;
   if (n.opset != 0 && n.opset >= 18) {
     const Tensor* a = n.inputs.size() > 1 && !n.inputs[1].empty() ? constant_value(ctx, n.inputs[1]) : nullptr;
