@@ -1,9 +1,12 @@
 // The neural-network kernels against small results computed by hand: Conv, ConvTranspose,
-// the pools, the normalizations, Resize, Pad, Einsum, TopK and CumSum; and the errors that
+// the pools, the normalizations, Resize, Pad, Einsum, TopK, CumSum and NonMaxSuppression; and
+// the errors that
 // bad shapes or attributes get (an fb::Error naming the node, never a crash).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <random>
 
 #include "engine/backend/cpu/matmul.h"
 #include "engine/ops/op_registry.h"
@@ -398,6 +401,164 @@ TEST(MatMulKernel, CollapsedAndBatchedProductsMatchANaiveSum) {
         EXPECT_NEAR(out[size_t(r * n + j)], want, 1e-5 * std::max(1.0, std::fabs(want))) << r << "," << j;
       }
   }
+}
+
+// NonMaxSuppression as the ONNX definition states it: per batch and class, candidates above
+// the score threshold by descending score (ties: lower index first), each kept unless its
+// IoU with a box kept before it exceeds the threshold.
+std::vector<int64_t> greedy_nms(const Tensor& boxes, const Tensor& scores, int64_t max_out, float iou_threshold,
+                                float score_threshold, bool center) {
+  const int64_t batches = boxes.shape()[0], nb = boxes.shape()[1], classes = scores.shape()[1];
+  auto corners = [&](int64_t b, int64_t i) {
+    const float* p = boxes.data<float>() + (b * nb + i) * 4;
+    if (center) return std::array<float, 4>{p[1] - p[3] / 2, p[0] - p[2] / 2, p[1] + p[3] / 2, p[0] + p[2] / 2};
+    return std::array<float, 4>{std::min(p[0], p[2]), std::min(p[1], p[3]), std::max(p[0], p[2]), std::max(p[1], p[3])};
+  };
+  auto iou = [](const std::array<float, 4>& a, const std::array<float, 4>& b) {
+    const float ih = std::min(a[2], b[2]) - std::max(a[0], b[0]), iw = std::min(a[3], b[3]) - std::max(a[1], b[1]);
+    if (ih <= 0 || iw <= 0) return 0.f;
+    const float inter = ih * iw, uni = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
+    return uni > 0 ? inter / uni : 0.f;
+  };
+  std::vector<int64_t> out;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t k = 0; k < classes; ++k) {
+      const float* sc = scores.data<float>() + (b * classes + k) * nb;
+      std::vector<int64_t> order;
+      for (int64_t i = 0; i < nb; ++i)
+        if (sc[i] > score_threshold) order.push_back(i);
+      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return sc[x] > sc[y]; });
+      std::vector<int64_t> kept;
+      for (int64_t i : order) {
+        if (int64_t(kept.size()) >= max_out) break;
+        bool keep = true;
+        for (int64_t j : kept) keep = keep && !(iou(corners(b, i), corners(b, j)) > iou_threshold);
+        if (keep) kept.push_back(i), out.insert(out.end(), {b, k, i});
+      }
+    }
+  return out;
+}
+
+// The kernel checks each candidate against the kept boxes in vectorized blocks, or only
+// against those an x1-sorted window says can overlap it (torchvision's batched NMS, which
+// offsets each class's boxes apart); either way it must select exactly what the definition
+// does, ties, degenerate and NaN boxes included.
+TEST(NonMaxSuppression, SelectsWhatTheGreedyDefinitionSelects) {
+  struct Case {
+    const char* what;
+    int64_t batches, classes, boxes;
+    float iou, score;
+    int64_t max_out;
+    bool center;
+    float class_offset;  // > 0: box i is moved by (i % 25) * offset, torchvision's batched NMS
+    float spread;        // box centres lie in [0, spread)
+  };
+  const std::vector<Case> cases = {
+      {"batched offsets, one class", 1, 1, 3000, 0.5f, -1.f, 1 << 30, false, 400.f, 300.f},
+      {"one crowded class", 1, 1, 1500, 0.45f, -1.f, 1 << 30, false, 0.f, 60.f},
+      {"classes, score threshold, max_out", 2, 4, 700, 0.6f, 0.3f, 40, false, 0.f, 200.f},
+      {"centre boxes", 1, 2, 900, 0.5f, -1.f, 1 << 30, true, 0.f, 150.f},
+      {"threshold 0: any overlap suppresses", 1, 1, 800, 0.f, -1.f, 1 << 30, false, 0.f, 500.f},
+      {"negative threshold: every later box suppressed", 1, 1, 300, -0.1f, -1.f, 1 << 30, false, 0.f, 100.f},
+  };
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> unit(0.f, 1.f);
+  for (const Case& c : cases) {
+    Tensor boxes(DType::Float32, {c.batches, c.boxes, 4}), scores(DType::Float32, {c.batches, c.classes, c.boxes});
+    for (int64_t b = 0; b < c.batches; ++b)
+      for (int64_t i = 0; i < c.boxes; ++i) {
+        float* p = boxes.data<float>() + (b * c.boxes + i) * 4;
+        const float cy = unit(rng) * c.spread, cx = unit(rng) * c.spread, h = 4 + unit(rng) * 40, w = 4 + unit(rng) * 40;
+        const float shift = float(i % 25) * c.class_offset;
+        if (c.center) p[0] = cx, p[1] = cy, p[2] = w, p[3] = h;
+        else p[0] = cy - h / 2 + shift, p[1] = cx - w / 2 + shift, p[2] = cy + h / 2 + shift, p[3] = cx + w / 2 + shift;
+        if (i % 97 == 5) p[2] = p[0];  // zero-area boxes
+        if (i % 89 == 3) std::swap(p[0], p[2]);  // corners given in either order
+      }
+    for (int64_t i = 0; i < scores.numel(); ++i) scores.data<float>()[i] = std::round(unit(rng) * 50) / 50;  // ties
+    const Tensor max_out = ints({1}, {c.max_out}), iou = floats({1}, {c.iou}), score = floats({1}, {c.score});
+    const Node n = make_node("NonMaxSuppression", {{"center_point_box", int_attr(c.center ? 1 : 0)}});
+    const std::vector<int64_t> got = run(n, {&boxes, &scores, &max_out, &iou, &score})[0].as_int64_vector();
+    const std::vector<int64_t> want = greedy_nms(boxes, scores, c.max_out, c.iou, c.score, c.center);
+    EXPECT_EQ(want.size() == 3, c.iou < 0) << c.what;  // a negative threshold keeps one box, the others many
+    EXPECT_EQ(got, want) << c.what;
+    // A NaN coordinate: no box overlaps it, and the windowed search must not be misled.
+    boxes.data<float>()[4 * 17 + 1] = NAN;
+    EXPECT_EQ(run(n, {&boxes, &scores, &max_out, &iou, &score})[0].as_int64_vector(),
+              greedy_nms(boxes, scores, c.max_out, c.iou, c.score, c.center))
+        << c.what << ", with a NaN";
+  }
+}
+
+// RoiAlign as the ONNX reference defines it, one output element at a time: the bin's
+// sampling grid, each sample bilinear over its four neighbours (clamped at the far edge,
+// 0 outside [-1, size]), averaged, or for max the largest weighted neighbour.
+float roi_align_element(const Tensor& x, const float* roi, int64_t b, int64_t k, int64_t ph, int64_t pw, int64_t oh, int64_t ow,
+                        int64_t ratio, bool half_pixel, bool is_max) {
+  const int64_t C = x.shape()[1], H = x.shape()[2], W = x.shape()[3];
+  const float* plane = x.data<float>() + (b * C + k) * H * W;
+  const float off = half_pixel ? 0.5f : 0.f, scale = 0.5f;
+  const float x1 = roi[0] * scale - off, y1 = roi[1] * scale - off;
+  float rw = roi[2] * scale - off - x1, rh = roi[3] * scale - off - y1;
+  if (!half_pixel) rw = std::max(rw, 1.f), rh = std::max(rh, 1.f);
+  const float bh = rh / float(oh), bw = rw / float(ow);
+  const int64_t gh = ratio ? ratio : int64_t(std::ceil(rh / float(oh))), gw = ratio ? ratio : int64_t(std::ceil(rw / float(ow)));
+  std::vector<float> values;
+  for (int64_t iy = 0; iy < gh; ++iy)
+    for (int64_t ix = 0; ix < gw; ++ix) {
+      float y = y1 + float(ph) * bh + (float(iy) + 0.5f) * bh / float(gh);
+      float xx = x1 + float(pw) * bw + (float(ix) + 0.5f) * bw / float(gw);
+      if (y < -1.f || y > float(H) || xx < -1.f || xx > float(W)) {
+        values.push_back(0.f);
+        continue;
+      }
+      y = std::max(y, 0.f), xx = std::max(xx, 0.f);
+      int64_t y0 = std::min(int64_t(y), H - 1), x0 = std::min(int64_t(xx), W - 1);
+      if (y0 == H - 1) y = float(y0);
+      if (x0 == W - 1) xx = float(x0);
+      const int64_t yb = std::min(y0 + 1, H - 1), xb = std::min(x0 + 1, W - 1);
+      const float ly = y - float(y0), lx = xx - float(x0);
+      const float corner[4] = {(1 - ly) * (1 - lx) * plane[y0 * W + x0], (1 - ly) * lx * plane[y0 * W + xb],
+                               ly * (1 - lx) * plane[yb * W + x0], ly * lx * plane[yb * W + xb]};
+      values.push_back(is_max ? *std::max_element(corner, corner + 4) : corner[0] + corner[1] + corner[2] + corner[3]);
+    }
+  if (values.empty()) return 0.f;
+  if (is_max) return *std::max_element(values.begin(), values.end());
+  float sum = 0;
+  for (float v : values) sum += v;
+  return sum / float(values.size());
+}
+
+// The kernel computes each bin's samples once per row of bins and runs the channels from
+// that table (in parallel); every element must still be the definition's.
+TEST(RoiAlign, EveryElementIsTheDefinitions) {
+  Tensor x(DType::Float32, {2, 3, 10, 12});
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> unit(-1.f, 1.f);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = unit(rng);
+  // x1, y1, x2, y2 at twice the input's scale (spatial_scale 0.5): inside, over the edges,
+  // smaller than a bin, wider than the input, and reversed.
+  const Tensor rois = floats({6, 4}, {2, 2, 14, 10, -6, -4, 8, 30, 5, 5, 5.5f, 6, 0, 0, 24, 20, -10, 8, 40, 12, 16, 12, 4, 2});
+  const Tensor batch = ints({6}, {0, 1, 1, 0, 1, 0});
+  const int64_t oh = 3, ow = 4;
+  for (const char* mode : {"avg", "max"})
+    for (const char* transform : {"half_pixel", "output_half_pixel"})
+      for (int64_t ratio : {0, 2}) {
+        const Node n = make_node("RoiAlign", {{"mode", str_attr(mode)}, {"coordinate_transformation_mode", str_attr(transform)},
+                                              {"output_height", int_attr(oh)}, {"output_width", int_attr(ow)},
+                                              {"sampling_ratio", int_attr(ratio)}, {"spatial_scale", float_attr(0.5f)}});
+        const Tensor got = run(n, {&x, &rois, &batch})[0];
+        ASSERT_EQ(got.shape(), (Shape{6, 3, oh, ow}));
+        for (int64_t r = 0; r < 6; ++r)
+          for (int64_t k = 0; k < 3; ++k)
+            for (int64_t ph = 0; ph < oh; ++ph)
+              for (int64_t pw = 0; pw < ow; ++pw) {
+                const float want = roi_align_element(x, rois.data<float>() + r * 4, batch.data<int64_t>()[r], k, ph, pw, oh, ow, ratio,
+                                                     std::string(transform) == "half_pixel", std::string(mode) == "max");
+                ASSERT_NEAR(got.data<float>()[((r * 3 + k) * oh + ph) * ow + pw], want, 1e-6f)
+                    << mode << " " << transform << " ratio " << ratio << " roi " << r << " channel " << k << " bin " << ph << "," << pw;
+              }
+      }
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // Detection ops: NonMaxSuppression (its output size depends on the data: the shape is known
 // at build time only when every input is a constant) and RoiAlign (avg and max, both
 // coordinate_transformation_modes).
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 
 #include "engine/ops/nn_common.h"
@@ -25,6 +27,92 @@ void check_nms_shapes(const Node& n, const Shape& boxes, const Shape& scores) {
     throw Error(n.describe() + ": scores " + shape_str(scores) + " must be [batch, classes, " + std::to_string(boxes[1]) + "]");
 }
 
+// Boxes as columns (corners y1, x1, y2, x2 and area), so that one box is compared with many
+// in a vectorized loop.
+struct BoxColumns {
+  std::vector<float> y1, x1, y2, x2, area;
+  explicit BoxColumns(size_t n) : y1(n), x1(n), y2(n), x2(n), area(n) {}
+  void set(size_t i, const float* c) {
+    y1[i] = c[0], x1[i] = c[1], y2[i] = c[2], x2[i] = c[3];
+    area[i] = (c[2] - c[0]) * (c[3] - c[1]);
+  }
+};
+
+// Whether box `c` (corners, area `a`) has an IoU above `threshold` with any box j in
+// [begin, end) of `cols` whose live[j] is 1. Every pair is computed as the scalar
+// definition does (no overlap, or no union, is IoU 0), in blocks so that a hit ends it.
+bool overlaps_any(const float* c, float a, const BoxColumns& cols, const uint8_t* live, size_t begin, size_t end, float threshold) {
+  constexpr size_t kBlock = 256;
+  for (size_t s = begin; s < end; s += kBlock) {
+    const size_t e = std::min(end, s + kBlock);
+    uint8_t hit = 0;
+    for (size_t j = s; j < e; ++j) {
+      const float ih = std::min(c[2], cols.y2[j]) - std::max(c[0], cols.y1[j]);
+      const float iw = std::min(c[3], cols.x2[j]) - std::max(c[1], cols.x1[j]);
+      const float inter = ih * iw, uni = a + cols.area[j] - inter, ratio = inter / uni;
+      const float iou = (ih > 0.f && iw > 0.f && uni > 0.f) ? ratio : 0.f;
+      hit |= live[j] & uint8_t(iou > threshold);
+    }
+    if (hit) return true;
+  }
+  return false;
+}
+
+// Greedy NMS of one class: `order` holds the candidates (indices into the batch's corners
+// `cs`) by descending score; returns the kept ones in selection order. Each candidate is
+// checked against the kept boxes, or, where fewer boxes can overlap it than are kept, only
+// against those: with the candidates sorted by x1 and the running maximum of their x2, the
+// boxes that can overlap candidate p in x lie between the first whose running maximum x2
+// passes p's x1 and the last whose x1 is below p's x2 (exact comparisons, no arithmetic).
+// Torchvision's batched NMS offsets each class's boxes apart, so there this window is a
+// small part of the kept set. The window needs IoU 0 to never suppress (threshold >= 0)
+// and ordered coordinates (no NaN).
+std::vector<int64_t> nms_one_class(const std::vector<int64_t>& order, const std::vector<float>& cs, float threshold, int64_t max_out) {
+  const size_t m = order.size();
+  std::vector<int64_t> kept;
+  BoxColumns kept_cols(m);
+  const std::vector<uint8_t> all_live(m, 1);
+  // The x1-sorted view: rank[p] is candidate p's place in it.
+  bool windowed = threshold >= 0.f && m > 64;
+  for (size_t p = 0; p < m && windowed; ++p)
+    for (int c = 0; c < 4; ++c) windowed = windowed && !std::isnan(cs[size_t(order[p]) * 4 + size_t(c)]);
+  std::vector<size_t> by_x, rank;
+  std::vector<float> sorted_x1, running_x2;
+  std::vector<uint8_t> kept_at;
+  BoxColumns sorted_cols(windowed ? m : 0);
+  if (windowed) {
+    by_x.resize(m), rank.resize(m), sorted_x1.resize(m), running_x2.resize(m), kept_at.assign(m, 0);
+    std::iota(by_x.begin(), by_x.end(), size_t(0));
+    std::sort(by_x.begin(), by_x.end(), [&](size_t u, size_t v) { return cs[size_t(order[u]) * 4 + 1] < cs[size_t(order[v]) * 4 + 1]; });
+    for (size_t q = 0; q < m; ++q) {
+      const float* c = &cs[size_t(order[by_x[q]]) * 4];
+      rank[by_x[q]] = q;
+      sorted_cols.set(q, c);
+      sorted_x1[q] = c[1];
+      running_x2[q] = q ? std::max(running_x2[q - 1], c[3]) : c[3];
+    }
+  }
+  for (size_t p = 0; p < m && int64_t(kept.size()) < max_out; ++p) {
+    const float* c = &cs[size_t(order[p]) * 4];
+    const float a = (c[2] - c[0]) * (c[3] - c[1]);
+    bool suppressed;
+    size_t lo = 0, hi = m;
+    if (windowed) {
+      lo = size_t(std::upper_bound(running_x2.begin(), running_x2.end(), c[1]) - running_x2.begin());
+      hi = size_t(std::lower_bound(sorted_x1.begin(), sorted_x1.end(), c[3]) - sorted_x1.begin());
+    }
+    if (windowed && hi - std::min(lo, hi) < kept.size())
+      suppressed = lo < hi && overlaps_any(c, a, sorted_cols, kept_at.data(), lo, hi, threshold);
+    else
+      suppressed = overlaps_any(c, a, kept_cols, all_live.data(), 0, kept.size(), threshold);
+    if (suppressed) continue;
+    kept_cols.set(kept.size(), c);
+    kept.push_back(order[p]);
+    if (windowed) kept_at[rank[p]] = 1;
+  }
+  return kept;
+}
+
 // Selected (batch, class, box) triples, batch-major, then class, then selection order.
 std::vector<int64_t> run_nms(const Node& n, const NmsInputs& in) {
   const Shape& bs = in.boxes->shape();
@@ -45,13 +133,6 @@ std::vector<int64_t> run_nms(const Node& n, const NmsInputs& in) {
       c[0] = std::min(p[0], p[2]), c[1] = std::min(p[1], p[3]), c[2] = std::max(p[0], p[2]), c[3] = std::max(p[1], p[3]);
     }
   };
-  auto iou = [&](const float* a, const float* b) {
-    const float ih = std::min(a[2], b[2]) - std::max(a[0], b[0]), iw = std::min(a[3], b[3]) - std::max(a[1], b[1]);
-    if (ih <= 0 || iw <= 0) return 0.f;
-    const float inter = ih * iw;
-    const float uni = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
-    return uni > 0 ? inter / uni : 0.f;
-  };
   std::vector<float> cs(static_cast<size_t>(nb * 4));
   for (int64_t b = 0; b < batches; ++b) {
     for (int64_t i = 0; i < nb; ++i) corners(b, i, &cs[i * 4]);
@@ -61,19 +142,7 @@ std::vector<int64_t> run_nms(const Node& n, const NmsInputs& in) {
       for (int64_t i = 0; i < nb; ++i)
         if (!in.has_score || sc[i] > in.score) order.push_back(i);
       std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return sc[x] > sc[y]; });
-      std::vector<int64_t> kept;
-      for (int64_t i : order) {
-        if (int64_t(kept.size()) >= in.max_out) break;
-        bool keep = true;
-        for (int64_t j : kept)
-          if (iou(&cs[i * 4], &cs[j * 4]) > in.iou) {
-            keep = false;
-            break;
-          }
-        if (!keep) continue;
-        kept.push_back(i);
-        out.insert(out.end(), {b, k, i});
-      }
+      for (int64_t i : nms_one_class(order, cs, in.iou, in.max_out)) out.insert(out.end(), {b, k, i});
     }
   }
   return out;
@@ -131,6 +200,14 @@ std::vector<ValueInfo> infer_roi_align(const ShapeContext& c) {
   return {ValueInfo{DType::Float32, {rois[0], x.shape[1], oh, ow}, true}};
 }
 
+// One bilinear sample of a RoiAlign bin: four offsets into a channel plane and their
+// weights, or none where the sample lies outside the input (it then counts as 0).
+struct BilinearSample {
+  int64_t o[4] = {0, 0, 0, 0};
+  float w[4] = {0, 0, 0, 0};
+  bool inside = false;
+};
+
 void compute_roi_align(OpContext& c) {
   const Tensor& x = c.in(0);
   const int64_t ch = x.shape()[1], H = x.shape()[2], W = x.shape()[3];
@@ -144,6 +221,7 @@ void compute_roi_align(OpContext& c) {
   const bool is_max = n.attr_string("mode", "avg") == "max";
   float* out = c.out(0).data<float>();
   const float* in = x.data<float>();
+  std::vector<BilinearSample> samples;
   for (int64_t r = 0; r < int64_t(bidx.size()); ++r) {
     if (bidx[r] < 0 || bidx[r] >= x.shape()[0]) throw Error("batch index " + std::to_string(bidx[r]) + " is out of range");
     const float off = half_pixel ? 0.5f : 0.f;
@@ -155,36 +233,51 @@ void compute_roi_align(OpContext& c) {
     const int64_t gh = ratio > 0 ? ratio : int64_t(std::ceil(rh / float(oh)));
     const int64_t gw = ratio > 0 ? ratio : int64_t(std::ceil(rw / float(ow)));
     const float count = float(std::max<int64_t>(gh * gw, 1));
-    for (int64_t k = 0; k < ch; ++k) {
-      const float* plane = in + (bidx[r] * ch + k) * H * W;
-      for (int64_t ph = 0; ph < oh; ++ph)
-        for (int64_t pw = 0; pw < ow; ++pw) {
-          float acc = is_max ? -INFINITY : 0.f;
-          bool any = false;
-          for (int64_t iy = 0; iy < gh; ++iy) {
-            float y = y1 + float(ph) * bh + (float(iy) + 0.5f) * bh / float(gh);
-            for (int64_t ix = 0; ix < gw; ++ix) {
-              float xx = x1 + float(pw) * bw + (float(ix) + 0.5f) * bw / float(gw);
+    // A bin's samples are the same in every channel: computed once per row of bins.
+    const int64_t per_bin = std::max<int64_t>(gh, 0) * std::max<int64_t>(gw, 0);
+    if (per_bin > (int64_t(1) << 24) / ow)
+      throw Error(n.describe() + ": roi " + std::to_string(r) + " would take " + std::to_string(per_bin) +
+                  " samples per bin (sampling_ratio 0 over a roi of " + std::to_string(rh) + " x " + std::to_string(rw) + ")");
+    for (int64_t ph = 0; ph < oh; ++ph) {
+      samples.assign(size_t(ow * per_bin), BilinearSample{});
+      for (int64_t pw = 0; pw < ow; ++pw)
+        for (int64_t iy = 0; iy < gh; ++iy) {
+          const float y = y1 + float(ph) * bh + (float(iy) + 0.5f) * bh / float(gh);
+          for (int64_t ix = 0; ix < gw; ++ix) {
+            const float xx = x1 + float(pw) * bw + (float(ix) + 0.5f) * bw / float(gw);
+            if (y < -1.f || y > float(H) || xx < -1.f || xx > float(W)) continue;
+            float yy = std::max(y, 0.f), xc = std::max(xx, 0.f);
+            int64_t yl = int64_t(yy), xl = int64_t(xc), yh, xh;
+            if (yl >= H - 1) yh = yl = H - 1, yy = float(yl);
+            else yh = yl + 1;
+            if (xl >= W - 1) xh = xl = W - 1, xc = float(xl);
+            else xh = xl + 1;
+            const float ly = yy - float(yl), lx = xc - float(xl), hy = 1.f - ly, hx = 1.f - lx;
+            samples[size_t(pw * per_bin + iy * gw + ix)] =
+                BilinearSample{{yl * W + xl, yl * W + xh, yh * W + xl, yh * W + xh}, {hy * hx, hy * lx, ly * hx, ly * lx}, true};
+          }
+        }
+      parallel_range(ch, ow * per_bin * 8, [&](int64_t k0, int64_t k1) {
+        for (int64_t k = k0; k < k1; ++k) {
+          const float* plane = in + (bidx[r] * ch + k) * H * W;
+          float* dst = out + ((r * ch + k) * oh + ph) * ow;
+          for (int64_t pw = 0; pw < ow; ++pw) {
+            const BilinearSample* bin = &samples[size_t(pw * per_bin)];
+            float acc = is_max ? -INFINITY : 0.f;
+            for (int64_t i = 0; i < per_bin; ++i) {
+              const BilinearSample& sm = bin[i];
               float v = 0.f;
-              if (!(y < -1.f || y > float(H) || xx < -1.f || xx > float(W))) {
-                float yy = std::max(y, 0.f), xc = std::max(xx, 0.f);
-                int64_t yl = int64_t(yy), xl = int64_t(xc), yh, xh;
-                if (yl >= H - 1) yh = yl = H - 1, yy = float(yl);
-                else yh = yl + 1;
-                if (xl >= W - 1) xh = xl = W - 1, xc = float(xl);
-                else xh = xl + 1;
-                const float ly = yy - float(yl), lx = xc - float(xl), hy = 1.f - ly, hx = 1.f - lx;
-                const float a = hy * hx * plane[yl * W + xl], b = hy * lx * plane[yl * W + xh], cc = ly * hx * plane[yh * W + xl],
-                            d = ly * lx * plane[yh * W + xh];
+              if (sm.inside) {
+                const float a = sm.w[0] * plane[sm.o[0]], b = sm.w[1] * plane[sm.o[1]], cc = sm.w[2] * plane[sm.o[2]],
+                            d = sm.w[3] * plane[sm.o[3]];
                 v = is_max ? std::max(std::max(a, b), std::max(cc, d)) : a + b + cc + d;
               }
-              if (is_max) acc = any ? std::max(acc, v) : v;
-              else acc += v;
-              any = true;
+              acc = !is_max ? acc + v : i ? std::max(acc, v) : v;
             }
+            dst[pw] = is_max ? (per_bin ? acc : 0.f) : acc / count;
           }
-          out[((r * ch + k) * oh + ph) * ow + pw] = is_max ? (any ? acc : 0.f) : acc / count;
         }
+      });
     }
   }
 }

@@ -16,28 +16,48 @@ int64_t checked_index(int64_t i, int64_t dim) {
   return i < 0 ? i + dim : i;
 }
 
-std::vector<int64_t> index_values(const Tensor& t) {
-  if (t.dtype() != DType::Int64 && t.dtype() != DType::Int32)
-    throw Error("indices must be int32 or int64, got " + dtype_name(t.dtype()));
-  return t.as_int64_vector();
-}
-
-// For an element at flat position `flat` of a tensor shaped `idx_shape`, the flat offset
-// in a tensor shaped `data_shape` of the same rank whose `axis` coordinate is replaced by `a`.
-struct AxisWalker {
-  Shape idx_shape;
-  std::vector<int64_t> data_strides;
-  int64_t axis;
-  int64_t offset(int64_t flat, int64_t a) const {
-    int64_t off = 0;
-    for (int64_t d = int64_t(idx_shape.size()); d-- > 0;) {
-      const int64_t coord = flat % idx_shape[d];
-      flat /= idx_shape[d];
-      off += (d == axis ? a : coord) * data_strides[d];
-    }
-    return off;
+// A tensor's indices as int64: read in place when they are int64 already (a gather or
+// scatter over millions of elements otherwise spends as long copying them as using them).
+class IndexValues {
+ public:
+  explicit IndexValues(const Tensor& t) {
+    if (t.dtype() != DType::Int64 && t.dtype() != DType::Int32)
+      throw Error("indices must be int32 or int64, got " + dtype_name(t.dtype()));
+    if (t.dtype() == DType::Int32) converted_ = t.as_int64_vector();
+    data_ = t.dtype() == DType::Int64 ? t.data<int64_t>() : converted_.data();
+    size_ = size_t(t.numel());
   }
+  int64_t operator[](size_t i) const { return data_[i]; }
+  size_t size() const { return size_; }
+
+ private:
+  std::vector<int64_t> converted_;
+  const int64_t* data_ = nullptr;
+  size_t size_ = 0;
 };
+
+// Calls f(i, base) for every element i of a tensor shaped `idx_shape`, in order, where
+// `base` is the flat offset, in a tensor of the same rank with strides `data_strides`, of
+// the same coordinates but with the `axis` coordinate 0 (the caller adds its own). The
+// offset is carried from one element to the next, not recomputed by division.
+template <typename F>
+void walk_axis_offsets(const Shape& idx_shape, const std::vector<int64_t>& data_strides, int64_t axis, F f) {
+  const int64_t n = shape_numel(idx_shape);
+  std::vector<int64_t> coord(idx_shape.size(), 0);
+  int64_t base = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    f(i, base);
+    for (size_t d = idx_shape.size(); d-- > 0;) {
+      const int64_t step = int64_t(d) == axis ? 0 : data_strides[d];
+      if (++coord[d] < idx_shape[d]) {
+        base += step;
+        break;
+      }
+      base -= (idx_shape[d] - 1) * step;
+      coord[d] = 0;
+    }
+  }
+}
 
 // ---- GatherElements ----------------------------------------------------------------------------
 std::vector<ValueInfo> infer_gather_elements(const ShapeContext& c) {
@@ -49,16 +69,16 @@ std::vector<ValueInfo> infer_gather_elements(const ShapeContext& c) {
 
 void compute_gather_elements(OpContext& c) {
   const Tensor& x = c.in(0);
-  const std::vector<int64_t> idx = index_values(c.in(1));
+  const IndexValues idx(c.in(1));
   const int64_t axis = normalize_axis(c.node.attr_int("axis", 0), x.rank());
-  AxisWalker w{c.in(1).shape(), shape_strides(x.shape()), axis};
+  const std::vector<int64_t> strides = shape_strides(x.shape());
   const size_t es = dtype_size(x.dtype());
   const auto* src = static_cast<const std::byte*>(x.raw());
   auto* dst = static_cast<std::byte*>(c.out(0).raw());
-  for (int64_t i = 0; i < int64_t(idx.size()); ++i) {
-    const int64_t a = checked_index(idx[i], x.shape()[axis]);
-    std::memcpy(dst + size_t(i) * es, src + size_t(w.offset(i, a)) * es, es);
-  }
+  walk_axis_offsets(c.in(1).shape(), strides, axis, [&](int64_t i, int64_t base) {
+    const int64_t a = checked_index(idx[size_t(i)], x.shape()[axis]);
+    std::memcpy(dst + size_t(i) * es, src + size_t(base + a * strides[size_t(axis)]) * es, es);
+  });
 }
 
 // ---- GatherND ----------------------------------------------------------------------------------
@@ -78,7 +98,7 @@ std::vector<ValueInfo> infer_gather_nd(const ShapeContext& c) {
 
 void compute_gather_nd(OpContext& c) {
   const Tensor& x = c.in(0);
-  const std::vector<int64_t> idx = index_values(c.in(1));
+  const IndexValues idx(c.in(1));
   const Shape& xs = x.shape();
   const Shape& is = c.in(1).shape();
   const int64_t b = c.node.attr_int("batch_dims", 0), k = is.back();
@@ -136,16 +156,18 @@ std::vector<ValueInfo> infer_scatter_elements(const ShapeContext& c) {
 void compute_scatter_elements(OpContext& c) {
   if (run_widened(c, compute_scatter_elements)) return;
   const Tensor &x = c.in(0), &upd = c.in(2);
-  const std::vector<int64_t> idx = index_values(c.in(1));
+  const IndexValues idx(c.in(1));
   const int64_t axis = normalize_axis(c.node.attr_int("axis", 0), x.rank());
   const Reduction red = reduction_of(c.node);
-  AxisWalker w{c.in(1).shape(), shape_strides(x.shape()), axis};
+  const std::vector<int64_t> strides = shape_strides(x.shape());
   std::memcpy(c.out(0).raw(), x.raw(), x.nbytes());
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* o = c.out(0).data<T>();
     const T* u = upd.data<T>();
-    for (int64_t i = 0; i < int64_t(idx.size()); ++i) combine(o[w.offset(i, checked_index(idx[i], x.shape()[axis]))], u[i], red);
+    walk_axis_offsets(c.in(1).shape(), strides, axis, [&](int64_t i, int64_t base) {
+      combine(o[base + checked_index(idx[size_t(i)], x.shape()[axis]) * strides[size_t(axis)]], u[i], red);
+    });
   });
 }
 
@@ -165,7 +187,7 @@ std::vector<ValueInfo> infer_scatter_nd(const ShapeContext& c) {
 void compute_scatter_nd(OpContext& c) {
   if (run_widened(c, compute_scatter_nd)) return;
   const Tensor &x = c.in(0), &upd = c.in(2);
-  const std::vector<int64_t> idx = index_values(c.in(1));
+  const IndexValues idx(c.in(1));
   const int64_t k = c.in(1).shape().back();
   const Reduction red = reduction_of(c.node);
   const auto strides = shape_strides(x.shape());

@@ -72,10 +72,14 @@ std::vector<ValueInfo> infer_constant_of_shape(const ShapeContext& c) {
   return {ValueInfo{t, shape_from(*s), true}};
 }
 
+// One element, then the filled part copied over the rest, doubling each time (an element
+// at a time ran at under 1 GB/s).
 void fill_bytes(Tensor& out, const void* value) {
-  const size_t es = dtype_size(out.dtype());
+  const size_t es = dtype_size(out.dtype()), total = size_t(out.numel()) * es;
   auto* d = static_cast<std::byte*>(out.raw());
-  for (int64_t i = 0, n = out.numel(); i < n; ++i) std::memcpy(d + size_t(i) * es, value, es);
+  if (total == 0) return;
+  std::memcpy(d, value, es);
+  for (size_t done = es; done < total; done *= 2) std::memcpy(d + done, d, std::min(done, total - done));
 }
 
 void compute_constant_of_shape(OpContext& c) {
