@@ -379,5 +379,80 @@ TEST(ControlFlowOps, LoopCarriesStateAndStacksScans) {
   expect_near(out[1], {2, 4, 6});
 }
 
+// body(i, cond, acc) -> (cond, Concat(acc, base + i, axis 0)[, Shape(acc)]): torch.cat in a
+// scripted loop. Without the Shape scan the loop appends rows instead of copying acc per trip.
+Node appending_loop(bool also_read_acc) {
+  auto body = std::make_shared<Graph>();
+  body->opset = 17;
+  body->inputs = {GraphInput{"i", DType::Int64, {}, {}}, GraphInput{"c", DType::Bool, {}, {}},
+                  GraphInput{"acc", DType::Float32, {}, {}}};
+  auto add_node = [&](const std::string& name, const std::string& op, std::vector<std::string> ins, std::string out) {
+    Node n;
+    n.name = name;
+    n.op_type = op;
+    n.opset = 17;
+    n.inputs = std::move(ins);
+    n.outputs = {std::move(out)};
+    body->nodes.push_back(n);
+    return &body->nodes.back();
+  };
+  add_node("body_cast", "Cast", {"i"}, "fi")->attrs["to"] = Attribute{int64_t(1)};
+  add_node("body_add", "Add", {"base", "fi"}, "row");
+  add_node("body_concat", "Concat", {"acc", "row"}, "acc_next")->attrs["axis"] = Attribute{int64_t(0)};
+  add_node("body_cond", "Identity", {"c"}, "c_out");
+  body->outputs = {"c_out", "acc_next"};
+  if (also_read_acc) {
+    add_node("body_shape", "Shape", {"acc"}, "acc_shape");
+    body->outputs.push_back("acc_shape");
+  }
+  for (const char* v : {"c_out", "acc_next", "acc_shape"}) body->values[v] = ValueInfo{DType::Float32, {}, false};
+  body->values["c_out"].dtype = DType::Bool;
+  body->values["acc_shape"].dtype = DType::Int64;
+  Node n = node("Loop", 3, {}, also_read_acc ? 2 : 1);
+  n.attrs["body"] = Attribute{std::shared_ptr<const Graph>(body)};
+  n.inputs.push_back("base");
+  n.attrs["fusebench.captures"] = Attribute{std::vector<std::string>{"base"}};
+  return n;
+}
+
+TEST(ControlFlowOps, LoopAppendingWithConcatGivesTheConcatenation) {
+  Tensor trips = make<int64_t>({}, {3});
+  Tensor init = make<float>({1, 2}, {-1, -2});
+  Tensor base = make<float>({1, 2}, {10, 20});
+  const std::vector<float> want{-1, -2, 10, 20, 11, 21, 12, 22};
+  // Appended in place of the Concat (acc is read by nothing else)...
+  auto appended = run(appending_loop(false), {&trips, nullptr, &init, &base});
+  EXPECT_EQ(appended[0].shape(), (Shape{4, 2}));
+  expect_near(appended[0], want);
+  // ...and concatenated every trip (the Shape scan reads acc): the same value.
+  auto copied = run(appending_loop(true), {&trips, nullptr, &init, &base});
+  EXPECT_EQ(copied[0].shape(), (Shape{4, 2}));
+  expect_near(copied[0], want);
+  EXPECT_EQ(values<int64_t>(copied[1]), (std::vector<int64_t>{1, 2, 2, 2, 3, 2}));
+  // An empty start ([0, 2], as torch.zeros(0, h, w)) and zero trips.
+  Tensor empty(DType::Float32, {0, 2});
+  auto from_empty = run(appending_loop(false), {&trips, nullptr, &empty, &base});
+  EXPECT_EQ(from_empty[0].shape(), (Shape{3, 2}));
+  expect_near(from_empty[0], {10, 20, 11, 21, 12, 22});
+  Tensor none = make<int64_t>({}, {0});
+  auto untouched = run(appending_loop(false), {&none, nullptr, &init, &base});
+  EXPECT_EQ(untouched[0].shape(), (Shape{1, 2}));
+  expect_near(untouched[0], {-1, -2});
+}
+
+TEST(ControlFlowOps, LoopAppendingRowsOfAnotherWidthNamesTheConcat) {
+  Tensor trips = make<int64_t>({}, {2});
+  Tensor init = make<float>({1, 2}, {0, 0});
+  Tensor wide = make<float>({1, 3}, {1, 2, 3});
+  for (bool also_read_acc : {false, true}) {
+    try {
+      run(appending_loop(also_read_acc), {&trips, nullptr, &init, &wide});
+      FAIL() << "expected an error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("body_concat"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fb

@@ -2,6 +2,7 @@
 // way the reference executor runs the main graph. Outer-scope values a subgraph reads
 // arrive as the node's extra inputs, named in its "fusebench.captures" attribute (the
 // importer adds them), so nested subgraphs see every enclosing scope.
+#include <algorithm>
 #include <cstring>
 
 #include "engine/ops/subgraph.h"
@@ -60,6 +61,54 @@ std::vector<ValueInfo> infer_loop(const ShapeContext& c) {
   return r;
 }
 
+// A loop-carried value the body only appends to: v_out = Concat(v_in, x..., axis=0), with
+// v_in read by nothing else and v_out by nothing but the body's outputs. A torch.cat in a
+// scripted loop exports as this (torchvision's Mask R-CNN pastes its masks so); run as
+// written it copies the whole value every iteration, a cost quadratic in the trip count.
+// Such a value keeps its pieces instead and is concatenated once, after the last trip.
+// Returns, per carried value, the index of its appending Concat in the body, or -1.
+std::vector<int> appending_concats(const Graph& body, size_t carried, const std::vector<Tensor>& initial) {
+  std::map<std::string, int> reads;  // value name -> how many node inputs and body outputs read it
+  for (const Node& n : body.nodes)
+    for (const std::string& in : n.inputs) ++reads[in];
+  for (const std::string& o : body.outputs) ++reads[o];
+  std::vector<int> r(carried, -1);
+  for (size_t i = 0; i < carried; ++i) {
+    const std::string& v_in = body.inputs[2 + i].name;
+    const std::string& v_out = body.outputs[1 + i];
+    if (initial[i].rank() == 0 || reads[v_in] != 1 || reads[v_out] != 1) continue;
+    for (size_t k = 0; k < body.nodes.size(); ++k) {
+      const Node& n = body.nodes[k];
+      if (n.outputs.size() != 1 || n.outputs[0] != v_out) continue;
+      if (n.domain.empty() && n.op_type == "Concat" && n.attr_int("axis", 1) == 0 && n.inputs.size() >= 2 && n.inputs[0] == v_in)
+        r[i] = int(k);
+      break;
+    }
+  }
+  return r;
+}
+
+// The pieces of an appended value, concatenated along axis 0; an Error naming the Concat
+// where a piece's dtype or trailing dimensions differ from the first's, as Concat would.
+Tensor concatenate_rows(const Node& concat, const std::vector<Tensor>& pieces) {
+  const Tensor& first = pieces[0];
+  Shape s = first.shape();
+  for (size_t k = 1; k < pieces.size(); ++k) {
+    const Tensor& p = pieces[k];
+    if (p.dtype() != first.dtype() || p.rank() != first.rank() || !std::equal(s.begin() + 1, s.end(), p.shape().begin() + 1))
+      throw Error(concat.describe() + ": cannot append " + dtype_name(p.dtype()) + shape_str(p.shape()) + " to the loop-carried " +
+                  dtype_name(first.dtype()) + shape_str(first.shape()) + " along axis 0");
+    s[0] += p.shape()[0];
+  }
+  Tensor out = Tensor::empty(first.dtype(), s);
+  size_t off = 0;
+  for (const Tensor& p : pieces) {
+    if (p.nbytes()) std::memcpy(static_cast<std::byte*>(out.raw()) + off, p.raw(), p.nbytes());
+    off += p.nbytes();
+  }
+  return out;
+}
+
 void compute_loop(OpContext& c) {
   const Graph& body = subgraph_attr(c.node, "body");
   const size_t carried = explicit_input_count(c.node) - 2;
@@ -67,6 +116,11 @@ void compute_loop(OpContext& c) {
   bool cond = c.has_input(1) ? c.in(1).scalar_as_double() != 0.0 : true;
   std::vector<Tensor> state;
   for (size_t i = 0; i < carried; ++i) state.push_back(c.in(2 + i));
+  const std::vector<int> appended_by = appending_concats(body, carried, state);
+  std::vector<bool> skip(body.nodes.size(), false);
+  std::vector<std::vector<Tensor>> pieces(carried);
+  for (size_t i = 0; i < carried; ++i)
+    if (appended_by[i] >= 0) skip[size_t(appended_by[i])] = true, pieces[i].push_back(state[i]);
   const size_t n_scans = body.outputs.size() - 1 - carried;
   std::vector<std::vector<Tensor>> scans(n_scans);
   const std::map<std::string, Tensor> outer = captured_values(c);
@@ -79,19 +133,28 @@ void compute_loop(OpContext& c) {
     cond_t.data<bool>()[0] = cond;
     env[body.inputs[0].name] = it_t;
     env[body.inputs[1].name] = cond_t;
-    for (size_t i = 0; i < carried; ++i) env[body.inputs[2 + i].name] = state[i];
-    std::vector<Tensor> outs = run_subgraph(c, body, std::move(env));
-    cond = outs[0].scalar_as_double() != 0.0;
-    for (size_t i = 0; i < carried; ++i) state[i] = outs[1 + i];
+    for (size_t i = 0; i < carried; ++i)
+      if (appended_by[i] < 0) env[body.inputs[2 + i].name] = state[i];
+    run_nodes(c, body, env, skip);
+    cond = subgraph_value(env, body.outputs[0]).scalar_as_double() != 0.0;
+    for (size_t i = 0; i < carried; ++i) {
+      if (appended_by[i] < 0) {
+        state[i] = subgraph_value(env, body.outputs[1 + i]);
+        continue;
+      }
+      const Node& concat = body.nodes[size_t(appended_by[i])];
+      for (size_t k = 1; k < concat.inputs.size(); ++k) pieces[i].push_back(subgraph_value(env, concat.inputs[k]));
+    }
     for (size_t k = 0; k < n_scans; ++k) {
-      const Tensor& s = outs[1 + carried + k];
+      const Tensor& s = subgraph_value(env, body.outputs[1 + carried + k]);
       if (!scans[k].empty() && (s.shape() != scans[k][0].shape() || s.dtype() != scans[k][0].dtype()))
         throw Error("scan output " + std::to_string(k) + " changes shape between iterations");
       scans[k].push_back(s);
     }
     if (iter > (int64_t(1) << 32)) throw Error("Loop ran more than 2^32 iterations");
   }
-  for (size_t i = 0; i < carried; ++i) set_output(c, i, state[i]);
+  for (size_t i = 0; i < carried; ++i)
+    set_output(c, i, appended_by[i] < 0 ? state[i] : concatenate_rows(body.nodes[size_t(appended_by[i])], pieces[i]));
   for (size_t k = 0; k < n_scans; ++k) {
     // Per-iteration values stacked along a new leading axis.
     Shape s{int64_t(scans[k].size())};

@@ -36,10 +36,12 @@ std::map<std::string, Tensor> captured_values(const OpContext& c) {
   return env;
 }
 
-std::vector<Tensor> run_subgraph(const OpContext& c, const Graph& g, std::map<std::string, Tensor> env) {
+void run_nodes(const OpContext& c, const Graph& g, std::map<std::string, Tensor>& env, const std::vector<bool>& skip) {
   const OpRegistry& ops = c.ops ? *c.ops : *OpRegistry::builtin();
   for (const auto& [k, t] : g.initializers) env[k] = t;
-  for (const Node& n : g.nodes) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (i < skip.size() && skip[i]) continue;
+    const Node& n = g.nodes[i];
     std::vector<const Tensor*> ins;
     for (const std::string& in : n.inputs) {
       if (in.empty()) {
@@ -54,12 +56,18 @@ std::vector<Tensor> run_subgraph(const OpContext& c, const Graph& g, std::map<st
     for (size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
       if (!n.outputs[k].empty()) env[n.outputs[k]] = std::move(outs[k]);
   }
+}
+
+const Tensor& subgraph_value(const std::map<std::string, Tensor>& env, const std::string& name) {
+  auto it = env.find(name);
+  if (it == env.end()) throw Error("subgraph output '" + name + "' is never computed");
+  return it->second;
+}
+
+std::vector<Tensor> run_subgraph(const OpContext& c, const Graph& g, std::map<std::string, Tensor> env) {
+  run_nodes(c, g, env);
   std::vector<Tensor> r;
-  for (const std::string& o : g.outputs) {
-    auto it = env.find(o);
-    if (it == env.end()) throw Error("subgraph output '" + o + "' is never computed");
-    r.push_back(it->second);
-  }
+  for (const std::string& o : g.outputs) r.push_back(subgraph_value(env, o));
   return r;
 }
 

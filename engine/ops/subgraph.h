@@ -20,6 +20,13 @@ size_t explicit_input_count(const Node& n);
 // Outer values by the names the subgraphs use (the "fusebench.captures" inputs).
 std::map<std::string, Tensor> captured_values(const OpContext& c);
 
+// Runs `g`'s nodes, except those marked in `skip`, with `env` holding its inputs and outer
+// values; every value they compute is added to `env`.
+void run_nodes(const OpContext& c, const Graph& g, std::map<std::string, Tensor>& env, const std::vector<bool>& skip = {});
+
+// The value `name` in `env`; Error naming it as a subgraph output never computed.
+const Tensor& subgraph_value(const std::map<std::string, Tensor>& env, const std::string& name);
+
 // Runs `g` with `env` holding its inputs and outer values, its nodes from the registry
 // the enclosing node came from; returns its outputs in order. Every output is allocated
 // here, as the reference executor allocates.
