@@ -283,6 +283,42 @@ TEST(GatherScatterOps, GatherElementsAndND) {
   expect_near(run(node("GatherND", 2), {&x, &nd})[0], {2, 3});
 }
 
+// Indices smaller than the data in every dimension, along each axis, with negative and
+// repeated indices: GatherElements and ScatterElements (none and add) against loops that
+// index the data by coordinates.
+TEST(GatherScatterOps, ElementsAlongEveryAxisOfA3DTensor) {
+  const Shape xs{2, 3, 4}, is{2, 2, 3};
+  std::vector<float> xv(24);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = float(i) * 1.5f - 7.f;
+  Tensor x = make<float>(xs, xv);
+  for (int64_t axis = 0; axis < 3; ++axis) {
+    std::vector<int64_t> iv(12);
+    for (size_t i = 0; i < iv.size(); ++i) iv[i] = int64_t((i * 7 + 3) % size_t(xs[axis])) - (i % 5 == 0 ? xs[axis] : 0);
+    Tensor idx = make<int64_t>(is, iv);
+    std::vector<float> uv(12);
+    for (size_t i = 0; i < uv.size(); ++i) uv[i] = 100.f + float(i);
+    Tensor upd = make<float>(is, uv);
+    std::vector<float> gathered(12), scattered = xv, added = xv;
+    for (int64_t a = 0; a < is[0]; ++a)
+      for (int64_t b = 0; b < is[1]; ++b)
+        for (int64_t c = 0; c < is[2]; ++c) {
+          const size_t i = size_t((a * is[1] + b) * is[2] + c);
+          int64_t at[3] = {a, b, c};
+          at[axis] = iv[i] < 0 ? iv[i] + xs[axis] : iv[i];
+          const size_t o = size_t((at[0] * xs[1] + at[1]) * xs[2] + at[2]);
+          gathered[i] = xv[o];
+          scattered[o] = uv[i];  // a repeated index: the last update wins, as ONNX's reference
+          added[o] += uv[i];
+        }
+    const std::map<std::string, Attribute> along{{"axis", Attribute{axis}}};
+    expect_near(run(node("GatherElements", 2, along), {&x, &idx})[0], gathered);
+    expect_near(run(node("ScatterElements", 3, along), {&x, &idx, &upd})[0], scattered);
+    std::map<std::string, Attribute> add = along;
+    add["reduction"] = Attribute{std::string("add")};
+    expect_near(run(node("ScatterElements", 3, add), {&x, &idx, &upd})[0], added, 1e-4f);
+  }
+}
+
 TEST(GatherScatterOps, ScatterNDAdd) {
   Tensor x = make<float>({4}, {1, 2, 3, 4});
   Tensor idx = make<int64_t>({2, 1}, {1, 1});

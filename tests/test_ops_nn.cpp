@@ -531,16 +531,10 @@ float roi_align_element(const Tensor& x, const float* roi, int64_t b, int64_t k,
 
 // The kernel computes each bin's samples once per row of bins and runs the channels from
 // that table (in parallel); every element must still be the definition's.
-TEST(RoiAlign, EveryElementIsTheDefinitions) {
-  Tensor x(DType::Float32, {2, 3, 10, 12});
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<float> unit(-1.f, 1.f);
-  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = unit(rng);
-  // x1, y1, x2, y2 at twice the input's scale (spatial_scale 0.5): inside, over the edges,
-  // smaller than a bin, wider than the input, and reversed.
-  const Tensor rois = floats({6, 4}, {2, 2, 14, 10, -6, -4, 8, 30, 5, 5, 5.5f, 6, 0, 0, 24, 20, -10, 8, 40, 12, 16, 12, 4, 2});
-  const Tensor batch = ints({6}, {0, 1, 1, 0, 1, 0});
-  const int64_t oh = 3, ow = 4;
+// Every element of RoiAlign's output in both modes, both transforms and two sampling
+// ratios, against the definition.
+void expect_roi_align_is_the_definition(const Tensor& x, const Tensor& rois, const Tensor& batch, int64_t oh, int64_t ow) {
+  const int64_t n_rois = rois.shape()[0], ch = x.shape()[1];
   for (const char* mode : {"avg", "max"})
     for (const char* transform : {"half_pixel", "output_half_pixel"})
       for (int64_t ratio : {0, 2}) {
@@ -548,17 +542,38 @@ TEST(RoiAlign, EveryElementIsTheDefinitions) {
                                               {"output_height", int_attr(oh)}, {"output_width", int_attr(ow)},
                                               {"sampling_ratio", int_attr(ratio)}, {"spatial_scale", float_attr(0.5f)}});
         const Tensor got = run(n, {&x, &rois, &batch})[0];
-        ASSERT_EQ(got.shape(), (Shape{6, 3, oh, ow}));
-        for (int64_t r = 0; r < 6; ++r)
-          for (int64_t k = 0; k < 3; ++k)
+        ASSERT_EQ(got.shape(), (Shape{n_rois, ch, oh, ow}));
+        for (int64_t r = 0; r < n_rois; ++r)
+          for (int64_t k = 0; k < ch; ++k)
             for (int64_t ph = 0; ph < oh; ++ph)
               for (int64_t pw = 0; pw < ow; ++pw) {
                 const float want = roi_align_element(x, rois.data<float>() + r * 4, batch.data<int64_t>()[r], k, ph, pw, oh, ow, ratio,
                                                      std::string(transform) == "half_pixel", std::string(mode) == "max");
-                ASSERT_NEAR(got.data<float>()[((r * 3 + k) * oh + ph) * ow + pw], want, 1e-6f)
+                ASSERT_NEAR(got.data<float>()[((r * ch + k) * oh + ph) * ow + pw], want, 1e-6f)
                     << mode << " " << transform << " ratio " << ratio << " roi " << r << " channel " << k << " bin " << ph << "," << pw;
               }
       }
+}
+
+Tensor random_input(Shape shape, unsigned seed) {
+  Tensor x(DType::Float32, std::move(shape));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> unit(-1.f, 1.f);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = unit(rng);
+  return x;
+}
+
+TEST(RoiAlign, EveryElementIsTheDefinitions) {
+  // Many samples against the input (a detector's case, read channels-last): x1, y1, x2, y2
+  // at twice the input's scale (spatial_scale 0.5): inside, over the edges, smaller than a
+  // bin, wider than the input, and reversed.
+  expect_roi_align_is_the_definition(
+      random_input({2, 3, 10, 12}, 3), floats({6, 4}, {2, 2, 14, 10, -6, -4, 8, 30, 5, 5, 5.5f, 6, 0, 0, 24, 20, -10, 8, 40, 12, 16, 12, 4, 2}),
+      ints({6}, {0, 1, 1, 0, 1, 0}), 3, 4);
+  // Few samples against the input (read plane by plane): two small rois on a larger map,
+  // one over its edge.
+  expect_roi_align_is_the_definition(random_input({2, 3, 40, 48}, 4), floats({2, 4}, {10, 20, 14, 23, 90, -3, 97, 4}), ints({2}, {1, 0}),
+                                     2, 2);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "engine/ops/nn_common.h"
+#include "engine/ops/strided_copy.h"
 
 namespace fb {
 
@@ -208,78 +209,139 @@ struct BilinearSample {
   bool inside = false;
 };
 
-void compute_roi_align(OpContext& c) {
-  const Tensor& x = c.in(0);
-  const int64_t ch = x.shape()[1], H = x.shape()[2], W = x.shape()[3];
-  const float* rois = c.in(1).data<float>();
-  std::vector<int64_t> bidx = c.in(2).as_int64_vector();
-  const Node& n = c.node;
-  const int64_t oh = n.attr_int("output_height", 1), ow = n.attr_int("output_width", 1);
-  const int64_t ratio = n.attr_int("sampling_ratio", 0);
-  const float scale = n.attr_float("spatial_scale", 1.f);
-  const bool half_pixel = n.attr_string("coordinate_transformation_mode", n.opset != 0 && n.opset < 16 ? "output_half_pixel" : "half_pixel") == "half_pixel";
-  const bool is_max = n.attr_string("mode", "avg") == "max";
-  float* out = c.out(0).data<float>();
-  const float* in = x.data<float>();
-  std::vector<BilinearSample> samples;
-  for (int64_t r = 0; r < int64_t(bidx.size()); ++r) {
-    if (bidx[r] < 0 || bidx[r] >= x.shape()[0]) throw Error("batch index " + std::to_string(bidx[r]) + " is out of range");
-    const float off = half_pixel ? 0.5f : 0.f;
-    const float* roi = rois + r * 4;
-    const float x1 = roi[0] * scale - off, y1 = roi[1] * scale - off, x2 = roi[2] * scale - off, y2 = roi[3] * scale - off;
-    float rw = x2 - x1, rh = y2 - y1;
-    if (!half_pixel) rw = std::max(rw, 1.f), rh = std::max(rh, 1.f);
-    const float bh = rh / float(oh), bw = rw / float(ow);
-    const int64_t gh = ratio > 0 ? ratio : int64_t(std::ceil(rh / float(oh)));
-    const int64_t gw = ratio > 0 ? ratio : int64_t(std::ceil(rw / float(ow)));
-    const float count = float(std::max<int64_t>(gh * gw, 1));
-    // A bin's samples are the same in every channel: computed once per row of bins.
-    const int64_t per_bin = std::max<int64_t>(gh, 0) * std::max<int64_t>(gw, 0);
-    if (per_bin > (int64_t(1) << 24) / ow)
-      throw Error(n.describe() + ": roi " + std::to_string(r) + " would take " + std::to_string(per_bin) +
-                  " samples per bin (sampling_ratio 0 over a roi of " + std::to_string(rh) + " x " + std::to_string(rw) + ")");
-    for (int64_t ph = 0; ph < oh; ++ph) {
-      samples.assign(size_t(ow * per_bin), BilinearSample{});
-      for (int64_t pw = 0; pw < ow; ++pw)
-        for (int64_t iy = 0; iy < gh; ++iy) {
-          const float y = y1 + float(ph) * bh + (float(iy) + 0.5f) * bh / float(gh);
-          for (int64_t ix = 0; ix < gw; ++ix) {
-            const float xx = x1 + float(pw) * bw + (float(ix) + 0.5f) * bw / float(gw);
-            if (y < -1.f || y > float(H) || xx < -1.f || xx > float(W)) continue;
-            float yy = std::max(y, 0.f), xc = std::max(xx, 0.f);
-            int64_t yl = int64_t(yy), xl = int64_t(xc), yh, xh;
-            if (yl >= H - 1) yh = yl = H - 1, yy = float(yl);
-            else yh = yl + 1;
-            if (xl >= W - 1) xh = xl = W - 1, xc = float(xl);
-            else xh = xl + 1;
-            const float ly = yy - float(yl), lx = xc - float(xl), hy = 1.f - ly, hx = 1.f - lx;
-            samples[size_t(pw * per_bin + iy * gw + ix)] =
-                BilinearSample{{yl * W + xl, yl * W + xh, yh * W + xl, yh * W + xh}, {hy * hx, hy * lx, ly * hx, ly * lx}, true};
-          }
-        }
-      parallel_range(ch, ow * per_bin * 8, [&](int64_t k0, int64_t k1) {
-        for (int64_t k = k0; k < k1; ++k) {
-          const float* plane = in + (bidx[r] * ch + k) * H * W;
-          float* dst = out + ((r * ch + k) * oh + ph) * ow;
-          for (int64_t pw = 0; pw < ow; ++pw) {
-            const BilinearSample* bin = &samples[size_t(pw * per_bin)];
-            float acc = is_max ? -INFINITY : 0.f;
-            for (int64_t i = 0; i < per_bin; ++i) {
-              const BilinearSample& sm = bin[i];
-              float v = 0.f;
-              if (sm.inside) {
-                const float a = sm.w[0] * plane[sm.o[0]], b = sm.w[1] * plane[sm.o[1]], cc = sm.w[2] * plane[sm.o[2]],
-                            d = sm.w[3] * plane[sm.o[3]];
-                v = is_max ? std::max(std::max(a, b), std::max(cc, d)) : a + b + cc + d;
-              }
-              acc = !is_max ? acc + v : i ? std::max(acc, v) : v;
-            }
-            dst[pw] = is_max ? (per_bin ? acc : 0.f) : acc / count;
-          }
-        }
-      });
+struct RoiAlignParams {
+  int64_t oh, ow, ratio;
+  float scale;
+  bool half_pixel, is_max;
+};
+
+// A roi's bins: the first bin's corner, a bin's size, and its grid of samples.
+struct RoiGrid {
+  float x1, y1, bh, bw, count;
+  int64_t gh, gw, per_bin;
+};
+
+RoiGrid roi_grid(const Node& n, const RoiAlignParams& p, const float* roi, int64_t r) {
+  const float off = p.half_pixel ? 0.5f : 0.f;
+  RoiGrid g;
+  g.x1 = roi[0] * p.scale - off, g.y1 = roi[1] * p.scale - off;
+  float rw = roi[2] * p.scale - off - g.x1, rh = roi[3] * p.scale - off - g.y1;
+  if (!p.half_pixel) rw = std::max(rw, 1.f), rh = std::max(rh, 1.f);
+  g.bh = rh / float(p.oh), g.bw = rw / float(p.ow);
+  g.gh = p.ratio > 0 ? p.ratio : int64_t(std::ceil(rh / float(p.oh)));
+  g.gw = p.ratio > 0 ? p.ratio : int64_t(std::ceil(rw / float(p.ow)));
+  g.count = float(std::max<int64_t>(g.gh * g.gw, 1));
+  g.per_bin = std::max<int64_t>(g.gh, 0) * std::max<int64_t>(g.gw, 0);
+  if (g.per_bin > (int64_t(1) << 24) / p.ow)
+    throw Error(n.describe() + ": roi " + std::to_string(r) + " would take " + std::to_string(g.per_bin) +
+                " samples per bin (sampling_ratio 0 over a roi of " + std::to_string(rh) + " x " + std::to_string(rw) + ")");
+  return g;
+}
+
+// The samples of row `ph` of a roi's bins (the same in every channel), bin by bin; offsets
+// count elements of an [H, W] plane.
+void row_samples(const RoiGrid& g, int64_t ph, int64_t ow, int64_t H, int64_t W, std::vector<BilinearSample>& samples) {
+  samples.assign(size_t(ow * g.per_bin), BilinearSample{});
+  for (int64_t pw = 0; pw < ow; ++pw)
+    for (int64_t iy = 0; iy < g.gh; ++iy) {
+      const float y = g.y1 + float(ph) * g.bh + (float(iy) + 0.5f) * g.bh / float(g.gh);
+      for (int64_t ix = 0; ix < g.gw; ++ix) {
+        const float xx = g.x1 + float(pw) * g.bw + (float(ix) + 0.5f) * g.bw / float(g.gw);
+        if (y < -1.f || y > float(H) || xx < -1.f || xx > float(W)) continue;
+        float yy = std::max(y, 0.f), xc = std::max(xx, 0.f);
+        int64_t yl = int64_t(yy), xl = int64_t(xc), yh, xh;
+        if (yl >= H - 1) yh = yl = H - 1, yy = float(yl);
+        else yh = yl + 1;
+        if (xl >= W - 1) xh = xl = W - 1, xc = float(xl);
+        else xh = xl + 1;
+        const float ly = yy - float(yl), lx = xc - float(xl), hy = 1.f - ly, hx = 1.f - lx;
+        samples[size_t(pw * g.per_bin + iy * g.gw + ix)] =
+            BilinearSample{{yl * W + xl, yl * W + xh, yh * W + xl, yh * W + xh}, {hy * hx, hy * lx, ly * hx, ly * lx}, true};
+      }
+    }
+}
+
+// One bin in `lanes` independent channels: plane values at o * o_step + lane (a lane is a
+// channel of a channels-last image, or the one channel of a plane), into dst[lane].
+void gather_bin(const float* in, int64_t o_step, int64_t lanes, const BilinearSample* bin, const RoiGrid& g, bool is_max, float* dst) {
+  for (int64_t k = 0; k < lanes; ++k) dst[k] = is_max ? -INFINITY : 0.f;
+  for (int64_t i = 0; i < g.per_bin; ++i) {
+    const BilinearSample& sm = bin[i];
+    if (!sm.inside) {  // counts as 0
+      for (int64_t k = 0; k < lanes; ++k) dst[k] = !is_max ? dst[k] : i ? std::max(dst[k], 0.f) : 0.f;
+      continue;
+    }
+    const float *p0 = in + sm.o[0] * o_step, *p1 = in + sm.o[1] * o_step, *p2 = in + sm.o[2] * o_step, *p3 = in + sm.o[3] * o_step;
+    if (is_max) {
+      for (int64_t k = 0; k < lanes; ++k) {
+        const float v = std::max(std::max(sm.w[0] * p0[k], sm.w[1] * p1[k]), std::max(sm.w[2] * p2[k], sm.w[3] * p3[k]));
+        dst[k] = i ? std::max(dst[k], v) : v;
+      }
+    } else {
+      for (int64_t k = 0; k < lanes; ++k) dst[k] += sm.w[0] * p0[k] + sm.w[1] * p1[k] + sm.w[2] * p2[k] + sm.w[3] * p3[k];
     }
   }
+  for (int64_t k = 0; k < lanes; ++k) dst[k] = is_max ? (g.per_bin ? dst[k] : 0.f) : dst[k] / g.count;
+}
+
+void compute_roi_align(OpContext& c) {
+  const Tensor& x = c.in(0);
+  const int64_t N = x.shape()[0], ch = x.shape()[1], H = x.shape()[2], W = x.shape()[3];
+  const float* rois = c.in(1).data<float>();
+  const std::vector<int64_t> bidx = c.in(2).as_int64_vector();
+  const int64_t n_rois = int64_t(bidx.size());
+  const Node& n = c.node;
+  const RoiAlignParams p{n.attr_int("output_height", 1), n.attr_int("output_width", 1), n.attr_int("sampling_ratio", 0),
+                         n.attr_float("spatial_scale", 1.f),
+                         n.attr_string("coordinate_transformation_mode", n.opset != 0 && n.opset < 16 ? "output_half_pixel" : "half_pixel") ==
+                             "half_pixel",
+                         n.attr_string("mode", "avg") == "max"};
+  std::vector<RoiGrid> grids;
+  int64_t taps = 0;
+  for (int64_t r = 0; r < n_rois; ++r) {
+    if (bidx[r] < 0 || bidx[r] >= N) throw Error("batch index " + std::to_string(bidx[r]) + " is out of range");
+    grids.push_back(roi_grid(n, p, rois + r * 4, r));
+    taps += p.oh * p.ow * grids.back().per_bin;
+  }
+  float* out = c.out(0).data<float>();
+  const float* in = x.data<float>();
+  if (taps * 4 < H * W) {
+    // Few samples against the plane: gather from the planes as they are, channels in parallel.
+    std::vector<BilinearSample> samples;
+    for (int64_t r = 0; r < n_rois; ++r)
+      for (int64_t ph = 0; ph < p.oh; ++ph) {
+        row_samples(grids[r], ph, p.ow, H, W, samples);
+        parallel_range(ch, p.ow * grids[r].per_bin * 8, [&](int64_t k0, int64_t k1) {
+          for (int64_t k = k0; k < k1; ++k) {
+            const float* plane = in + (bidx[r] * ch + k) * H * W;
+            float* dst = out + ((r * ch + k) * p.oh + ph) * p.ow;
+            for (int64_t pw = 0; pw < p.ow; ++pw) gather_bin(plane, 1, 1, &samples[size_t(pw * grids[r].per_bin)], grids[r], p.is_max, dst + pw);
+          }
+        });
+      }
+    return;
+  }
+  // Many samples (a detector's hundreds of rois): the input read channels-last, so that each
+  // sample is gathered for every channel at once in a loop the compiler vectorizes; rois in
+  // parallel, each bin's channels transposed into place.
+  Tensor cl = Tensor::empty(DType::Float32, {N, H, W, ch});
+  copy_strided(in, {ch * H * W, W, 1, H * W}, cl.shape(), sizeof(float), cl.raw());
+  const float* img = cl.data<float>();
+  parallel_range(n_rois, taps / std::max<int64_t>(n_rois, 1) * ch * 4, [&](int64_t r0, int64_t r1) {
+    std::vector<BilinearSample> samples;
+    std::vector<float> bin_values(static_cast<size_t>(ch));
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* image = img + bidx[r] * H * W * ch;
+      for (int64_t ph = 0; ph < p.oh; ++ph) {
+        row_samples(grids[r], ph, p.ow, H, W, samples);
+        for (int64_t pw = 0; pw < p.ow; ++pw) {
+          gather_bin(image, ch, ch, &samples[size_t(pw * grids[r].per_bin)], grids[r], p.is_max, bin_values.data());
+          float* dst = out + (r * ch * p.oh + ph) * p.ow + pw;
+          for (int64_t k = 0; k < ch; ++k) dst[k * p.oh * p.ow] = bin_values[size_t(k)];
+        }
+      }
+    }
+  });
 }
 
 }  // namespace

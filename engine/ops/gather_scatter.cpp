@@ -2,6 +2,7 @@
 // ScatterElements (and its deprecated name Scatter) and ScatterND, with the reduction
 // attribute (none, add, mul, max, min). Every index is range-checked (negative ones count
 // from the end) before use: a bad index is an Error naming the node, never a stray read.
+#include <algorithm>
 #include <cstring>
 
 #include "engine/ops/typed_kernels.h"
@@ -16,6 +17,17 @@ int64_t checked_index(int64_t i, int64_t dim) {
   return i < 0 ? i + dim : i;
 }
 
+// Checks every index against an axis of size `dim` in one pass (an Error naming the first
+// bad one), so that the loops using them need no branch: wrapped(i) then adds the size
+// to negative ones.
+void check_indices(const int64_t* idx, size_t n, int64_t dim) {
+  int64_t lo = 0, hi = 0;
+  for (size_t i = 0; i < n; ++i) lo = std::min(lo, idx[i]), hi = std::max(hi, idx[i]);
+  if (n && (lo < -dim || hi >= dim))
+    for (size_t i = 0; i < n; ++i) checked_index(idx[i], dim);
+}
+inline int64_t wrapped(int64_t i, int64_t dim) { return i + (i < 0 ? dim : 0); }
+
 // A tensor's indices as int64: read in place when they are int64 already (a gather or
 // scatter over millions of elements otherwise spends as long copying them as using them).
 class IndexValues {
@@ -28,6 +40,7 @@ class IndexValues {
     size_ = size_t(t.numel());
   }
   int64_t operator[](size_t i) const { return data_[i]; }
+  const int64_t* data() const { return data_; }
   size_t size() const { return size_; }
 
  private:
@@ -36,18 +49,24 @@ class IndexValues {
   size_t size_ = 0;
 };
 
-// Calls f(i, base) for every element i of a tensor shaped `idx_shape`, in order, where
-// `base` is the flat offset, in a tensor of the same rank with strides `data_strides`, of
-// the same coordinates but with the `axis` coordinate 0 (the caller adds its own). The
-// offset is carried from one element to the next, not recomputed by division.
+// Calls f(i, base, count, step) for each run of a tensor shaped `idx_shape` along its last
+// dimension: its elements i .. i+count-1 have, in a tensor of the same rank with strides
+// `data_strides`, the flat offsets base + j * step of the same coordinates but with the
+// `axis` coordinate 0 (the caller adds its own). Offsets are carried from one run to the
+// next, not recomputed by division, and a run is one tight loop in the caller.
 template <typename F>
-void walk_axis_offsets(const Shape& idx_shape, const std::vector<int64_t>& data_strides, int64_t axis, F f) {
+void walk_axis_runs(const Shape& idx_shape, const std::vector<int64_t>& data_strides, int64_t axis, F f) {
+  const size_t rank = idx_shape.size();
   const int64_t n = shape_numel(idx_shape);
-  std::vector<int64_t> coord(idx_shape.size(), 0);
+  if (n == 0) return;
+  if (rank == 0) return f(int64_t(0), int64_t(0), int64_t(1), int64_t(0));
+  const int64_t inner = idx_shape[rank - 1];
+  const int64_t inner_step = int64_t(rank - 1) == axis ? 0 : data_strides[rank - 1];
+  std::vector<int64_t> coord(rank - 1, 0);
   int64_t base = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    f(i, base);
-    for (size_t d = idx_shape.size(); d-- > 0;) {
+  for (int64_t i = 0; i < n; i += inner) {
+    f(i, base, inner, inner_step);
+    for (size_t d = rank - 1; d-- > 0;) {
       const int64_t step = int64_t(d) == axis ? 0 : data_strides[d];
       if (++coord[d] < idx_shape[d]) {
         base += step;
@@ -57,6 +76,18 @@ void walk_axis_offsets(const Shape& idx_shape, const std::vector<int64_t>& data_
       coord[d] = 0;
     }
   }
+}
+
+// Calls f(U{}) with an unsigned type of `bytes` bytes, for copying elements of any dtype.
+template <typename F>
+void visit_element_bytes(size_t bytes, F f) {
+  switch (bytes) {
+    case 1: return f(uint8_t{});
+    case 2: return f(uint16_t{});
+    case 4: return f(uint32_t{});
+    case 8: return f(uint64_t{});
+  }
+  throw Error("elements of " + std::to_string(bytes) + " bytes are not supported");
 }
 
 // ---- GatherElements ----------------------------------------------------------------------------
@@ -72,12 +103,15 @@ void compute_gather_elements(OpContext& c) {
   const IndexValues idx(c.in(1));
   const int64_t axis = normalize_axis(c.node.attr_int("axis", 0), x.rank());
   const std::vector<int64_t> strides = shape_strides(x.shape());
-  const size_t es = dtype_size(x.dtype());
-  const auto* src = static_cast<const std::byte*>(x.raw());
-  auto* dst = static_cast<std::byte*>(c.out(0).raw());
-  walk_axis_offsets(c.in(1).shape(), strides, axis, [&](int64_t i, int64_t base) {
-    const int64_t a = checked_index(idx[size_t(i)], x.shape()[axis]);
-    std::memcpy(dst + size_t(i) * es, src + size_t(base + a * strides[size_t(axis)]) * es, es);
+  const int64_t dim = x.shape()[axis], axis_stride = strides[size_t(axis)];
+  check_indices(idx.data(), idx.size(), dim);
+  visit_element_bytes(dtype_size(x.dtype()), [&](auto tag) {
+    using U = decltype(tag);
+    const U* src = static_cast<const U*>(x.raw());
+    U* dst = static_cast<U*>(c.out(0).raw());
+    walk_axis_runs(c.in(1).shape(), strides, axis, [&](int64_t i, int64_t base, int64_t count, int64_t step) {
+      for (int64_t j = 0; j < count; ++j) dst[i + j] = src[base + j * step + wrapped(idx[size_t(i + j)], dim) * axis_stride];
+    });
   });
 }
 
@@ -161,12 +195,17 @@ void compute_scatter_elements(OpContext& c) {
   const Reduction red = reduction_of(c.node);
   const std::vector<int64_t> strides = shape_strides(x.shape());
   std::memcpy(c.out(0).raw(), x.raw(), x.nbytes());
+  const int64_t dim = x.shape()[axis], axis_stride = strides[size_t(axis)];
+  check_indices(idx.data(), idx.size(), dim);
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* o = c.out(0).data<T>();
     const T* u = upd.data<T>();
-    walk_axis_offsets(c.in(1).shape(), strides, axis, [&](int64_t i, int64_t base) {
-      combine(o[base + checked_index(idx[size_t(i)], x.shape()[axis]) * strides[size_t(axis)]], u[i], red);
+    walk_axis_runs(c.in(1).shape(), strides, axis, [&](int64_t i, int64_t base, int64_t count, int64_t step) {
+      if (red == Reduction::None)  // the common case, kept free of combine's switch
+        for (int64_t j = 0; j < count; ++j) o[base + j * step + wrapped(idx[size_t(i + j)], dim) * axis_stride] = u[i + j];
+      else
+        for (int64_t j = 0; j < count; ++j) combine(o[base + j * step + wrapped(idx[size_t(i + j)], dim) * axis_stride], u[i + j], red);
     });
   });
 }
