@@ -319,6 +319,24 @@ TEST(GatherScatterOps, ElementsAlongEveryAxisOfA3DTensor) {
   }
 }
 
+// Reshape-like ops share an owning input's bytes (as PyTorch's views) and copy a view's,
+// whose memory (the engine's arena) may be reused after the node ran.
+TEST(ShapeOps, ReshapeSharesOwnedBytesAndCopiesViews) {
+  Tensor x = make<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Node flatten = node("Flatten", 1, {{"axis", Attribute{int64_t(0)}}});
+  const Tensor shared = run(flatten, {&x})[0];
+  EXPECT_EQ(shared.shape(), (Shape{1, 6}));
+  EXPECT_EQ(shared.raw(), x.raw());
+  Tensor view = Tensor::view(DType::Float32, {2, 3}, x.raw());
+  const Tensor copied = run(flatten, {&view})[0];
+  EXPECT_NE(copied.raw(), x.raw());
+  expect_near(copied, {1, 2, 3, 4, 5, 6});
+  Tensor axes = make<int64_t>({1}, {0});
+  const Tensor unsqueezed = run(node("Unsqueeze", 2), {&x, &axes})[0];
+  EXPECT_EQ(unsqueezed.shape(), (Shape{1, 2, 3}));
+  EXPECT_EQ(unsqueezed.raw(), x.raw());
+}
+
 TEST(GatherScatterOps, ScatterNDAdd) {
   Tensor x = make<float>({4}, {1, 2, 3, 4});
   Tensor idx = make<int64_t>({2, 1}, {1, 1});

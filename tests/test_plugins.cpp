@@ -114,6 +114,39 @@ TEST(Plugins, CopyOfNothingIsRightWhereTheEngineRunsItInPlace) {
   EXPECT_LT(max_abs_diff(o.engine, plain), 1e-4);
 }
 
+// A value dies at a plugin that may write over it while a Flatten's output, which shares
+// its bytes, lives on: the reference executor must not hand the plugin that buffer.
+TEST(Plugins, InPlacePluginLeavesAReshapedAliasOfItsInputAlone) {
+  Graph g;
+  g.name = "alias";
+  g.opset = 17;
+  g.inputs.push_back(GraphInput{"x", DType::Float32, {2, 4}, {"", ""}});
+  g.values["x"] = ValueInfo{DType::Float32, {2, 4}, true};
+  auto add = [&](const char* name, const char* domain, const char* op, std::string in, std::string out) {
+    Node n;
+    n.name = name;
+    n.domain = domain;
+    n.op_type = op;
+    n.opset = 17;
+    n.inputs = {std::move(in)};
+    n.outputs = {std::move(out)};
+    n.sources = {name};
+    g.nodes.push_back(n);
+  };
+  add("relu", "", "Relu", "x", "a");
+  add("flatten", "", "Flatten", "a", "f");
+  add("rms", "fusebench.plugin", "RMSNorm", "a", "y");
+  g.nodes[1].attrs["axis"] = Attribute{int64_t(0)};
+  g.outputs = {"f", "y"};
+  ReferenceExecutor ref(g, 2, {}, registry_with_plugins({}));
+  Tensor x(DType::Float32, {2, 4});
+  for (int64_t i = 0; i < 8; ++i) x.data<float>()[i] = float(i) - 3.f;
+  const std::vector<Tensor> out = ref.run({x});
+  ASSERT_EQ(out[0].shape(), (Shape{1, 8}));
+  for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(out[0].data<float>()[i], std::max(float(i) - 3.f, 0.f)) << "element " << i;
+  EXPECT_NE(out[0].raw(), out[1].raw());
+}
+
 TEST(Plugins, CopyAtTheGraphOutputKeepsTheOutputName) {
   LoadedModel m = load_model(kBert);
   Graph g = place_plugins(m.graph, {copy_after("output")}, nullptr);

@@ -41,6 +41,13 @@ Tensor Tensor::clone() const {
   return t;
 }
 
+Tensor Tensor::reshaped(Shape shape) const {
+  FB_CHECK(shape_numel(shape) == numel(), "reshape of " + shape_str(shape_) + " to " + shape_str(shape));
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
 std::vector<int64_t> Tensor::as_int64_vector() const {
   std::vector<int64_t> v(static_cast<size_t>(numel()));
   switch (dtype_) {

@@ -55,6 +55,12 @@ class Tensor {
   }
   // A deep copy with its own storage.
   Tensor clone() const;
+  // The same bytes under another shape of as many elements, sharing the storage.
+  Tensor reshaped(Shape shape) const;
+  // Whether the bytes are this tensor's own (shared) storage, not a view of memory owned elsewhere.
+  bool owns_storage() const { return storage_ != nullptr; }
+  // Whether another Tensor shares this storage (a reshaped alias, a copy): then writing in place is unsafe.
+  bool storage_shared() const { return storage_.use_count() > 1; }
   // Integer tensor contents as int64 (for shape-like inputs: Reshape's shape, axes, ...).
   std::vector<int64_t> as_int64_vector() const;
   // Scalar or one-element tensor as double.

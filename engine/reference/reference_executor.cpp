@@ -88,7 +88,8 @@ const Tensor* ReferenceExecutor::reusable_input0(size_t i, const std::map<std::s
   for (const GraphInput& gi : graph_.inputs)
     if (gi.name == v) return nullptr;  // the caller's tensor
   auto it = env.find(v);
-  return it == env.end() ? nullptr : &it->second;
+  // A value whose bytes another live value shares (Reshape's output aliases its input) is not free to write over.
+  return it == env.end() || it->second.storage_shared() ? nullptr : &it->second;
 }
 
 }  // namespace fb
