@@ -67,22 +67,27 @@ bool overlaps_any(const float* c, float a, const BoxColumns& cols, const uint8_t
 // passes p's x1 and the last whose x1 is below p's x2 (exact comparisons, no arithmetic).
 // Torchvision's batched NMS offsets each class's boxes apart, so there this window is a
 // small part of the kept set. The window needs IoU 0 to never suppress (threshold >= 0)
-// and ordered coordinates (no NaN).
+// and ordered coordinates (no NaN); it is built (a sort) only once 64 boxes are kept, as
+// against fewer the kept set itself is as short.
 std::vector<int64_t> nms_one_class(const std::vector<int64_t>& order, const std::vector<float>& cs, float threshold, int64_t max_out) {
+  constexpr size_t kWindowAfter = 64;
   const size_t m = order.size();
   std::vector<int64_t> kept;
+  std::vector<size_t> kept_pos;  // their places in `order`
   BoxColumns kept_cols(m);
   const std::vector<uint8_t> all_live(m, 1);
+  bool may_window = threshold >= 0.f && m > kWindowAfter && max_out > int64_t(kWindowAfter);
+  for (size_t p = 0; p < m && may_window; ++p)
+    for (int c = 0; c < 4; ++c) may_window = may_window && !std::isnan(cs[size_t(order[p]) * 4 + size_t(c)]);
   // The x1-sorted view: rank[p] is candidate p's place in it.
-  bool windowed = threshold >= 0.f && m > 64;
-  for (size_t p = 0; p < m && windowed; ++p)
-    for (int c = 0; c < 4; ++c) windowed = windowed && !std::isnan(cs[size_t(order[p]) * 4 + size_t(c)]);
+  bool windowed = false;
   std::vector<size_t> by_x, rank;
   std::vector<float> sorted_x1, running_x2;
   std::vector<uint8_t> kept_at;
-  BoxColumns sorted_cols(windowed ? m : 0);
-  if (windowed) {
+  BoxColumns sorted_cols(0);
+  auto build_window = [&] {
     by_x.resize(m), rank.resize(m), sorted_x1.resize(m), running_x2.resize(m), kept_at.assign(m, 0);
+    sorted_cols = BoxColumns(m);
     std::iota(by_x.begin(), by_x.end(), size_t(0));
     std::sort(by_x.begin(), by_x.end(), [&](size_t u, size_t v) { return cs[size_t(order[u]) * 4 + 1] < cs[size_t(order[v]) * 4 + 1]; });
     for (size_t q = 0; q < m; ++q) {
@@ -92,8 +97,11 @@ std::vector<int64_t> nms_one_class(const std::vector<int64_t>& order, const std:
       sorted_x1[q] = c[1];
       running_x2[q] = q ? std::max(running_x2[q - 1], c[3]) : c[3];
     }
-  }
+    for (size_t p : kept_pos) kept_at[rank[p]] = 1;
+    windowed = true;
+  };
   for (size_t p = 0; p < m && int64_t(kept.size()) < max_out; ++p) {
+    if (may_window && !windowed && kept.size() >= kWindowAfter) build_window();
     const float* c = &cs[size_t(order[p]) * 4];
     const float a = (c[2] - c[0]) * (c[3] - c[1]);
     bool suppressed;
@@ -109,6 +117,7 @@ std::vector<int64_t> nms_one_class(const std::vector<int64_t>& order, const std:
     if (suppressed) continue;
     kept_cols.set(kept.size(), c);
     kept.push_back(order[p]);
+    kept_pos.push_back(p);
     if (windowed) kept_at[rank[p]] = 1;
   }
   return kept;
