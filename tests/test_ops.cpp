@@ -351,6 +351,12 @@ TEST(GatherScatterOps, OutOfRangeIndexNamesTheNode) {
   expect_node_error(node("GatherElements", 2), {&x, &bad});
   Tensor bad_nd = make<int64_t>({1, 1}, {-4});
   expect_node_error(node("GatherND", 2), {&x, &bad_nd});
+  // Indices longer than the data outside the axis would reach past its rows.
+  Tensor x2 = make<float>({2, 2}, {1, 2, 3, 4});
+  Tensor wide = make<int64_t>({1, 3}, {0, 0, 0});
+  Tensor upd = make<float>({1, 3}, {7, 8, 9});
+  expect_node_error(node("GatherElements", 2), {&x2, &wide});
+  expect_node_error(node("ScatterElements", 3), {&x2, &wide, &upd});
 }
 
 TEST(SelectionOps, NonZeroAndUnique) {

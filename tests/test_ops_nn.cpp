@@ -576,5 +576,17 @@ TEST(RoiAlign, EveryElementIsTheDefinitions) {
                                      2, 2);
 }
 
+TEST(RoiAlign, EmptyPlanesAreAnErrorNamingTheNode) {
+  const Node n = make_node("RoiAlign", {{"output_height", int_attr(2)}, {"output_width", int_attr(2)}});
+  const Tensor x(DType::Float32, {1, 3, 0, 5}), rois = floats({1, 4}, {0, 0, 2, 2}), batch = ints({1}, {0});
+  try {
+    run(n, {&x, &rois, &batch});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(n.name), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("empty planes"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace fb

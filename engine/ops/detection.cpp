@@ -305,6 +305,8 @@ void compute_roi_align(OpContext& c) {
                          n.attr_string("coordinate_transformation_mode", n.opset != 0 && n.opset < 16 ? "output_half_pixel" : "half_pixel") ==
                              "half_pixel",
                          n.attr_string("mode", "avg") == "max"};
+  // A sample's four neighbours need a plane to lie in (an empty one would put them before it).
+  if (n_rois && ch && (H == 0 || W == 0)) throw Error(n.describe() + ": X " + shape_str(x.shape()) + " has empty planes to sample");
   std::vector<RoiGrid> grids;
   int64_t taps = 0;
   for (int64_t r = 0; r < n_rois; ++r) {

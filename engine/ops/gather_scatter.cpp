@@ -90,11 +90,20 @@ void visit_element_bytes(size_t bytes, F f) {
   throw Error("elements of " + std::to_string(bytes) + " bytes are not supported");
 }
 
+// GatherElements/ScatterElements: indices of the data's rank, no longer than the data in any
+// dimension but `axis` (PyTorch's rule; a longer one would reach past the data's rows).
+void check_elements_indices(const Shape& data, const Shape& idx, int64_t axis) {
+  if (data.size() != idx.size()) throw Error("data and indices must have the same rank");
+  for (size_t d = 0; d < data.size(); ++d)
+    if (int64_t(d) != axis && data[d] >= 0 && idx[d] > data[d])
+      throw Error("indices " + shape_str(idx) + " are longer than the data " + shape_str(data) + " in dimension " + std::to_string(d));
+}
+
 // ---- GatherElements ----------------------------------------------------------------------------
 std::vector<ValueInfo> infer_gather_elements(const ShapeContext& c) {
   const ValueInfo &x = c.in(0), &idx = c.in(1);
   if (x.shape.size() != idx.shape.size()) throw Error("data and indices must have the same rank");
-  normalize_axis(c.node.attr_int("axis", 0), int64_t(x.shape.size()));
+  check_elements_indices(x.shape, idx.shape, normalize_axis(c.node.attr_int("axis", 0), int64_t(x.shape.size())));
   return {ValueInfo{x.dtype, idx.shape, true}};
 }
 
@@ -183,7 +192,7 @@ std::vector<ValueInfo> infer_scatter_elements(const ShapeContext& c) {
   if (idx.shape != upd.shape) throw Error("indices " + shape_str(idx.shape) + " and updates " + shape_str(upd.shape) + " differ");
   if (x.shape.size() != idx.shape.size()) throw Error("data and indices must have the same rank");
   if (x.dtype != upd.dtype) throw Error("data and updates types differ");
-  normalize_axis(c.node.attr_int("axis", 0), int64_t(x.shape.size()));
+  check_elements_indices(x.shape, idx.shape, normalize_axis(c.node.attr_int("axis", 0), int64_t(x.shape.size())));
   return same_as_input0(c);
 }
 
