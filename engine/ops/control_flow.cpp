@@ -61,6 +61,18 @@ std::vector<ValueInfo> infer_loop(const ShapeContext& c) {
   return r;
 }
 
+// A tensor of `dtype` and `shape` holding the pieces' bytes one after another: pieces
+// stacked or concatenated along the leading axis.
+Tensor back_to_back(DType dtype, const Shape& shape, const std::vector<Tensor>& pieces) {
+  Tensor out = Tensor::empty(dtype, shape);
+  size_t off = 0;
+  for (const Tensor& p : pieces) {
+    if (p.nbytes()) std::memcpy(static_cast<std::byte*>(out.raw()) + off, p.raw(), p.nbytes());
+    off += p.nbytes();
+  }
+  return out;
+}
+
 // A loop-carried value the body only appends to: v_out = Concat(v_in, x..., axis=0), with
 // v_in read by nothing else and v_out by nothing but the body's outputs. A torch.cat in a
 // scripted loop exports as this (torchvision's Mask R-CNN pastes its masks so); run as
@@ -100,13 +112,7 @@ Tensor concatenate_rows(const Node& concat, const std::vector<Tensor>& pieces) {
                   dtype_name(first.dtype()) + shape_str(first.shape()) + " along axis 0");
     s[0] += p.shape()[0];
   }
-  Tensor out = Tensor::empty(first.dtype(), s);
-  size_t off = 0;
-  for (const Tensor& p : pieces) {
-    if (p.nbytes()) std::memcpy(static_cast<std::byte*>(out.raw()) + off, p.raw(), p.nbytes());
-    off += p.nbytes();
-  }
-  return out;
+  return back_to_back(first.dtype(), s, pieces);
 }
 
 void compute_loop(OpContext& c) {
@@ -163,13 +169,7 @@ void compute_loop(OpContext& c) {
       s.insert(s.end(), scans[k][0].shape().begin(), scans[k][0].shape().end());
       dt = scans[k][0].dtype();
     }
-    Tensor stacked = Tensor::empty(dt, s);
-    size_t off = 0;
-    for (const Tensor& t : scans[k]) {
-      std::memcpy(static_cast<std::byte*>(stacked.raw()) + off, t.raw(), t.nbytes());
-      off += t.nbytes();
-    }
-    set_output(c, carried + k, stacked);
+    set_output(c, carried + k, back_to_back(dt, s, scans[k]));
   }
 }
 

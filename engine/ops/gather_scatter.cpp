@@ -102,7 +102,6 @@ void check_elements_indices(const Shape& data, const Shape& idx, int64_t axis) {
 // ---- GatherElements ----------------------------------------------------------------------------
 std::vector<ValueInfo> infer_gather_elements(const ShapeContext& c) {
   const ValueInfo &x = c.in(0), &idx = c.in(1);
-  if (x.shape.size() != idx.shape.size()) throw Error("data and indices must have the same rank");
   check_elements_indices(x.shape, idx.shape, normalize_axis(c.node.attr_int("axis", 0), int64_t(x.shape.size())));
   return {ValueInfo{x.dtype, idx.shape, true}};
 }
@@ -190,7 +189,6 @@ void combine(T& dst, T v, Reduction r) {
 std::vector<ValueInfo> infer_scatter_elements(const ShapeContext& c) {
   const ValueInfo &x = c.in(0), &idx = c.in(1), &upd = c.in(2);
   if (idx.shape != upd.shape) throw Error("indices " + shape_str(idx.shape) + " and updates " + shape_str(upd.shape) + " differ");
-  if (x.shape.size() != idx.shape.size()) throw Error("data and indices must have the same rank");
   if (x.dtype != upd.dtype) throw Error("data and updates types differ");
   check_elements_indices(x.shape, idx.shape, normalize_axis(c.node.attr_int("axis", 0), int64_t(x.shape.size())));
   return same_as_input0(c);
