@@ -127,6 +127,15 @@ TEST_F(EndToEnd, InspectShowsFewerLayersThanNodesWithSources) {
   EXPECT_NE(bad.output.find("nosuch"), std::string::npos);
 }
 
+// profile builds the engine, its unfused twin (to apportion fused layers' time) and, with
+// a plugin, a baseline: every one of them from the same int8 calibration.
+TEST_F(EndToEnd, ProfileOfAnInt8BuildTimesItsInt8Layers) {
+  Outcome o = sh(fb("profile 'zoo:bert?layers=1&hidden=64&heads=2&seq=16' --precision int8 --fusion aggressive "
+                    "--iterations 2 --threads 1"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("fusebench.Quantize"), std::string::npos) << o.output;
+}
+
 TEST_F(EndToEnd, ZooExportWritesARealOnnxFile) {
   const std::string out = (dir_ / "bert.onnx").string();
   Outcome o = sh(fb("zoo export bert?layers=1 -o " + out));

@@ -41,7 +41,7 @@ int cmd_profile(int argc, char** argv) {
   BuildConfig cfg = build_config_for(args, m);
   cfg.shape_profile = shape_profile_from(args);
   if (args.count("threads") || !m.plan) cfg.threads = args["threads"].as<int>();
-  BuildConfig used = cfg;  // the static config of the engine profiled
+  BuildConfig used;  // the static config of the engine profiled, set once calibrated
   std::vector<std::string> profile_lines;  // a dynamic engine's optimization profile
   const PluginSettings plugins = plugin_settings_from(args);
   const PluginModel pm = apply_plugins(m, plugins);
@@ -57,6 +57,7 @@ int cmd_profile(int argc, char** argv) {
   if (store && !cached) store->store_peaks(env.host, env.cpu_model, cfg.threads, peaks);
   threads.run([&] {
     naming_model(m, [&] { calibrate_for_int8(m, pm.graph(), cfg, pm.ops); });
+    used = cfg;  // with the int8 ranges: the unfused and baseline engines need them too
     // A dynamic engine (an optimization profile) is profiled at its opt shapes.
     const InspectedEngine built = build_for_inspection(m, pm, !plugins.empty(), cfg);
     Engine* engine = built.engine;
