@@ -11,9 +11,11 @@
 #include <random>
 
 #include "engine/backend/cpu/attention.h"
+#include "engine/backend/cpu/conv.h"
 #include "engine/backend/cpu/int8_matmul.h"
 #include "engine/backend/cpu/int8_quantize.h"
 #include "engine/onnx/onnx_import.h"
+#include "engine/passes/pass.h"
 #include "engine/quant/calibrator.h"
 #include "engine/zoo/onnx_builder.h"
 #include "harness/calibration.h"
@@ -185,6 +187,76 @@ TEST(Int8MatMul, AgreesWithFloat32) {
     }
 }
 
+// An int8 convolution whose reader is an int8 layer writes that reader's u8/s8 input in its
+// epilogue: for every activation, channels-last and plain, the bytes are the float32
+// output of the same convolution quantized at the threshold, within one step (a 3x3
+// convolution, and a depthwise one as MobileNet's).
+TEST(Int8Conv, AQuantizedOutputIsTheFloatOutputQuantized) {
+  const int64_t n = 2, c = 8, hw = 10;
+  std::vector<float> x = gaussian(n * c * hw * hw, 11), bias = gaussian(16, 12, 0.2f);
+  float x_amax = 0;
+  for (float v : x) x_amax = std::max(x_amax, std::fabs(v));
+  std::vector<int8_t> x_q(x.size());
+  quantize_input(x.data(), int64_t(x.size()), int8_input_scale(x_amax, false), false, x_q.data());
+  struct Act {
+    const char* name;
+    bool is_unsigned;  // ReLU, ReLU6 and sigmoid outputs are never negative
+  };
+  for (bool depthwise : {false, true})
+    for (bool channels_last : {false, true})
+      for (Act a : {Act{"", false}, Act{"relu", true}, Act{"clip", true}, Act{"sigmoid", true}, Act{"hardswish", false},
+                    Act{"silu", false}, Act{"gelu", false}}) {
+        SCOPED_TRACE(std::string(depthwise ? "depthwise " : "3x3 ") + (channels_last ? "nhwc " : "nchw ") + a.name);
+        const int64_t m = depthwise ? c : 16;
+        const Shape w_shape{m, depthwise ? 1 : c, 3, 3};
+        const std::vector<float> w = gaussian(size_t(shape_numel(w_shape)), 13, 0.3f);
+        Node node = fusebench_node("/conv", "FusedConv", {"x", "w", "b"}, {"y"});
+        node.attrs["pads"] = Attribute{std::vector<int64_t>{1, 1, 1, 1}};
+        if (depthwise) node.attrs["group"] = Attribute{int64_t(c)};
+        if (*a.name) node.attrs["activation"] = Attribute{std::string(a.name)};
+        if (std::string(a.name) == "clip") {
+          node.attrs["activation_min"] = Attribute{0.f};
+          node.attrs["activation_max"] = Attribute{1.5f};  // below the outputs' largest: it clips
+        }
+        if (channels_last)
+          for (const char* key : {"x_layout", "y_layout"}) node.attrs[key] = Attribute{std::string(kChannelsLast)};
+        node.attrs["int8_input_amax"] = Attribute{x_amax};
+        node.attrs["int8_input_unsigned"] = Attribute{int64_t(0)};
+        ConvKernel to_float(node, {n, c, hw, hw}, w_shape, true, true, w.data());
+        std::vector<float> y(size_t(n * m * hw * hw));
+        to_float.run(x_q.data(), w.data(), bias.data(), nullptr, y.data());
+        float y_amax = 0;
+        for (float v : y) y_amax = std::max(y_amax, std::fabs(v));
+        y_amax *= 0.8f;  // the largest values saturate
+        node.attrs["int8_output_amax"] = Attribute{y_amax};
+        node.attrs["int8_output_unsigned"] = Attribute{int64_t(a.is_unsigned)};
+        ConvKernel to_int8(node, {n, c, hw, hw}, w_shape, true, true, w.data());
+        EXPECT_NE(to_int8.describe().find(a.is_unsigned ? "s8s8→u8" : "s8s8→s8"), std::string::npos) << to_int8.describe();
+        std::vector<int8_t> y_q(y.size()), want(y.size());
+        to_int8.run(x_q.data(), w.data(), bias.data(), nullptr, y_q.data());
+        quantize_input(y.data(), int64_t(y.size()), int8_input_scale(y_amax, a.is_unsigned), a.is_unsigned, want.data());
+        int worst = 0, saturated = 0;
+        for (size_t i = 0; i < y.size(); ++i) {
+          const int got_v = a.is_unsigned ? int(uint8_t(y_q[i])) : int(y_q[i]);
+          const int want_v = a.is_unsigned ? int(uint8_t(want[i])) : int(want[i]);
+          worst = std::max(worst, std::abs(got_v - want_v));
+          saturated += want_v == (a.is_unsigned ? 255 : 127);
+        }
+        EXPECT_LE(worst, 1);
+        EXPECT_GT(saturated, 0) << "the test must reach the saturation";
+        // A capture reads it back as float32, in plain layout: the float output within a step.
+        const Tensor back = to_int8.plain_output(y_q.data());
+        const Tensor plain = to_float.plain_output(y.data());
+        ASSERT_EQ(back.dtype(), DType::Float32);
+        const float step = int8_input_scale(y_amax, a.is_unsigned);
+        double worst_back = 0;
+        for (int64_t i = 0; i < back.numel(); ++i)
+          if (std::fabs(plain.data<float>()[i]) < y_amax)
+            worst_back = std::max(worst_back, double(std::fabs(back.data<float>()[i] - plain.data<float>()[i])));
+        EXPECT_LE(worst_back, 1.01 * step);
+      }
+}
+
 // GELU by table: the product written as s8 at the activation input's threshold, then each
 // byte mapped to GELU's value quantized for the reader. Against GELU in double, every
 // element is within one step of each quantization (the input's times GELU's slope, at most
@@ -336,14 +408,22 @@ TEST(Int8Build, TransformerRunsItsMatrixProductsInInt8AndMeetsCosine) {
 }
 
 TEST(Int8Build, CnnsRunEveryConvolutionInInt8AndMeetCosine) {
-  for (const char* model : {"zoo:resnet?blocks=1&width=8&image=16", "zoo:mobilenet?width=8&blocks=4&image=32"})
+  // A convolution that only int8 convolutions read, summing no residual, writes their u8
+  // input itself: each ResNet block's first 3x3 (3 here), and each MobileNet block's
+  // expansion and depthwise convolutions after their ReLU6 (2 x 4).
+  const std::map<std::string, int> writes_u8 = {{"zoo:resnet?blocks=1&width=8&image=16", 3},
+                                                {"zoo:mobilenet?width=8&blocks=4&image=32", 8}};
+  for (const auto& [model, written] : writes_u8)
     for (const char* method : {"minmax", "percentile", "entropy"}) {
-      SCOPED_TRACE(std::string(model) + " " + method);
+      SCOPED_TRACE(model + " " + method);
       std::unique_ptr<Engine> e;
       const AccuracyResult r = int8_against_reference(model, 2, FusionLevel::Aggressive, method, &e);
       EXPECT_TRUE(r.passed) << r.detail;
       EXPECT_EQ(count_precision(*e, "fusebench.FusedConv", "fp32"), 0);
       EXPECT_GT(count_precision(*e, "fusebench.FusedConv", "int8"), 3);
+      int u8_out = 0;
+      for (const LayerInfo& l : e->layers()) u8_out += l.kernel.find("s8→u8") != std::string::npos;
+      EXPECT_EQ(u8_out, written);
     }
 }
 

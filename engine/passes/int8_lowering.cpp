@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "engine/backend/cpu/conv.h"
 #include "engine/quant/int8_representation.h"
 
 namespace fb {
@@ -68,7 +69,16 @@ void set_int8_thresholds(Node& n, const BuildConfig& cfg) {
 bool is_int8_layer(const Node& n) { return n.precision == Precision::INT8 && n.has_attr("int8_input_amax"); }
 
 namespace {
-bool is_int8_matmul(const Node& n) { return is_int8_layer(n) && !is_onnx_op(&n, "Conv") && !is_ours(n, "FusedConv") && !is_ours(n, "Attention"); }
+bool is_int8_conv(const Node& n) { return is_int8_layer(n) && (is_onnx_op(&n, "Conv") || is_ours(n, "FusedConv")); }
+bool is_int8_matmul(const Node& n) { return is_int8_layer(n) && !is_int8_conv(n) && !is_ours(n, "Attention"); }
+
+// Can `p`'s epilogue write its output quantized as `rd` says? An int8 matrix product can
+// (any zero point); an int8 convolution can write u8 or s8 without a zero point, and not
+// where it sums a residual (the sum reads the destination in its own type).
+bool writes_int8_output(const Node& p, int zero_point) {
+  if (is_int8_matmul(p)) return true;
+  return is_int8_conv(p) && zero_point == 0 && !conv_has_residual(p);
+}
 
 // The slot of `n` that reads `v` quantized, or nullptr.
 const Int8Slot* slot_reading(const Node& n, const std::string& v, const std::vector<Int8Slot>& slots) {
@@ -80,10 +90,11 @@ const Int8Slot* slot_reading(const Node& n, const std::string& v, const std::vec
 
 // Int8 layers read u8/s8 tensors. Each float32 tensor they read is quantized once, by a
 // fusebench.Quantize before its first int8 reader (Q, K and V projections' input shares
-// one), or, where an int8 matrix product makes it and only int8 layers read it, by that
-// product itself: its epilogue writes the tensor as u8/s8 (attributes int8_output_amax,
-// _unsigned, _zero_point), so the float32 tensor is never written (the FFN intermediate,
-// and Q, K and V for int8 attention, in BERT). Not under mark-all, which keeps every
+// one), or, where an int8 matrix product or convolution makes it and only int8 layers read
+// it, by that layer itself: its epilogue writes the tensor as u8/s8 (attributes
+// int8_output_amax, _unsigned, _zero_point), so the float32 tensor is never written (the
+// FFN intermediate, and Q, K and V for int8 attention, in BERT; the expansion and
+// depthwise convolutions' outputs in a MobileNet block). Not under mark-all, which keeps every
 // tensor in float32 for comparison.
 int quantize_int8_inputs(PassContext& ctx) {
   Graph& g = ctx.graph;
@@ -138,7 +149,7 @@ int quantize_int8_inputs(PassContext& ctx) {
       const Reading rd = how[v] = reading_of(v, n, slot);
       const DType type = rd.is_unsigned || rd.zero_point ? DType::UInt8 : DType::Int8;
       Node* p = producer.count(v) ? producer[v] : nullptr;
-      if (p && is_int8_matmul(*p) && p->outputs.size() == 1 && rd.only_int8 && !g.is_graph_output(v) &&
+      if (p && writes_int8_output(*p, rd.zero_point) && p->outputs.size() == 1 && rd.only_int8 && !g.is_graph_output(v) &&
           ctx.config.fusion != FusionLevel::MarkAll) {
         p->attrs["int8_output_amax"] = Attribute{rd.amax};
         p->attrs["int8_output_unsigned"] = Attribute{int64_t(rd.is_unsigned)};

@@ -70,11 +70,6 @@ std::vector<ValueInfo> infer_conv(const ShapeContext& c) {
   return {ValueInfo{DType::Float32, out, true}};
 }
 
-void run_dnnl(dnnl::primitive prim, std::unordered_map<int, memory> args) {
-  prim.execute(dnnl_cpu_stream(), args);
-  dnnl_cpu_stream().wait();
-}
-
 memory::format_tag channels_last_tag(size_t rank) {
   switch (rank) {
     case 3: return memory::format_tag::acb;
@@ -113,6 +108,7 @@ struct ConvKernel::Impl {
   bool int8 = false;
   std::vector<float> out_scales;           // int8: input scale · weight scale, per output channel
   std::vector<float> bias_scaled;          // int8: the bias in accumulator units
+  float y_scale = 0;                       // int8 output (u8/s8 written by the epilogue): its step
   std::unordered_map<int, memory> args;
   double flops = 0;
   std::string description;
@@ -134,6 +130,16 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   const memory::data_type act_type = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
   im.y_type = bf16 ? DType::BFloat16 : DType::Float32;
   const memory::data_type src_type = !im.int8 ? act_type : x_unsigned ? memory::data_type::u8 : memory::data_type::s8;
+  // An int8 convolution whose readers are all int8 layers writes their u8/s8 input itself
+  // (engine/passes/int8_lowering.cpp): the float32 tensor and its Quantize layer are gone.
+  const bool y_unsigned = node.attr_int("int8_output_unsigned", 0) != 0;
+  if (im.int8 && node.has_attr("int8_output_amax")) {
+    if (conv_has_residual(node)) throw Error(node.describe() + ": an int8 output cannot take a residual sum");
+    im.y_scale = int8_input_scale(node.attr_float("int8_output_amax", 0.f), y_unsigned);
+    im.y_type = y_unsigned ? DType::UInt8 : DType::Int8;
+  }
+  const memory::data_type dst_type =
+      im.y_scale == 0 ? act_type : y_unsigned ? memory::data_type::u8 : memory::data_type::s8;
   const memory::data_type wei_type = im.int8 ? memory::data_type::s8 : act_type;
   Shape bshape{w.empty() ? 0 : w[0]};
   ConvShapes s = conv_shapes(node, x, w, has_bias ? &bshape : nullptr);
@@ -147,7 +153,7 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   auto& eng = dnnl_cpu_engine();
   memory::desc src_md = im.int8 ? memory::desc(dims_of(x), src_type, layouts.x ? channels_last_tag(x.size()) : plain_tag(x.size()))
                                 : act_desc(x, layouts.x, act_type);
-  im.y_md = act_desc(s.out, layouts.y, act_type);
+  im.y_md = act_desc(s.out, layouts.y, dst_type);
   memory::desc res_md = act_desc(s.out, layouts.residual, act_type);
   // ONNX's [M, C/G, k...] is oneDNN's [G, M/G, C/G, k...] with the same bytes.
   Shape wd = w;
@@ -164,14 +170,17 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   dnnl::post_ops po;
   // The residual is summed before the activation: act(conv(x) + b + residual).
   if (im.has_residual) po.append_sum(1.f);
+  // The activation runs on real values; a quantized output divides by its step after it
+  // (the eltwise post-op's scale), or, with no activation, in the output scales below.
+  const float act_scale = im.y_scale > 0 ? 1.f / im.y_scale : 1.f;
   switch (act.kind) {
-    case ConvActivation::Kind::Relu: po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f); break;
-    case ConvActivation::Kind::Clip: po.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, act.lo, act.hi); break;
-    case ConvActivation::Kind::Sigmoid: po.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f); break;
-    case ConvActivation::Kind::HardSwish: po.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f); break;
-    case ConvActivation::Kind::Silu: po.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f); break;
-    case ConvActivation::Kind::Gelu: po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f); break;
-    case ConvActivation::Kind::GeluTanh: po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f); break;
+    case ConvActivation::Kind::Relu: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_relu, 0.f, 0.f); break;
+    case ConvActivation::Kind::Clip: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_clip, act.lo, act.hi); break;
+    case ConvActivation::Kind::Sigmoid: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_logistic, 0.f, 0.f); break;
+    case ConvActivation::Kind::HardSwish: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f); break;
+    case ConvActivation::Kind::Silu: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_swish, 1.f, 0.f); break;
+    case ConvActivation::Kind::Gelu: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f); break;
+    case ConvActivation::Kind::GeluTanh: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f); break;
     case ConvActivation::Kind::None: break;
   }
   dnnl::primitive_attr attr;
@@ -184,7 +193,10 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
     im.out_scales.resize(size_t(s.m));
     for (int64_t oc = 0; oc < s.m; ++oc) im.out_scales[oc] = x_scale * w_scales[oc];
     im.bias_scaled.resize(has_bias ? size_t(s.m) : 0);
-    attr.set_output_scales(1 << 1, im.out_scales);
+    std::vector<float> scales = im.out_scales;  // accumulator units to the destination's
+    if (im.y_scale > 0 && act.kind == ConvActivation::Kind::None)
+      for (float& v : scales) v /= im.y_scale;
+    attr.set_output_scales(1 << 1, scales);
   }
   // Plain activations: oneDNN picks its layouts ("any"); on plain NCHW it would fall back
   // to im2col + gemm, several times slower than its blocked kernels even counting the
@@ -195,7 +207,7 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   auto make_pd = [&](bool honour_layouts) {
     memory::desc src_want = honour_layouts && layouts.x ? memory::desc(dims_of(x), src_type, channels_last_tag(x.size()))
                                                         : memory::desc(dims_of(x), src_type, any);
-    memory::desc dst_want = honour_layouts && dst_cl ? act_desc(s.out, true, act_type) : memory::desc(dims_of(s.out), act_type, any);
+    memory::desc dst_want = honour_layouts && dst_cl ? act_desc(s.out, true, dst_type) : memory::desc(dims_of(s.out), dst_type, any);
     memory::desc w_any(dims_of(wd), wei_type, any);
     auto desc = has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                            src_want, w_any, b_md, dst_want, strides, dil, pl, pr)
@@ -262,6 +274,7 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   if (act.kind != ConvActivation::Kind::None) im.description += "+" + node.attr_string("activation", "");
   im.description += std::string(" ") + layout_name(layouts.x) + "→" + layout_name(layouts.y);
   if (im.int8) im.description += x_unsigned ? " u8s8" : " s8s8";
+  if (im.y_scale > 0) im.description += y_unsigned ? "→u8" : "→s8";
   if (bf16) im.description += " bf16";
 }
 
@@ -301,13 +314,13 @@ Tensor ConvKernel::plain_output(const void* y) const {
   const memory::desc plain = act_desc(output_, false, impl_->y_md.data_type());
   if (impl_->y_md == plain) {
     std::memcpy(out.raw(), y, out.nbytes());
-    return out;
+  } else {
+    auto& eng = dnnl_cpu_engine();
+    memory from(impl_->y_md, eng, const_cast<void*>(y)), to(plain, eng, out.raw());
+    dnnl::reorder(from, to).execute(dnnl_cpu_stream(), from, to);
+    dnnl_cpu_stream().wait();
   }
-  auto& eng = dnnl_cpu_engine();
-  memory from(impl_->y_md, eng, const_cast<void*>(y)), to(plain, eng, out.raw());
-  dnnl::reorder(from, to).execute(dnnl_cpu_stream(), from, to);
-  dnnl_cpu_stream().wait();
-  return out;
+  return impl_->y_scale > 0 ? dequantized(out, impl_->y_scale) : out;  // a quantized output as what it stands for
 }
 
 ConvActivation conv_activation_of(const Node& n) {

@@ -40,7 +40,9 @@ class ConvKernel {
   //
   // An int8 node (attributes int8_input_amax, int8_input_unsigned: precision lowering's)
   // reads x quantized (u8/s8) and needs `int8_weights`, its constant float32 weights: they
-  // are quantized per output channel here; y stays float32.
+  // are quantized per output channel here; y stays float32, unless the node has
+  // int8_output_amax (and _unsigned): then the epilogue writes y as u8/s8 at that
+  // threshold, after the activation (not with a residual).
   //
   // bf16 (oneDNN's bf16 kernels, use_onednn_bf16): x, y and the residual are bf16, the
   // constant float32 weights are packed to bf16 once; the bias stays float32.
@@ -54,7 +56,8 @@ class ConvKernel {
   // `residual` only when the node has one (else nullptr); it may be `y` itself.
   // x: float32, u8/s8 for an int8 node, bf16 for a bf16 one (y and the residual too).
   void run(const void* x, const float* w, const float* b, const void* residual, void* y);
-  // y (as run() wrote it, in the node's y layout) as a plain NCHW tensor of its type, for captures.
+  // y (as run() wrote it, in the node's y layout) as a plain NCHW tensor of its type (a
+  // quantized y as the float32 values it stands for), for captures.
   Tensor plain_output(const void* y) const;
 
  private:

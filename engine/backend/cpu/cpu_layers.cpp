@@ -97,12 +97,7 @@ class Int8MatMulLayer : public Layer {
   // A quantized output, as the float32 values it stands for.
   Tensor plain_copy(const Tensor& output) const override {
     if (output.dtype() == DType::Float32) return output.clone();
-    Tensor out(DType::Float32, output.shape());
-    const float scale = int8_input_scale(amax_, output.dtype() == DType::UInt8 && zero_point_ == 0);
-    for (int64_t i = 0; i < output.numel(); ++i)
-      out.data<float>()[i] = scale * (output.dtype() == DType::UInt8 ? float(static_cast<const uint8_t*>(output.raw())[i]) - zero_point_
-                                                                    : float(static_cast<const int8_t*>(output.raw())[i]));
-    return out;
+    return dequantized(output, int8_input_scale(amax_, output.dtype() == DType::UInt8 && zero_point_ == 0), zero_point_);
   }
 
  private:

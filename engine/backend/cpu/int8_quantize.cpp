@@ -80,6 +80,16 @@ void compute_quantize(OpContext& c) {
 
 }  // namespace
 
+Tensor dequantized(const Tensor& q, float scale, int zero_point) {
+  Tensor out(DType::Float32, q.shape());
+  float* y = out.data<float>();
+  if (q.dtype() == DType::UInt8)
+    for (int64_t i = 0; i < q.numel(); ++i) y[i] = scale * (float(static_cast<const uint8_t*>(q.raw())[i]) - float(zero_point));
+  else
+    for (int64_t i = 0; i < q.numel(); ++i) y[i] = scale * float(static_cast<const int8_t*>(q.raw())[i]);
+  return out;
+}
+
 void register_int8_quantize_ops(OpRegistry& r) {
   r.add(OpDef{"fusebench", "Quantize", infer_quantize, compute_quantize});
 }

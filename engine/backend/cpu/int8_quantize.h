@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/ir/tensor.h"
 #include "engine/quant/int8_representation.h"
 
 namespace fb {
@@ -17,6 +18,9 @@ float int8_input_scale(float amax, bool is_unsigned);
 // x[0..n) → round(x / scale), saturated to u8 (is_unsigned) or s8; in parallel for large n.
 // zero_point 128 keeps a signed tensor as u8 (engine/quant/int8_representation.h).
 void quantize_input(const float* x, int64_t n, float scale, bool is_unsigned, void* out, int zero_point = 0);
+
+// A u8/s8 tensor as the float32 values it stands for: scale * (q - zero_point).
+Tensor dequantized(const Tensor& q, float scale, int zero_point = 0);
 
 // Weights viewed as [outer, channels, inner] (a [K, N] matrix: outer K, inner 1; [N, K]:
 // outer 1, inner K; a convolution's [M, C/G, k...]: outer 1, inner C/G·k...): s8 values
