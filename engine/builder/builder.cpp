@@ -95,6 +95,11 @@ std::unique_ptr<Engine> build_engine(const Graph& imported, const BuildConfig& c
     engine->append_log("layer " + std::to_string(i) + ": " + l.kind + " [" + l.kernel + "] ← " + join_sources(l.sources) +
                        (l.eager.empty() ? "" : " (runs eagerly: " + l.eager + ")"));
   }
+  int winograd = 0;
+  for (const LayerInfo& l : engine->layers()) winograd += l.kernel.find("_wino_") != std::string::npos;
+  if (winograd)
+    engine->append_log(std::to_string(winograd) + " convolution(s) on oneDNN's Winograd kernels (results within float rounding "
+                       "of direct convolution; FUSEBENCH_WINOGRAD=0 keeps them direct)");
   engine->append_log("activation arena: " + std::to_string(engine->arena_bytes()) + " bytes");
   return engine;
 }

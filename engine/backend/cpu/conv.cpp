@@ -70,6 +70,18 @@ std::vector<ValueInfo> infer_conv(const ShapeContext& c) {
   return {ValueInfo{DType::Float32, out, true}};
 }
 
+// Where oneDNN's Winograd convolution (F(4x4, 3x3) or F(2x2, 3x3) on AVX-512) beats its
+// direct kernels here, measured on this project's Xeon at 2 threads, reorders from and to
+// channels-last counted (README, "Winograd convolutions"): 3x3, stride 1, no dilation or
+// groups, 48 or more channels in and out (16 in: 1.6x slower), and at least 14x14 outputs
+// per image batch (a single 7x7 image: no faster). 1.4x to 2.1x faster above that.
+bool winograd_pays(const ConvShapes& s, const Shape& w) {
+  if (s.geo.spatial() != 2 || s.group != 1 || w.size() != 4 || w[2] != 3 || w[3] != 3) return false;
+  for (size_t d = 0; d < 2; ++d)
+    if (s.geo.stride[d] != 1 || s.geo.dilation[d] != 1) return false;
+  return s.c >= 48 && s.m >= 48 && s.n * s.out[2] * s.out[3] >= 14 * 14;
+}
+
 memory::format_tag channels_last_tag(size_t rank) {
   switch (rank) {
     case 3: return memory::format_tag::acb;
@@ -204,24 +216,32 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   // need no reorder; the summed residual shares the destination's layout (it is copied in).
   const memory::format_tag any = memory::format_tag::any;
   const bool dst_cl = layouts.y || layouts.residual;
-  auto make_pd = [&](bool honour_layouts) {
+  auto make_pd = [&](bool honour_layouts, dnnl::algorithm algorithm) {
     memory::desc src_want = honour_layouts && layouts.x ? memory::desc(dims_of(x), src_type, channels_last_tag(x.size()))
                                                         : memory::desc(dims_of(x), src_type, any);
     memory::desc dst_want = honour_layouts && dst_cl ? act_desc(s.out, true, dst_type) : memory::desc(dims_of(s.out), dst_type, any);
     memory::desc w_any(dims_of(wd), wei_type, any);
-    auto desc = has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                           src_want, w_any, b_md, dst_want, strides, dil, pl, pr)
-                         : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                           src_want, w_any, dst_want, strides, dil, pl, pr);
+    auto desc = has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src_want, w_any, b_md,
+                                                           dst_want, strides, dil, pl, pr)
+                         : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src_want, w_any,
+                                                           dst_want, strides, dil, pl, pr);
     return dnnl::convolution_forward::primitive_desc(desc, attr, eng);
   };
   dnnl::convolution_forward::primitive_desc pd;
+  bool winograd = constant_weights && !im.int8 && !bf16 && winograd_pays(s, w) && use_winograd();
+  if (winograd) {
+    try {  // its blocked layouts only: the reorders from and to ours cost far less than it saves
+      pd = make_pd(false, dnnl::algorithm::convolution_winograd);
+    } catch (const dnnl::error&) {
+      winograd = false;  // not on this CPU (oneDNN's fp32 Winograd needs AVX-512), or not these post-ops
+    }
+  }
   try {
     try {
-      pd = make_pd(true);
+      if (!winograd) pd = make_pd(true, dnnl::algorithm::convolution_direct);
     } catch (const dnnl::error&) {
       if (!layouts.x && !dst_cl) throw;
-      pd = make_pd(false);  // no kernel for channels-last here: reorders keep it correct
+      pd = make_pd(false, dnnl::algorithm::convolution_direct);  // no kernel for channels-last here: reorders keep it correct
     }
     im.prim = dnnl::convolution_forward(pd);
   } catch (const dnnl::error& e) {
