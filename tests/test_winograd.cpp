@@ -3,13 +3,17 @@
 // results stay within the float32 tolerance of the reference's direct convolutions,
 // captures included, that FUSEBENCH_WINOGRAD=0 keeps every convolution direct, and that
 // a convolution whose weights are not constant (the reference executor's) never takes them.
+// The engine's eager region runs its constant-weight convolutions on kept kernels too.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <set>
 
 #include "engine/backend/cpu/conv.h"
 #include "engine/backend/cpu/dnnl_context.h"
+#include "engine/onnx/onnx_import.h"
 #include "engine/passes/pass.h"
+#include "engine/zoo/onnx_builder.h"
 #include "harness/model_source.h"
 #include "tests/pass_test_support.h"
 
@@ -73,9 +77,60 @@ TEST(Winograd, ConvolutionsWithoutConstantWeightsStayDirect) {
   Node node = fusebench_node("/conv", "FusedConv", {"x", "w", "b"}, {"y"});
   node.attrs["pads"] = Attribute{std::vector<int64_t>{1, 1, 1, 1}};
   const Shape x{1, 64, 32, 32}, w{64, 64, 3, 3};
-  EXPECT_EQ(ConvKernel(node, x, w, true, /*constant_weights=*/false).describe().find("_wino_"), std::string::npos);
-  EXPECT_EQ(ConvKernel(node, x, w, true, /*constant_weights=*/true).describe().find("_wino_") != std::string::npos,
-            cpu_has_winograd());
+  auto winograd = [&](bool constant_weights, bool may_use_winograd) {
+    return ConvKernel(node, x, w, true, constant_weights, nullptr, false, may_use_winograd).describe().find("_wino_") !=
+           std::string::npos;
+  };
+  EXPECT_FALSE(winograd(false, true));
+  EXPECT_FALSE(winograd(true, false));
+  EXPECT_EQ(winograd(true, true), cpu_has_winograd());
+}
+
+// x [N, 64, 12, 12] ─ Compress(images whose mean is positive) ─ Conv 3x3 64→64 + Relu ─▶ y:
+// the convolution reads a data-dependent batch, so it runs in the eager region, over the
+// engine's constant weights.
+Graph conv_after_compress() {
+  zoo::OnnxBuilder b("compress_conv", "compress_conv");
+  const std::string x = b.input("x", {zoo::kBatch, 64, 12, 12});
+  const std::string mean = b.node("/mean", "ReduceMean", {x}, {zoo::attr_ints("axes", {1, 2, 3}), zoo::attr_int("keepdims", 0)});
+  const std::string keep = b.node("/keep", "Greater", {mean, b.scalar("zero", 0.f)});
+  const std::string kept = b.node("/compress", "Compress", {x, keep}, {zoo::attr_int("axis", 0)});
+  const std::string conv = b.node("/conv", "Conv", {kept, b.weight("w", {64, 64, 3, 3}, 0.1f), b.weight("b", {64}, 0.1f)},
+                                  {zoo::attr_ints("pads", {1, 1, 1, 1})});
+  b.output(b.node("/relu", "Relu", {conv}), "y", {zoo::kBatch, 64, 12, 12});
+  return import_onnx(b.finish(), "compress_conv", "");
+}
+
+TEST(Winograd, TheEagerRegionsConstantWeightConvolutionsTakeItPerInputShape) {
+  const Graph g = conv_after_compress();
+  BuildConfig cfg;
+  cfg.batch = 8;
+  auto with = build_engine(g, cfg);
+  ASSERT_NE(test::find_kind(*with, "fusebench.EagerRegion"), nullptr);
+  std::unique_ptr<Engine> without;
+  {
+    WinogradOff off;
+    without = build_engine(g, cfg);
+  }
+  ReferenceExecutor ref(g, cfg.batch);
+  std::set<int64_t> batches;
+  for (uint64_t seed : {1, 2, 3, 1}) {  // other images kept, then the first shape again
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const auto inputs = make_inputs(g, ref.input_shapes(), seed);
+    const auto expected = ref.run(inputs);
+    batches.insert(expected[0].shape()[0]);
+    with->run(inputs);
+    without->run(inputs);
+    ASSERT_EQ(with->outputs()[0].shape(), expected[0].shape());
+    const AccuracyResult acc = compare_outputs(with->outputs(), expected, g.outputs, {1e-4, 1e-3});
+    EXPECT_TRUE(acc.passed) << acc.detail;
+    // Winograd's rounding shows that the kept kernel ran (the reference's is direct);
+    // without it the kept direct kernel gives the reference's bytes.
+    if (cpu_has_winograd() && expected[0].shape()[0] >= 2) EXPECT_GT(acc.max_abs_err, 0.0);
+    const AccuracyResult direct = compare_outputs(without->outputs(), expected, g.outputs, {0, 0});
+    EXPECT_EQ(direct.max_abs_err, 0.0) << direct.detail;
+  }
+  EXPECT_GE(batches.size(), 2u) << "the seeds must keep different numbers of images";
 }
 
 }  // namespace

@@ -53,6 +53,7 @@ struct LayerRequest {
   std::vector<const Tensor*> inputs;   // nullptr for an omitted optional input
   std::vector<Tensor*> outputs;        // nullptr for an omitted optional output
   bool weights_constant = false;       // input 1 is an initializer: a kernel may repack it once
+  std::vector<bool> constant_inputs;   // per input: an initializer (empty: none said)
 };
 
 class Backend {

@@ -3,6 +3,7 @@
 // depend on data. Outer-scope values a subgraph reads arrive as the node's extra inputs,
 // named in its "fusebench.captures" attribute.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,9 +21,16 @@ size_t explicit_input_count(const Node& n);
 // Outer values by the names the subgraphs use (the "fusebench.captures" inputs).
 std::map<std::string, Tensor> captured_values(const OpContext& c);
 
+// Runs node `index` of a subgraph in place of the op table's kernel (the engine's eager
+// region: prebuilt convolutions over constant weights), filling `outs`; false leaves the
+// node to the op table.
+using NodeRunner = std::function<bool(size_t index, const Node& n, const std::vector<const Tensor*>& ins, std::vector<Tensor>& outs)>;
+
 // Runs `g`'s nodes, except those marked in `skip`, with `env` holding its inputs and outer
-// values; every value they compute is added to `env`.
-void run_nodes(const OpContext& c, const Graph& g, std::map<std::string, Tensor>& env, const std::vector<bool>& skip = {});
+// values, each through `runner` first where one is given; every value they compute is
+// added to `env`.
+void run_nodes(const OpContext& c, const Graph& g, std::map<std::string, Tensor>& env, const std::vector<bool>& skip = {},
+               const NodeRunner& runner = {});
 
 // The value `name` in `env`; Error naming it as a subgraph output never computed.
 const Tensor& subgraph_value(const std::map<std::string, Tensor>& env, const std::string& name);

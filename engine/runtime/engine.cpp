@@ -174,7 +174,10 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
         void* ws = w < 0 ? nullptr : arena + root_offset[size_t(w)];
         layers_.push_back(std::make_unique<PluginLayer>(plugin_ops[i], ins, outs, ws, w < 0 ? 0 : plan_values[size_t(w)].bytes));
       } else {
-        layers_.push_back(backend.make_layer(LayerRequest{n, op_for(n, *kernels_.ops), *kernels_.ops, ins, outs, weights_constant}));
+        std::vector<bool> constant_inputs;
+        for (const std::string& in : n.inputs) constant_inputs.push_back(!in.empty() && g.is_initializer(in));
+        layers_.push_back(backend.make_layer(
+            LayerRequest{n, op_for(n, *kernels_.ops), *kernels_.ops, ins, outs, weights_constant, std::move(constant_inputs)}));
       }
       info.kernel = layers_.back()->kernel();
       info.flops = layers_.back()->flops();

@@ -129,7 +129,7 @@ struct ConvKernel::Impl {
 };
 
 ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, bool constant_weights,
-                       const float* int8_weights, bool bf16)
+                       const float* int8_weights, bool bf16, bool may_use_winograd)
     : impl_(std::make_unique<Impl>()) {
   Impl& im = *impl_;
   im.constant_weights = constant_weights;
@@ -228,7 +228,7 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
     return dnnl::convolution_forward::primitive_desc(desc, attr, eng);
   };
   dnnl::convolution_forward::primitive_desc pd;
-  bool winograd = constant_weights && !im.int8 && !bf16 && winograd_pays(s, w) && use_winograd();
+  bool winograd = may_use_winograd && constant_weights && !im.int8 && !bf16 && winograd_pays(s, w);
   if (winograd) {
     try {  // its blocked layouts only: the reorders from and to ours cost far less than it saves
       pd = make_pd(false, dnnl::algorithm::convolution_winograd);

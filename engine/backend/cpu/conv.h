@@ -46,8 +46,11 @@ class ConvKernel {
   //
   // bf16 (oneDNN's bf16 kernels, use_onednn_bf16): x, y and the residual are bf16, the
   // constant float32 weights are packed to bf16 once; the bias stays float32.
+  //
+  // winograd: a float32 convolution with constant weights may run on oneDNN's Winograd
+  // kernels where they pay (the engine's layers pass use_winograd() as it was at build time).
   ConvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, bool constant_weights = false,
-             const float* int8_weights = nullptr, bool bf16 = false);
+             const float* int8_weights = nullptr, bool bf16 = false, bool winograd = false);
   ~ConvKernel();
   const Shape& output_shape() const { return output_; }
   double flops() const;

@@ -10,6 +10,7 @@
 #include "engine/backend/cpu/conv.h"
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/backend/cpu/dnnl_context.h"
+#include "engine/backend/cpu/eager_region_layer.h"
 #include "engine/backend/cpu/int8_matmul.h"
 #include "engine/backend/cpu/int8_quantize.h"
 #include "engine/backend/cpu/matmul.h"
@@ -170,7 +171,7 @@ class ConvLayer : public Layer {
  public:
   ConvLayer(const Node& n, std::vector<const Tensor*> ins, Tensor* out, bool weights_constant, bool bf16 = false)
       : kernel_(n, ins[0]->shape(), ins[1]->shape(), input(ins, 2) != nullptr, weights_constant,
-                n.has_attr("int8_input_amax") ? ins[1]->data<float>() : nullptr, bf16),
+                n.has_attr("int8_input_amax") ? ins[1]->data<float>() : nullptr, bf16, use_winograd()),
         ins_(std::move(ins)), out_(out) {
     if (conv_has_residual(n) && !input(ins_, 3)) throw Error(n.describe() + ": residual input missing");
   }
@@ -347,6 +348,7 @@ std::unique_ptr<Layer> make_float_layer(const LayerRequest& r) {
     if (node.domain.empty() && node.op_type == "ConvTranspose")
       if (auto deconv = DeconvLayer::make(node, ins, outs[0], r.weights_constant)) return deconv;
   }
+  if (node.domain == "fusebench" && node.op_type == "EagerRegion") return make_eager_region_layer(r);
   if (auto gate_or_pool = make_channels_last_layer(r)) return gate_or_pool;
   // A layout the op table's kernels would misread (they take plain tensors).
   if (node.has_attr("x_layout") || node.has_attr("y_layout"))
