@@ -10,9 +10,6 @@ const Graph& subgraph_attr(const Node& n, const std::string& key) {
   return **g;
 }
 
-namespace {
-// The names in "fusebench.captures" (none without it); an Error when they cannot be the
-// node's last inputs (a malformed plan).
 const std::vector<std::string>& capture_names(const Node& n) {
   static const std::vector<std::string> none;
   auto it = n.attrs.find("fusebench.captures");
@@ -22,7 +19,6 @@ const std::vector<std::string>& capture_names(const Node& n) {
     throw Error("attribute 'fusebench.captures' must name at most the node's " + std::to_string(n.inputs.size()) + " inputs");
   return *names;
 }
-}  // namespace
 
 size_t explicit_input_count(const Node& n) { return n.inputs.size() - capture_names(n).size(); }
 

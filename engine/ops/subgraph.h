@@ -15,6 +15,10 @@ namespace fb {
 // The graph attribute `key` of `n`; Error when missing or not a graph.
 const Graph& subgraph_attr(const Node& n, const std::string& key);
 
+// The names in "fusebench.captures" (none without it): the subgraphs' names for the
+// node's last inputs; an Error when they cannot be (a malformed plan).
+const std::vector<std::string>& capture_names(const Node& n);
+
 // The node's own inputs, without the captured outer values appended after them.
 size_t explicit_input_count(const Node& n);
 

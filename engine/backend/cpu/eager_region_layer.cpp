@@ -13,7 +13,8 @@ namespace fb {
 namespace {
 
 // Input shapes kept per convolution: a detector's RoI count changes from image to image,
-// and each new shape costs a primitive and a weight reorder.
+// and each new shape costs a primitive and a weight reorder (each kept kernel holds its
+// reordered weights: a 256-channel 3x3 convolution's Winograd weights are about 9 MB).
 constexpr size_t kShapesKept = 4;
 
 class EagerRegionLayer : public Layer {
@@ -21,8 +22,8 @@ class EagerRegionLayer : public Layer {
   explicit EagerRegionLayer(const LayerRequest& r)
       : node_(r.node), ctx_{node_, r.inputs, r.outputs, &r.ops}, body_(subgraph_attr(node_, "body")), winograd_(use_winograd()) {
     // The region's constant inputs (the engine's initializers) by the body's names.
-    const auto& captures = std::get<std::vector<std::string>>(node_.attrs.at("fusebench.captures").value);
-    const size_t first = node_.inputs.size() - captures.size();
+    const std::vector<std::string>& captures = capture_names(node_);
+    const size_t first = explicit_input_count(node_);
     for (size_t j = 0; j < captures.size(); ++j)
       if (first + j < r.constant_inputs.size() && r.constant_inputs[first + j]) constant_.insert(captures[j]);
   }
@@ -53,7 +54,8 @@ class EagerRegionLayer : public Layer {
     auto it = kept.begin();
     while (it != kept.end() && it->x != ins[0]->shape()) ++it;
     if (it == kept.end()) {
-      kept.push_front(Kept{ins[0]->shape(), std::make_unique<ConvKernel>(n, ins[0]->shape(), ins[1]->shape(), has_bias, true, nullptr, false, winograd_)});
+      kept.push_front(
+          Kept{ins[0]->shape(), std::make_unique<ConvKernel>(n, ins[0]->shape(), ins[1]->shape(), has_bias, true, nullptr, false, winograd_)});
       if (kept.size() > kShapesKept) kept.pop_back();
     } else {
       kept.splice(kept.begin(), kept, it);  // most recently used first
