@@ -52,8 +52,9 @@ struct LayerRequest {
   const OpRegistry& ops;               // that registry (an If/Loop body runs its nodes from it)
   std::vector<const Tensor*> inputs;   // nullptr for an omitted optional input
   std::vector<Tensor*> outputs;        // nullptr for an omitted optional output
-  bool weights_constant = false;       // input 1 is an initializer: a kernel may repack it once
-  std::vector<bool> constant_inputs;   // per input: an initializer (empty: none said)
+  std::vector<bool> constant_inputs;   // per input: an initializer, never changed between runs
+  // Input 1 (the weights) is constant: a kernel may repack it once.
+  bool weights_constant() const { return constant_inputs.size() > 1 && constant_inputs[1]; }
 };
 
 class Backend {

@@ -168,7 +168,6 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
       info.kernel = "view";
       layers_.push_back(nullptr);
     } else {
-      const bool weights_constant = n.inputs.size() > 1 && g.is_initializer(n.inputs[1]);
       if (plugin_ops[i]) {
         const int w = workspace_value[i];
         void* ws = w < 0 ? nullptr : arena + root_offset[size_t(w)];
@@ -177,7 +176,7 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
         std::vector<bool> constant_inputs;
         for (const std::string& in : n.inputs) constant_inputs.push_back(!in.empty() && g.is_initializer(in));
         layers_.push_back(backend.make_layer(
-            LayerRequest{n, op_for(n, *kernels_.ops), *kernels_.ops, ins, outs, weights_constant, std::move(constant_inputs)}));
+            LayerRequest{n, op_for(n, *kernels_.ops), *kernels_.ops, ins, outs, std::move(constant_inputs)}));
       }
       info.kernel = layers_.back()->kernel();
       info.flops = layers_.back()->flops();

@@ -326,7 +326,7 @@ std::optional<MatMulSpec> matmul_spec_of(const LayerRequest& r) {
     s = MatMulSpec{ins[0]->shape(), ins[1]->shape(), node.attr_int("transA", 0) != 0, node.attr_int("transB", 0) != 0, has_third};
     s->alpha = node.attr_float("alpha", 1.f);
   }
-  if (s) s->constant_b = r.weights_constant;
+  if (s) s->constant_b = r.weights_constant();
   return s;
 }
 
@@ -341,12 +341,12 @@ std::unique_ptr<Layer> make_float_layer(const LayerRequest& r) {
   const std::vector<Tensor*>& outs = r.outputs;
   if (all_float(ins)) {
     if (auto s = matmul_spec_of(r)) return std::make_unique<MatMulLayer>(*s, ins, outs[0]);
-    if (is_conv(node)) return std::make_unique<ConvLayer>(node, ins, outs[0], r.weights_constant);
+    if (is_conv(node)) return std::make_unique<ConvLayer>(node, ins, outs[0], r.weights_constant());
     if (node.domain == "fusebench" && node.op_type == "Attention") return std::make_unique<AttentionLayer>(node, ins, outs[0]);
     if (node.domain.empty() && ((node.op_type == "MaxPool" && (outs.size() < 2 || !outs[1])) || node.op_type == "AveragePool"))
       if (auto pool = PoolLayer::make(node, ins[0], outs[0])) return pool;
     if (node.domain.empty() && node.op_type == "ConvTranspose")
-      if (auto deconv = DeconvLayer::make(node, ins, outs[0], r.weights_constant)) return deconv;
+      if (auto deconv = DeconvLayer::make(node, ins, outs[0], r.weights_constant())) return deconv;
   }
   if (node.domain == "fusebench" && node.op_type == "EagerRegion") return make_eager_region_layer(r);
   if (auto gate_or_pool = make_channels_last_layer(r)) return gate_or_pool;
@@ -366,7 +366,7 @@ std::unique_ptr<Layer> make_bf16_layer(const LayerRequest& r) {
   auto optional_is = [&](size_t i, DType d) { return i >= ins.size() || !ins[i] || is(ins[i], d); };
   if (r.outputs.size() != 1 || ins.size() < 2 || !is(r.outputs[0], DType::BFloat16) || !is(ins[0], DType::BFloat16))
     return nullptr;
-  const bool constant_f32_weights = is(ins[1], DType::Float32) && r.weights_constant;
+  const bool constant_f32_weights = is(ins[1], DType::Float32) && r.weights_constant();
   if (auto s = matmul_spec_of(r)) {
     if (!is(ins[1], DType::BFloat16) && !constant_f32_weights) return nullptr;
     if (!optional_is(2, DType::Float32) || !optional_is(3, DType::BFloat16)) return nullptr;
@@ -411,7 +411,7 @@ std::unique_ptr<Layer> make_cpu_layer(const LayerRequest& r) {
   // An int8 layer: precision lowering checked the op, the constant weights and the
   // calibrated input threshold it leaves as attributes.
   if (node.precision == Precision::INT8 && node.has_attr("int8_input_amax")) {
-    if (!r.weights_constant && node.op_type != "Attention") throw Error(node.describe() + ": an int8 layer needs constant weights");
+    if (!r.weights_constant() && node.op_type != "Attention") throw Error(node.describe() + ": an int8 layer needs constant weights");
     if (node.op_type == "Attention") return std::make_unique<AttentionLayer>(node, r.inputs, r.outputs[0]);
     const bool conv = node.op_type == "Conv" || node.op_type == "FusedConv";
     if (conv) return std::make_unique<ConvLayer>(node, r.inputs, r.outputs[0], true);
