@@ -110,6 +110,9 @@ struct CaseSpec {
   std::string engine_shapes = "static";
   BatchRange dynamic_batch;  // set for dynamic cases only
   bool dynamic() const { return engine_shapes == "dynamic"; }
+  // Whether the engine may run float32 3x3 convolutions on Winograd kernels
+  // (BuildConfig::winograd); false keeps every convolution direct.
+  bool winograd = true;
   TimingConfig timing;
   AccuracyConfig accuracy;
   GateConfig gate;

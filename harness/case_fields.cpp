@@ -334,6 +334,20 @@ const std::vector<CaseField>& case_fields() {
        },
        .in_key = dynamic},
 
+      // Winograd convolutions: in the key (and the stored config) only when off, so cases
+      // that allow them keep their keys.
+      {.path = "winograd", .in_scenario = kAtPath,
+       .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) { s.winograd = boolean(v, f, r); },
+       .write = [](const CaseSpec& s) { return s.winograd ? nlohmann::json() : nlohmann::json(false); },
+       .in_key = [](const CaseSpec& s) { return !s.winograd; },
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.winograd = s.winograd; },
+       .add_flags = [](cxxopts::Options& o, const std::string&) {
+         o.add_options()("no-winograd", "keep every float32 convolution direct (no Winograd kernels)");
+       },
+       .from_flags = [](const cxxopts::ParseResult& a, bool, BuildConfig& c) {
+         if (a.count("no-winograd")) c.winograd = false;
+       }},
+
       // How the case is timed: not in the case key, so a change of method keeps history.
       {.path = "timing.warmup_ms", .in_scenario = kAtPath, VALUE(timing.warmup_ms, positive)},
       {.path = "timing.warmup_iterations", .in_scenario = kAtPath, VALUE(timing.warmup_iterations, (int_in<1, INT_MAX>))},

@@ -29,7 +29,9 @@ std::string case_line(const CaseResult& r) {
          (r.process_noise.processes > 1 ? "  " + std::to_string(r.process_noise.processes) + " processes, speedup spread " +
                                               format_number("%.1f%%", 100 * r.process_noise.speedup)
                                         : "") +
-         (r.noisy ? "  (noisy: " + r.stop_reason + ")" : "");
+         (r.noisy ? "  (noisy: " + r.stop_reason + ")" : "") +
+         // Why it failed: "max err 0" alone hides a shape mismatch (a detector's extra box).
+         (r.accuracy.passed || r.accuracy.detail.empty() ? "" : "\n    " + r.accuracy.detail);
 }
 
 std::set<std::string> scenario_names(const nlohmann::json& scenarios) {

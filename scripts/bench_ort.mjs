@@ -10,7 +10,7 @@
 //
 // node scripts/bench_ort.mjs --fusebench build/fusebench --ort-dir build/ort-node \
 //   --model NAME=PATH [--model ...] [--batch 1,8] [--threads 2] [--rounds 3] [--seconds 2]
-//   [--alternation block|iteration]
+//   [--alternation block|iteration] [--winograd on|off]
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -19,7 +19,7 @@ import { createRequire } from 'node:module';
 
 function parseArgs(argv) {
   const a = { models: [], batch: [1, 8], threads: 2, rounds: 3, seconds: 2, fusebench: 'build/fusebench', ortDir: 'build/ort-node', fusion: 'aggressive',
-    alternation: 'block' };
+    alternation: 'block', winograd: 'on' };
   for (let i = 0; i < argv.length; i += 2) {
     const [k, v] = [argv[i], argv[i + 1]];
     if (v === undefined) throw new Error(`${k}: missing value`);
@@ -35,6 +35,12 @@ function parseArgs(argv) {
     else if (k === '--ort-dir') a.ortDir = v;
     else if (k === '--fusion') a.fusion = v;
     else if (k === '--alternation') a.alternation = v;
+    else if (k === '--winograd') {
+      // off: every convolution direct (a detector whose boxes sit on a threshold can flip in
+      // Winograd's rounding and fail fusebench's accuracy check).
+      if (v !== 'on' && v !== 'off') throw new Error(`--winograd ${v}: expected on or off`);
+      a.winograd = v;
+    }
     else throw new Error(`unknown option ${k}`);
   }
   if (!a.models.length) throw new Error('give at least one --model NAME=PATH');
@@ -89,6 +95,7 @@ function timeFusebench(a, model, batch, tmp) {
   fs.writeFileSync(scenario, JSON.stringify({
     name: 'ort-comparison', model: path.resolve(model.file), matrix: { batch: [batch], fusion: [a.fusion] },
     threads: a.threads,
+    ...(a.winograd === 'off' ? { winograd: false } : {}),
     // ORT is timed in a loop of its own; in block alternation fusebench's engine is too (20
     // runs, then 20 of the reference), with its weights in cache as ORT's are. Per-iteration
     // alternation has the reference evict them before every engine run (mobilenet_v2, b=1:
@@ -113,7 +120,8 @@ async function main() {
       const io = path.join(tmp, `${model.name}-b${batch}`);
       fs.mkdirSync(io, { recursive: true });
       run(a.fusebench, ['exec', model.file, '--executor', 'engine', '--fusion', a.fusion, '--batch', String(batch),
-        '--threads', String(a.threads), '--save-inputs', path.join(io, 'in'), '--save-outputs', path.join(io, 'out')]);
+        '--threads', String(a.threads), '--save-inputs', path.join(io, 'in'), '--save-outputs', path.join(io, 'out'),
+        ...(a.winograd === 'off' ? ['--no-winograd'] : [])]);
       const sessions = {};
       for (const level of ['all', 'disabled'])
         sessions[level] = await ort.InferenceSession.create(model.file, {

@@ -40,6 +40,20 @@ const char* kTinyScenario = R"({
   "timing": { "warmup_ms": 5, "warmup_iterations": 2, "min_iterations": 5, "max_seconds": 0.2 }
 })";
 
+// A case that fails its accuracy check says why on its progress line, not only "failed":
+// a max error of 0 alone would hide an output of another shape.
+TEST_F(EndToEnd, AFailedCaseSaysWhy) {
+  const std::string scenario = write("strict.json", R"({
+    "model": "zoo:mlp?in=32&hidden=64&out=8&layers=2", "matrix": {"precision": ["bf16"]},
+    "accuracy": {"bf16": {"atol": 0, "rtol": 0}},
+    "timing": {"warmup_iterations": 1, "min_iterations": 2, "max_iterations": 2}
+  })");
+  Outcome run = sh(fb("run " + scenario + " --db " + (dir_ / "r.db").string()));
+  EXPECT_NE(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("0 passed, 1 failed, 0 errors"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("\n    output 'output' element 0: engine "), std::string::npos) << run.output;
+}
+
 TEST_F(EndToEnd, RunStoresCasesWritesReportAndGates) {
   const std::string scenario = write("tiny.json", kTinyScenario);
   const std::string db = (dir_ / "r.db").string();

@@ -250,6 +250,10 @@ TEST(Plan, ModelSourceLoadsThePlanAndChecksTheCase) {
   EXPECT_NE(error_of([&] { make_engine(m, wanted); }).find("field 'fusion': asked for none but the plan was built with standard"),
             std::string::npos);
   wanted = p.config;
+  wanted.winograd = false;  // the plan's layers were made with Winograd allowed
+  EXPECT_NE(error_of([&] { make_engine(m, wanted); }).find("field 'winograd': asked for false but the plan was built with true"),
+            std::string::npos);
+  wanted = p.config;
   wanted.threads = p.config.threads + 1;  // a plan runs with any thread count
   EXPECT_EQ(make_engine(m, wanted)->layers().size(), p.optimized.nodes.size());
   fs::remove(f);

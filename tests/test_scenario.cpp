@@ -214,7 +214,7 @@ TEST_F(ScenarioTest, EveryMistakeNamesFileAndField) {
       {"model not a string", R"({"model":3})", {"field 'model'", "expected a string, got 3"}},
       {"zoo without a name", R"({"model":"zoo:"})", {"field 'model'", "zoo:NAME"}},
       {"unknown top-level field", R"({"model":"zoo:m","modle":"x"})",
-       {"unknown field 'modle' (known: name, description, model, matrix, threads, dynamic_batch, timing, accuracy, gate, seed, fusion_limits, precision_constraints, calibration, shape_inputs, plugins, insert_plugins, plugin_cost)"}},
+       {"unknown field 'modle' (known: name, description, model, matrix, threads, dynamic_batch, winograd, timing, accuracy, gate, seed, fusion_limits, precision_constraints, calibration, shape_inputs, plugins, insert_plugins, plugin_cost)"}},
       {"top level not an object", R"([1, 2])", {"expected a JSON object at the top level"}},
       {"matrix not an object", R"({"model":"zoo:m","matrix":[1]})", {"field 'matrix': expected an object"}},
       {"unsupported precision", R"({"model":"zoo:m","matrix":{"precision":["int4"]}})",

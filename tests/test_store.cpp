@@ -882,7 +882,7 @@ TEST(CaseSpec, KeyAndStoredConfigOfACaseWithEverySettingArePinned) {
   EXPECT_EQ(build_config_to_json(build_config_of(s)).dump(),
             R"({"batch":1,"constant_inputs":{},"exclude_nodes":["/a/*"],"exclude_op_types":["Softmax","Gelu"],)"
             R"("fusion":"none","input_shapes":{},"layer_precisions":[["Softmax","fp32"],["/x/*","bf16"]],)"
-            R"("partition_points":["t1"],"precision":"fp32","precision_mode":"obey","threads":1})");
+            R"("partition_points":["t1"],"precision":"fp32","precision_mode":"obey","threads":1,"winograd":true})");
 
   // An int8 case adds its calibration to the key and the stored config (the cache file is
   // where thresholds are kept, so it is stored but not keyed); other cases have neither.

@@ -1,20 +1,24 @@
 // oneDNN's Winograd convolutions for the engine's float32 3x3 convolutions where they pay
 // (engine/backend/cpu/conv.cpp, winograd_pays): which convolutions take them, that the
 // results stay within the float32 tolerance of the reference's direct convolutions,
-// captures included, that FUSEBENCH_WINOGRAD=0 keeps every convolution direct, and that
-// a convolution whose weights are not constant (the reference executor's) never takes them.
-// The engine's eager region runs its constant-weight convolutions on kept kernels too.
+// captures included, that the build setting (BuildConfig::winograd; a scenario's
+// "winograd": false, --no-winograd) keeps every convolution direct and is part of the case
+// key and the plan, and that a convolution whose weights are not constant (the reference
+// executor's) never takes them. The engine's eager region runs its constant-weight
+// convolutions on kept kernels too.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <set>
 
 #include "engine/backend/cpu/conv.h"
 #include "engine/backend/cpu/dnnl_context.h"
 #include "engine/onnx/onnx_import.h"
 #include "engine/passes/pass.h"
+#include "engine/plan/build_config_json.h"
 #include "engine/zoo/onnx_builder.h"
+#include "harness/case_fields.h"
 #include "harness/model_source.h"
+#include "harness/scenario.h"
 #include "tests/pass_test_support.h"
 
 namespace fb {
@@ -30,10 +34,10 @@ const char* kResNet = "zoo:resnet?blocks=1&width=64&image=32";
 // oneDNN 2.6 has float32 Winograd kernels on AVX-512 only.
 bool cpu_has_winograd() { return std::string(dnnl_isa_name()).find("avx512") != std::string::npos; }
 
-struct WinogradOff {
-  WinogradOff() { setenv("FUSEBENCH_WINOGRAD", "0", 1); }
-  ~WinogradOff() { unsetenv("FUSEBENCH_WINOGRAD"); }
-};
+BuildConfig without_winograd(BuildConfig c) {
+  c.winograd = false;
+  return c;
+}
 
 TEST(Winograd, TheLarge3x3ConvolutionsTakeItAndAgreeWithTheReference) {
   LoadedModel m = load_model(kResNet);
@@ -58,13 +62,10 @@ TEST(Winograd, TurnedOffEveryConvolutionIsDirectAndTheOutputsAgree) {
   cfg.batch = 2;
   cfg.fusion = FusionLevel::Standard;
   auto with = build_engine(m.graph, cfg);
-  std::unique_ptr<Engine> without;
-  {
-    WinogradOff off;
-    without = build_engine(m.graph, cfg);
-  }
+  auto without = build_engine(m.graph, without_winograd(cfg));
   EXPECT_EQ(count_kernel(*without, "_wino_"), 0);
-  EXPECT_FALSE(test::log_mentions(*without, "Winograd"));
+  EXPECT_FALSE(test::log_mentions(*without, "convolution(s) on oneDNN's Winograd kernels"));
+  EXPECT_TRUE(test::log_mentions(*without, "Winograd convolutions off (build setting)"));
   ReferenceExecutor ref(m.graph, cfg.batch);
   const auto inputs = make_inputs(m.graph, ref.input_shapes(), 9);
   with->run(inputs);
@@ -107,11 +108,7 @@ TEST(Winograd, TheEagerRegionsConstantWeightConvolutionsTakeItPerInputShape) {
   cfg.batch = 8;
   auto with = build_engine(g, cfg);
   ASSERT_NE(test::find_kind(*with, "fusebench.EagerRegion"), nullptr);
-  std::unique_ptr<Engine> without;
-  {
-    WinogradOff off;
-    without = build_engine(g, cfg);
-  }
+  auto without = build_engine(g, without_winograd(cfg));
   ReferenceExecutor ref(g, cfg.batch);
   std::set<int64_t> batches;
   for (uint64_t seed : {1, 2, 3, 1}) {  // other images kept, then the first shape again
@@ -131,6 +128,36 @@ TEST(Winograd, TheEagerRegionsConstantWeightConvolutionsTakeItPerInputShape) {
     EXPECT_EQ(direct.max_abs_err, 0.0) << direct.detail;
   }
   EXPECT_GE(batches.size(), 2u) << "the seeds must keep different numbers of images";
+}
+
+// The setting is a case's and a plan's, not the process's: two runs of one scenario that
+// differ in it are two cases, and a plan rebuilds its layers with the setting it was built with.
+TEST(Winograd, TheSettingIsPartOfTheCaseKeyAndThePlan) {
+  const Scenario plain = parse_scenario(R"({"model": "zoo:mlp", "matrix": {"batch": [1]}})", "s.json");
+  const Scenario off = parse_scenario(R"({"model": "zoo:mlp", "matrix": {"batch": [1]}, "winograd": false})", "s.json");
+  const Scenario on = parse_scenario(R"({"model": "zoo:mlp", "matrix": {"batch": [1]}, "winograd": true})", "s.json");
+  const CaseSpec a = expand_cases(plain)[0], b = expand_cases(off)[0], c = expand_cases(on)[0];
+  EXPECT_TRUE(a.winograd);
+  EXPECT_FALSE(b.winograd);
+  // Allowed (the default) keeps the key and stored config cases had before the setting.
+  EXPECT_EQ(c.case_key(), a.case_key());
+  EXPECT_FALSE(a.to_json().contains("winograd"));
+  EXPECT_NE(b.case_key(), a.case_key());
+  EXPECT_EQ(b.label(), "s b=1 fp32 standard t=1 no-winograd");
+  EXPECT_EQ(CaseSpec::from_json(b.to_json()), b);
+  EXPECT_TRUE(build_config_of(a).winograd);
+  EXPECT_FALSE(build_config_of(b).winograd);
+  try {
+    parse_scenario(R"({"model": "zoo:mlp", "winograd": "no"})", "bad.json");
+    ADD_FAILURE() << "a string for winograd was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'winograd': expected true or false, got \"no\""), std::string::npos) << e.what();
+  }
+
+  EXPECT_FALSE(build_config_from_json(build_config_to_json(without_winograd(BuildConfig{}))).winograd);
+  nlohmann::json older = build_config_to_json(BuildConfig{});
+  older.erase("winograd");  // a plan written before the setting ran with Winograd allowed
+  EXPECT_TRUE(build_config_from_json(older).winograd);
 }
 
 }  // namespace

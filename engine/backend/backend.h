@@ -53,6 +53,7 @@ struct LayerRequest {
   std::vector<const Tensor*> inputs;   // nullptr for an omitted optional input
   std::vector<Tensor*> outputs;        // nullptr for an omitted optional output
   std::vector<bool> constant_inputs;   // per input: an initializer, never changed between runs
+  bool winograd = true;                // the build allows Winograd convolutions (BuildConfig::winograd)
   // Input 1 (the weights) is constant: a kernel may repack it once.
   bool weights_constant() const { return constant_inputs.size() > 1 && constant_inputs[1]; }
 };

@@ -79,6 +79,11 @@ struct BuildConfig {
   // In-place arena reuse: an in-place kernel's output may take over an input buffer that
   // dies at that layer (engine/runtime/arena_planner.h). Off only to compare plans.
   bool in_place = true;
+  // float32 3x3 convolutions may run on oneDNN's Winograd kernels where they pay
+  // (engine/backend/cpu/conv.cpp: winograd_pays). Their results differ from direct
+  // convolution by float rounding, which can flip a decision on a threshold (a detector's
+  // box); off, every convolution is direct, as the reference executor's always are.
+  bool winograd = true;
   // Shapes for graph inputs whose dims the model leaves symbolic beyond the batch (or to
   // override them); by input name.
   std::map<std::string, Shape> input_shapes;

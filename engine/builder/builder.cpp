@@ -99,7 +99,8 @@ std::unique_ptr<Engine> build_engine(const Graph& imported, const BuildConfig& c
   for (const LayerInfo& l : engine->layers()) winograd += l.kernel.find("_wino_") != std::string::npos;
   if (winograd)
     engine->append_log(std::to_string(winograd) + " convolution(s) on oneDNN's Winograd kernels (results within float rounding "
-                       "of direct convolution; FUSEBENCH_WINOGRAD=0 keeps them direct)");
+                       "of direct convolution; \"winograd\": false or --no-winograd keeps them direct)");
+  if (!config.winograd) engine->append_log("Winograd convolutions off (build setting): every convolution direct");
   engine->append_log("activation arena: " + std::to_string(engine->arena_bytes()) + " bytes");
   return engine;
 }

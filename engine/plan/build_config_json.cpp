@@ -76,6 +76,9 @@ const Field kFields[] = {
     MEMBER("exclude_op_types", exclude_op_types),
     MEMBER("partition_points", partition_points),
     MEMBER("input_shapes", input_shapes),
+    // Plans written before this setting ran with Winograd allowed.
+    {"winograd", [](const BuildConfig& c) { return nlohmann::json(c.winograd); },
+     [](const nlohmann::json& j, BuildConfig& c) { c.winograd = j.is_null() || j.get<bool>(); }},
     {"constant_inputs",
      [](const BuildConfig& c) {
        nlohmann::json constants = nlohmann::json::object();

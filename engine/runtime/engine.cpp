@@ -176,7 +176,7 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
         std::vector<bool> constant_inputs;
         for (const std::string& in : n.inputs) constant_inputs.push_back(!in.empty() && g.is_initializer(in));
         layers_.push_back(backend.make_layer(
-            LayerRequest{n, op_for(n, *kernels_.ops), *kernels_.ops, ins, outs, std::move(constant_inputs)}));
+            LayerRequest{n, op_for(n, *kernels_.ops), *kernels_.ops, ins, outs, std::move(constant_inputs), config_.winograd}));
       }
       info.kernel = layers_.back()->kernel();
       info.flops = layers_.back()->flops();

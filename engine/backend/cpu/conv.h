@@ -48,7 +48,7 @@ class ConvKernel {
   // constant float32 weights are packed to bf16 once; the bias stays float32.
   //
   // winograd: a float32 convolution with constant weights may run on oneDNN's Winograd
-  // kernels where they pay (the engine's layers pass use_winograd() as it was at build time).
+  // kernels where they pay (the engine's layers pass their build's BuildConfig::winograd).
   ConvKernel(const Node& node, const Shape& x, const Shape& w, bool has_bias, bool constant_weights = false,
              const float* int8_weights = nullptr, bool bf16 = false, bool winograd = false);
   ~ConvKernel();

@@ -169,9 +169,10 @@ class AttentionLayer : public Layer {
 // Conv and fusebench.FusedConv (residual sum, activation, layouts) on a prebuilt oneDNN convolution.
 class ConvLayer : public Layer {
  public:
-  ConvLayer(const Node& n, std::vector<const Tensor*> ins, Tensor* out, bool weights_constant, bool bf16 = false)
+  ConvLayer(const Node& n, std::vector<const Tensor*> ins, Tensor* out, bool weights_constant, bool bf16 = false,
+            bool winograd = false)
       : kernel_(n, ins[0]->shape(), ins[1]->shape(), input(ins, 2) != nullptr, weights_constant,
-                n.has_attr("int8_input_amax") ? ins[1]->data<float>() : nullptr, bf16, use_winograd()),
+                n.has_attr("int8_input_amax") ? ins[1]->data<float>() : nullptr, bf16, winograd),
         ins_(std::move(ins)), out_(out) {
     if (conv_has_residual(n) && !input(ins_, 3)) throw Error(n.describe() + ": residual input missing");
   }
@@ -341,7 +342,7 @@ std::unique_ptr<Layer> make_float_layer(const LayerRequest& r) {
   const std::vector<Tensor*>& outs = r.outputs;
   if (all_float(ins)) {
     if (auto s = matmul_spec_of(r)) return std::make_unique<MatMulLayer>(*s, ins, outs[0]);
-    if (is_conv(node)) return std::make_unique<ConvLayer>(node, ins, outs[0], r.weights_constant());
+    if (is_conv(node)) return std::make_unique<ConvLayer>(node, ins, outs[0], r.weights_constant(), false, r.winograd);
     if (node.domain == "fusebench" && node.op_type == "Attention") return std::make_unique<AttentionLayer>(node, ins, outs[0]);
     if (node.domain.empty() && ((node.op_type == "MaxPool" && (outs.size() < 2 || !outs[1])) || node.op_type == "AveragePool"))
       if (auto pool = PoolLayer::make(node, ins[0], outs[0])) return pool;

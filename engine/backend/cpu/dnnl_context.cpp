@@ -44,9 +44,4 @@ bool use_onednn_bf16() {
   return dnnl_has_bf16_kernels();
 }
 
-bool use_winograd() {
-  const char* v = std::getenv("FUSEBENCH_WINOGRAD");
-  return !(v && std::strcmp(v, "0") == 0);
-}
-
 }  // namespace fb

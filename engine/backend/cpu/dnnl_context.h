@@ -22,10 +22,4 @@ bool dnnl_has_bf16_kernels();
 // so it applies to the layers made after it changes.
 bool use_onednn_bf16();
 
-// Whether the engine's float32 3x3 convolutions may run on oneDNN's Winograd kernels where
-// they pay (engine/backend/cpu/conv.cpp): results differ from direct convolution by float
-// rounding (about 1e-6 of the output's magnitude). FUSEBENCH_WINOGRAD=0 keeps every
-// convolution direct. The reference executor's convolutions are always direct.
-bool use_winograd();
-
 }  // namespace fb

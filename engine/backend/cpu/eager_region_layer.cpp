@@ -5,7 +5,6 @@
 #include <set>
 
 #include "engine/backend/cpu/conv.h"
-#include "engine/backend/cpu/dnnl_context.h"
 #include "engine/ops/subgraph.h"
 
 namespace fb {
@@ -20,7 +19,7 @@ constexpr size_t kShapesKept = 4;
 class EagerRegionLayer : public Layer {
  public:
   explicit EagerRegionLayer(const LayerRequest& r)
-      : node_(r.node), ctx_{node_, r.inputs, r.outputs, &r.ops}, body_(subgraph_attr(node_, "body")), winograd_(use_winograd()) {
+      : node_(r.node), ctx_{node_, r.inputs, r.outputs, &r.ops}, body_(subgraph_attr(node_, "body")), winograd_(r.winograd) {
     // The region's constant inputs (the engine's initializers) by the body's names.
     const std::vector<std::string>& captures = capture_names(node_);
     const size_t first = explicit_input_count(node_);
@@ -77,7 +76,7 @@ class EagerRegionLayer : public Layer {
   const Graph& body_;
   std::set<std::string> constant_;
   std::map<size_t, std::list<Kept>> kernels_;  // by the convolution's index in the body
-  bool winograd_;                              // use_winograd() at build time: kernels are made later
+  bool winograd_;                              // the build's setting: kernels are made later
 };
 
 }  // namespace
