@@ -67,7 +67,7 @@ std::map<std::string, TensorRange> run_calibration(const Graph& graph, const Bui
   Calibrator calibrator(parse_calibration_method(c.method), c.percentile);
   // Only what an int8 layer can quantize: the data input of a matrix product or a
   // convolution (fusion keeps these names: a fused layer reads its first node's input),
-  // and both operands of a MatMul traced back through the views that split heads to the
+  // what a fused activation reads, and both operands of a MatMul traced back through the views that split heads to the
   // tensors an attention layer reads (q, k and v as the projections write them).
   std::set<std::string> wanted;
   std::map<std::string, const Node*> producer;
@@ -85,6 +85,9 @@ std::map<std::string, TensorRange> run_calibration(const Graph& graph, const Bui
     // A matrix product's output with its bias: what an activation fused into an int8
     // product reads (its table's input, engine/backend/cpu/int8_matmul.h).
     if (n.op_type == "Gemm") wanted.insert(n.outputs[0]);
+    // A convolution's output, and a BatchNormalization's folded into it: what an activation
+    // fused into an int8 convolution reads (its table's input, as above).
+    if (n.op_type == "Conv" || n.op_type == "BatchNormalization") wanted.insert(n.outputs[0]);
     if (n.op_type == "Add")
       for (const std::string& in : n.inputs)
         if (producer.count(in) && producer[in]->domain.empty() && producer[in]->op_type == "MatMul") wanted.insert(n.outputs[0]);

@@ -214,9 +214,9 @@ std::vector<BatchCurve> batch_curves(const std::vector<ReportCase>& cases) {
   for (size_t i = 0; i < cases.size(); ++i) {
     const CaseSpec& s = cases[i].stored.result.spec;
     const std::string key = s.model_hash + "|" + s.model + "|" + std::to_string(s.threads) + "|" + s.precision + "|" +
-                            s.fusion + "|" + (s.fusion_limits.empty() ? "" : "limits") + "|" + s.engine_shapes;
+                            s.fusion + "|" + (s.fusion_limits.empty() ? "" : "limits") + "|" + s.engine_shapes + "|" + (s.winograd ? "" : "direct");
     auto [it, fresh] = by_key.emplace(key, curves.size());
-    if (fresh) curves.push_back({s.model, s.precision, s.fusion, s.threads, s.dynamic(), {}});
+    if (fresh) curves.push_back({s.model, s.precision, s.fusion, s.threads, s.dynamic(), s.winograd, {}});
     curves[it->second].cases.push_back(i);
   }
   for (BatchCurve& c : curves)

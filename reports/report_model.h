@@ -101,6 +101,7 @@ struct BatchCurve {
   std::string model, precision, fusion;
   int threads = 1;
   bool dynamic = false;  // a dynamic engine's curve (harness/case.h: engine_shapes)
+  bool winograd = true;  // false: built with every convolution direct (harness/case.h)
   std::vector<size_t> cases;  // indices into ReportModel::cases, by batch
 };
 

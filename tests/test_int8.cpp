@@ -187,6 +187,19 @@ TEST(Int8MatMul, AgreesWithFloat32) {
     }
 }
 
+// A 3x3 (or depthwise, `group` channels) FusedConv with padding 1 reading an s8 input of
+// threshold x_amax, in channels-last or plain layout.
+Node int8_conv_node(int64_t group, bool channels_last, float x_amax) {
+  Node node = fusebench_node("/conv", "FusedConv", {"x", "w", "b"}, {"y"});
+  node.attrs["pads"] = Attribute{std::vector<int64_t>{1, 1, 1, 1}};
+  if (group > 1) node.attrs["group"] = Attribute{group};
+  if (channels_last)
+    for (const char* key : {"x_layout", "y_layout"}) node.attrs[key] = Attribute{std::string(kChannelsLast)};
+  node.attrs["int8_input_amax"] = Attribute{x_amax};
+  node.attrs["int8_input_unsigned"] = Attribute{int64_t(0)};
+  return node;
+}
+
 // An int8 convolution whose reader is an int8 layer writes that reader's u8/s8 input in its
 // epilogue: for every activation, channels-last and plain, the bytes are the float32
 // output of the same convolution quantized at the threshold, within one step (a 3x3
@@ -210,18 +223,12 @@ TEST(Int8Conv, AQuantizedOutputIsTheFloatOutputQuantized) {
         const int64_t m = depthwise ? c : 16;
         const Shape w_shape{m, depthwise ? 1 : c, 3, 3};
         const std::vector<float> w = gaussian(size_t(shape_numel(w_shape)), 13, 0.3f);
-        Node node = fusebench_node("/conv", "FusedConv", {"x", "w", "b"}, {"y"});
-        node.attrs["pads"] = Attribute{std::vector<int64_t>{1, 1, 1, 1}};
-        if (depthwise) node.attrs["group"] = Attribute{int64_t(c)};
+        Node node = int8_conv_node(depthwise ? c : 1, channels_last, x_amax);
         if (*a.name) node.attrs["activation"] = Attribute{std::string(a.name)};
         if (std::string(a.name) == "clip") {
           node.attrs["activation_min"] = Attribute{0.f};
           node.attrs["activation_max"] = Attribute{1.5f};  // below the outputs' largest: it clips
         }
-        if (channels_last)
-          for (const char* key : {"x_layout", "y_layout"}) node.attrs[key] = Attribute{std::string(kChannelsLast)};
-        node.attrs["int8_input_amax"] = Attribute{x_amax};
-        node.attrs["int8_input_unsigned"] = Attribute{int64_t(0)};
         ConvKernel to_float(node, {n, c, hw, hw}, w_shape, true, true, w.data());
         std::vector<float> y(size_t(n * m * hw * hw));
         to_float.run(x_q.data(), w.data(), bias.data(), nullptr, y.data());
@@ -254,6 +261,63 @@ TEST(Int8Conv, AQuantizedOutputIsTheFloatOutputQuantized) {
           if (std::fabs(plain.data<float>()[i]) < y_amax)
             worst_back = std::max(worst_back, double(std::fabs(back.data<float>()[i] - plain.data<float>()[i])));
         EXPECT_LE(worst_back, 1.01 * step);
+      }
+}
+
+// A costly activation by table in an int8 convolution (silu, sigmoid, gelu, gelu_tanh):
+// the convolution writes the activation's input as s8 at its threshold, and each byte maps
+// to the activation's value quantized for the reader. Against the activation in double of
+// the float32 convolution, every element is within the two quantizations' steps (the
+// input's times the activation's largest slope, 1.13 for GELU and 1.1 for SiLU, plus
+// half an output step), for both layouts, 3x3 and depthwise.
+TEST(Int8Conv, CostlyActivationsRunByTable) {
+  const int64_t n = 2, c = 8, hw = 10;
+  std::vector<float> x = gaussian(n * c * hw * hw, 21), bias = gaussian(16, 22, 0.2f);
+  float x_amax = 0;
+  for (float v : x) x_amax = std::max(x_amax, std::fabs(v));
+  std::vector<int8_t> x_q(x.size());
+  quantize_input(x.data(), int64_t(x.size()), int8_input_scale(x_amax, false), false, x_q.data());
+  auto activation = [](const std::string& a, double v) {
+    if (a == "gelu") return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+    if (a == "gelu_tanh") return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+    const double sig = 1 / (1 + std::exp(-v));
+    return a == "silu" ? v * sig : sig;
+  };
+  for (bool depthwise : {false, true})
+    for (bool channels_last : {false, true})
+      for (const std::string a : {"silu", "sigmoid", "gelu", "gelu_tanh"}) {
+        SCOPED_TRACE(std::string(depthwise ? "depthwise " : "3x3 ") + (channels_last ? "nhwc " : "nchw ") + a);
+        const int64_t m = depthwise ? c : 16;
+        const Shape w_shape{m, depthwise ? 1 : c, 3, 3};
+        const std::vector<float> w = gaussian(size_t(shape_numel(w_shape)), 23, 0.3f);
+        Node node = int8_conv_node(depthwise ? c : 1, channels_last, x_amax);
+        // The activation's input, in float32 (in the kernel's layout: the order of the
+        // elements does not matter below, only that both outputs share it).
+        ConvKernel pre_kernel(node, {n, c, hw, hw}, w_shape, true, true, w.data());
+        std::vector<float> pre(size_t(n * m * hw * hw));
+        pre_kernel.run(x_q.data(), w.data(), bias.data(), nullptr, pre.data());
+        float pre_amax = 0, out_amax = 0;
+        for (float v : pre) {
+          pre_amax = std::max(pre_amax, std::fabs(v));
+          out_amax = std::max(out_amax, float(std::fabs(activation(a, v))));
+        }
+        const bool is_unsigned = a == "sigmoid";
+        node.attrs["activation"] = Attribute{a};
+        node.attrs["int8_activation_input_amax"] = Attribute{pre_amax};
+        node.attrs["int8_output_amax"] = Attribute{out_amax};
+        node.attrs["int8_output_unsigned"] = Attribute{int64_t(is_unsigned)};
+        ConvKernel tabled(node, {n, c, hw, hw}, w_shape, true, true, w.data());
+        EXPECT_NE(tabled.describe().find("s8s8→s8 →" + a + " table→" + (is_unsigned ? "u8" : "s8")), std::string::npos)
+            << tabled.describe();
+        std::vector<uint8_t> q(pre.size());
+        tabled.run(x_q.data(), w.data(), bias.data(), nullptr, q.data());
+        const double in_step = int8_input_scale(pre_amax, false), out_step = int8_input_scale(out_amax, is_unsigned);
+        double worst = 0;
+        for (size_t i = 0; i < q.size(); ++i) {
+          const double got = out_step * (is_unsigned ? double(q[i]) : double(int8_t(q[i])));
+          worst = std::max(worst, std::fabs(got - activation(a, pre[i])) / (1.13 * in_step + 0.5 * out_step + 1e-4));
+        }
+        EXPECT_LE(worst, 1.0) << "an element is further from the activation than its quantization steps allow";
       }
 }
 
@@ -299,8 +363,8 @@ TEST(Int8MatMul, GeluByTableAgreesWithFloat32) {
       s.output_zero_point = zero_point;
       s.activation_input_amax = float(pre_amax);
       Int8MatMulKernel kernel(s, b.data());
-      EXPECT_NE(kernel.describe().find(zero_point ? "×s8→s8 →gelu table→s8(as u8+128)" : "×s8→s8 →gelu table→s8"),
-                std::string::npos)
+      const std::string table = act == MatMulActivation::Gelu ? "×s8→s8 →gelu table→s8" : "×s8→s8 →gelu_tanh table→s8";
+      EXPECT_NE(kernel.describe().find(zero_point ? table + "(as u8+128)" : table), std::string::npos)
           << kernel.describe();
       std::vector<uint8_t> q(m * n);
       kernel.run(a_q.data(), bias.data(), q.data());
@@ -425,6 +489,30 @@ TEST(Int8Build, CnnsRunEveryConvolutionInInt8AndMeetCosine) {
       for (const LayerInfo& l : e->layers()) u8_out += l.kernel.find("s8→u8") != std::string::npos;
       EXPECT_EQ(u8_out, written);
     }
+}
+
+// EfficientNet's SiLU (Sigmoid, Mul) before an int8 reader runs by table: the stem and
+// each expansion convolution (their readers are the int8 depthwise convolutions) and each
+// squeeze-excite reduction write the SiLU's input as s8 and map it; the depthwise
+// convolutions and the head, read by float32 pools and gates, keep SiLU in oneDNN's epilogue. Calibration measured the tables'
+// inputs (the convolutions' outputs); the outputs still meet int8's cosine.
+TEST(Int8Build, EfficientNetsSiluBeforeAnInt8ReaderRunsByTable) {
+  for (const char* method : {"minmax", "entropy"}) {
+    SCOPED_TRACE(method);
+    std::unique_ptr<Engine> e;
+    const AccuracyResult r = int8_against_reference("zoo:efficientnet?width=50&stages=3&image=32", 2,
+                                                    FusionLevel::Aggressive, method, &e);
+    EXPECT_TRUE(r.passed) << r.detail;
+    int tabled = 0, in_epilogue = 0;
+    for (const LayerInfo& l : e->layers()) {
+      tabled += l.kernel.find("→silu table→s8") != std::string::npos;
+      in_epilogue += l.kernel.find("+silu") != std::string::npos;
+    }
+    // The stem, the expansions of stages 2 and 3 (two blocks each), and each of the five
+    // blocks' squeeze-excite reduction (its reader is the int8 expansion back).
+    EXPECT_EQ(tabled, 1 + 4 + 5);
+    EXPECT_EQ(in_epilogue, 5 + 1);  // the depthwise convolutions, and the head before the pool
+  }
 }
 
 TEST(Int8Build, AConstraintKeepsALayerInFp32) {

@@ -320,6 +320,29 @@ TEST_F(ReportTest, ADynamicCaseIsComparedWithItsStaticTwin) {
   EXPECT_EQ(fb::render_html_report(plain).find("Engine shapes"), std::string::npos);
 }
 
+// Cases built without Winograd convolutions are their own batch curve, named so, not
+// points mixed into the curve of the cases that allow them.
+TEST_F(ReportTest, CasesWithoutWinogradAreTheirOwnCurve) {
+  ResultStore store(file("results.db"));
+  int64_t run = store.begin_run(run_info("2024-05-01T12:00:00Z"));
+  for (bool winograd : {true, false})
+    for (int64_t batch : {1, 4}) {
+      CaseResult c = make_case("convs", batch, "aggressive", 2.0 * double(batch), 5.0 * double(batch));
+      c.spec.winograd = winograd;
+      store.write_case(run, c);
+    }
+  store.finish_run(run);
+  const fb::ReportModel m = fb::build_report_model(store, {});
+  ASSERT_EQ(m.batch_curves.size(), 2u);
+  for (const fb::BatchCurve& c : m.batch_curves) {
+    ASSERT_EQ(c.cases.size(), 2u);
+    for (size_t k : c.cases) EXPECT_EQ(m.cases[k].stored.result.spec.winograd, c.winograd);
+  }
+  const std::string html = fb::render_html_report(store);
+  EXPECT_NE(html.find("fp32 aggressive no-winograd"), std::string::npos);
+  EXPECT_NE(html.find("b=4 fp32 aggressive t=2 no-winograd"), std::string::npos);
+}
+
 TEST(JsonForScript, EscapesWhatCouldCloseTheElement) {
   EXPECT_EQ(fb::json_for_script(nlohmann::json("</script><!--&\xE2\x80\xA9")),
             "\"\\u003c/script\\u003e\\u003c!--\\u0026\\u2029\"");

@@ -59,6 +59,8 @@ std::vector<FusionMatch> match_conv_activation(const PassContext& ctx, size_t ro
     return {};
   }
   f.attrs["activation"] = Attribute{act};
+  // What the activation reads: an int8 build calibrates it (engine/passes/int8_lowering.h).
+  f.attrs["activation_input"] = Attribute{out};
   return {m.match(std::move(f), "  conv-activation-fusion: Conv+" + act + " at '" + conv.name + "' → FusedConv")};
 }
 

@@ -154,10 +154,9 @@ int quantize_int8_inputs(PassContext& ctx) {
         p->attrs["int8_output_amax"] = Attribute{rd.amax};
         p->attrs["int8_output_unsigned"] = Attribute{int64_t(rd.is_unsigned)};
         if (rd.zero_point) p->attrs["int8_output_zero_point"] = Attribute{int64_t(rd.zero_point)};
-        // A GELU before the quantized output runs as a table over the quantized product
-        // (engine/backend/cpu/int8_matmul.h) where calibration saw the activation's input.
-        const std::string act = p->attr_string("activation", "");
-        if (act == "gelu" || act == "gelu_tanh") {
+        // A costly activation before the quantized output runs as a table over the quantized
+        // product (engine/backend/cpu/int8_quantize.h) where calibration saw its input.
+        if (is_tabled_activation(p->attr_string("activation", ""))) {
           auto pre = ctx.config.int8_ranges.find(p->attr_string("activation_input", ""));
           if (pre != ctx.config.int8_ranges.end() && pre->second.amax > 0 && std::isfinite(pre->second.amax))
             p->attrs["int8_activation_input_amax"] = Attribute{pre->second.amax};

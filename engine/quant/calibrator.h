@@ -22,7 +22,7 @@ namespace fb {
 enum class CalibrationMethod { MinMax, Percentile, Entropy };
 // Changes whenever a threshold computed from the same data could change: calibration
 // caches record it, so an old cache is recomputed rather than trusted.
-inline constexpr int kCalibrationAlgorithmVersion = 3;
+inline constexpr int kCalibrationAlgorithmVersion = 4;  // 4: convolutions' outputs too (activation tables)
 CalibrationMethod parse_calibration_method(const std::string& s);  // Error listing the names
 const char* calibration_method_name(CalibrationMethod m);
 const std::vector<std::string>& calibration_method_names();

@@ -9,9 +9,20 @@
 //                  shift), or an explicitly quantized asymmetric tensor, with the model's
 //                  scale (amax = 127 · scale) and zero point (an s8 one plus 128).
 #pragma once
+#include <string>
 
 namespace fb {
 
 inline constexpr int kSignedAsU8ZeroPoint = 128;
+
+// Activations an int8 layer writing a quantized output runs as a table (a fused layer's
+// "activation" attribute): an erf, exp or division per element in oneDNN's epilogue cost as
+// much as the product itself (BERT's FFN, EfficientNet's expansion convolutions). The layer
+// writes the activation's input as s8 at its calibrated threshold (attribute
+// int8_activation_input_amax), and one byte lookup per element gives the activation's
+// output as the reader reads it (engine/backend/cpu/int8_quantize.h: activation_table).
+inline bool is_tabled_activation(const std::string& a) {
+  return a == "gelu" || a == "gelu_tanh" || a == "silu" || a == "sigmoid";
+}
 
 }  // namespace fb

@@ -121,6 +121,9 @@ struct ConvKernel::Impl {
   std::vector<float> out_scales;           // int8: input scale · weight scale, per output channel
   std::vector<float> bias_scaled;          // int8: the bias in accumulator units
   float y_scale = 0;                       // int8 output (u8/s8 written by the epilogue): its step
+  // With a tabled activation (int8 output): the output byte for each s8 byte of the
+  // activation's input, which the primitive writes (engine/backend/cpu/int8_quantize.h).
+  std::vector<uint8_t> activation_table;
   std::unordered_map<int, memory> args;
   double flops = 0;
   std::string description;
@@ -150,8 +153,12 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
     im.y_scale = int8_input_scale(node.attr_float("int8_output_amax", 0.f), y_unsigned);
     im.y_type = y_unsigned ? DType::UInt8 : DType::Int8;
   }
-  const memory::data_type dst_type =
-      im.y_scale == 0 ? act_type : y_unsigned ? memory::data_type::u8 : memory::data_type::s8;
+  // The activation's input as s8, when a table maps it to the output after the primitive.
+  const float table_input_amax = im.y_scale > 0 ? node.attr_float("int8_activation_input_amax", 0.f) : 0.f;
+  const bool tabled = table_input_amax > 0 && is_tabled_activation(node.attr_string("activation", ""));
+  const memory::data_type dst_type = im.y_scale == 0             ? act_type
+                                     : y_unsigned && !tabled ? memory::data_type::u8
+                                                             : memory::data_type::s8;
   const memory::data_type wei_type = im.int8 ? memory::data_type::s8 : act_type;
   Shape bshape{w.empty() ? 0 : w[0]};
   ConvShapes s = conv_shapes(node, x, w, has_bias ? &bshape : nullptr);
@@ -185,7 +192,10 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   // The activation runs on real values; a quantized output divides by its step after it
   // (the eltwise post-op's scale), or, with no activation, in the output scales below.
   const float act_scale = im.y_scale > 0 ? 1.f / im.y_scale : 1.f;
-  switch (act.kind) {
+  if (tabled) {
+    im.activation_table = activation_table(node.attr_string("activation", ""), int8_input_scale(table_input_amax, false),
+                                           im.y_scale, y_unsigned, 0);
+  } else switch (act.kind) {
     case ConvActivation::Kind::Relu: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_relu, 0.f, 0.f); break;
     case ConvActivation::Kind::Clip: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_clip, act.lo, act.hi); break;
     case ConvActivation::Kind::Sigmoid: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_logistic, 0.f, 0.f); break;
@@ -206,7 +216,9 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
     for (int64_t oc = 0; oc < s.m; ++oc) im.out_scales[oc] = x_scale * w_scales[oc];
     im.bias_scaled.resize(has_bias ? size_t(s.m) : 0);
     std::vector<float> scales = im.out_scales;  // accumulator units to the destination's
-    if (im.y_scale > 0 && act.kind == ConvActivation::Kind::None)
+    if (tabled)
+      for (float& v : scales) v /= int8_input_scale(table_input_amax, false);
+    else if (im.y_scale > 0 && act.kind == ConvActivation::Kind::None)
       for (float& v : scales) v /= im.y_scale;
     attr.set_output_scales(1 << 1, scales);
   }
@@ -291,9 +303,10 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   };
   im.description = std::string("onednn.conv[") + pd.impl_info_str() + "]";
   if (im.has_residual) im.description += "+sum";
-  if (act.kind != ConvActivation::Kind::None) im.description += "+" + node.attr_string("activation", "");
+  if (act.kind != ConvActivation::Kind::None && !tabled) im.description += "+" + node.attr_string("activation", "");
   im.description += std::string(" ") + layout_name(layouts.x) + "→" + layout_name(layouts.y);
   if (im.int8) im.description += x_unsigned ? " u8s8" : " s8s8";
+  if (tabled) im.description += "→s8 →" + node.attr_string("activation", "") + " table";
   if (im.y_scale > 0) im.description += y_unsigned ? "→u8" : "→s8";
   if (bf16) im.description += " bf16";
 }
@@ -327,6 +340,7 @@ void ConvKernel::run(const void* x, const float* w, const float* b, const void* 
   im.prim.execute(stream, im.args);
   if (im.dst_blocked) im.dst_out.execute(stream, im.dst_b, im.dst);
   stream.wait();
+  if (!im.activation_table.empty()) apply_table(static_cast<uint8_t*>(y), shape_numel(output_), im.activation_table.data());
 }
 
 Tensor ConvKernel::plain_output(const void* y) const {

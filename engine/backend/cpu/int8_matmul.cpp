@@ -3,9 +3,6 @@
 #include <cmath>
 
 #include <oneapi/dnnl/dnnl.hpp>
-#if defined(__AVX512VBMI__)
-#include <immintrin.h>
-#endif
 
 #include "engine/backend/cpu/dnnl_context.h"
 #include "engine/backend/cpu/int8_quantize.h"
@@ -30,47 +27,13 @@ struct Int8MatMulKernel::Impl {
 
 namespace {
 
+// The activation's name as a fused layer's attribute gives it (int8_quantize.h's tables).
+std::string activation_name(MatMulActivation a) {
+  return a == MatMulActivation::Gelu ? "gelu" : a == MatMulActivation::GeluTanh ? "gelu_tanh" : "";
+}
+
 bool tabled_activation(const Int8MatMulSpec& s) {
-  return s.activation_input_amax > 0 && s.output_amax > 0 &&
-         (s.activation == MatMulActivation::Gelu || s.activation == MatMulActivation::GeluTanh);
-}
-
-// GELU of each s8 value of the activation's input, quantized as the reader reads it.
-std::vector<uint8_t> gelu_table(const Int8MatMulSpec& s) {
-  const double in_scale = int8_input_scale(s.activation_input_amax, false);
-  const double out_scale = int8_input_scale(s.output_amax, s.output_unsigned);
-  const bool to_u8 = s.output_unsigned || s.output_zero_point;
-  std::vector<uint8_t> table(256);
-  for (int b = 0; b < 256; ++b) {
-    const double x = double(int8_t(uint8_t(b))) * in_scale;
-    const double y = s.activation == MatMulActivation::Gelu
-                         ? 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)))
-                         : 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-    const double q = std::nearbyint(y / out_scale) + s.output_zero_point;
-    table[b] = to_u8 ? uint8_t(std::clamp(q, 0.0, 255.0)) : uint8_t(int8_t(std::clamp(q, -128.0, 127.0)));
-  }
-  return table;
-}
-
-// bytes[i] = table[bytes[i]], over every byte, split between the threads.
-void apply_table(uint8_t* bytes, int64_t count, const uint8_t* table) {
-  constexpr int64_t kChunk = 1 << 14;
-#pragma omp parallel for schedule(static)
-  for (int64_t start = 0; start < count; start += kChunk) {
-    const int64_t end = std::min(count, start + kChunk);
-    int64_t i = start;
-#if defined(__AVX512VBMI__)
-    // Two 128-entry lookups (vpermi2b: 7 index bits), the sign bit choosing between them.
-    const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
-    const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
-    for (; i + 64 <= end; i += 64) {
-      const __m512i v = _mm512_loadu_si512(bytes + i);
-      const __m512i low = _mm512_permutex2var_epi8(t0, v, t1), high = _mm512_permutex2var_epi8(t2, v, t3);
-      _mm512_storeu_si512(bytes + i, _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), low, high));
-    }
-#endif
-    for (; i < end; ++i) bytes[i] = table[bytes[i]];
-  }
+  return s.activation_input_amax > 0 && s.output_amax > 0 && is_tabled_activation(activation_name(s.activation));
 }
 
 }  // namespace
@@ -115,7 +78,9 @@ Int8MatMulKernel::Int8MatMulKernel(const Int8MatMulSpec& spec, const float* b) :
   if (tabled) {
     // The activation's input, as s8 at its own threshold; the table does the rest.
     po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f / int8_input_scale(spec.activation_input_amax, false), 0.f);
-    im.activation_table = gelu_table(spec);
+    im.activation_table = activation_table(activation_name(spec.activation), int8_input_scale(spec.activation_input_amax, false),
+                                           int8_input_scale(spec.output_amax, spec.output_unsigned),
+                                           spec.output_unsigned || spec.output_zero_point != 0, spec.output_zero_point);
   } else {
     append_matmul_activation(po, spec.activation);
   }
@@ -159,7 +124,7 @@ std::string Int8MatMulKernel::describe() const {
     return zero_point ? "u8(zero point " + std::to_string(zero_point) + ")" : "s8";
   };
   return "onednn.matmul[" + impl_->impl + "] " + type(s.input_unsigned, s.input_zero_point) + "×s8→" +
-         (impl_->activation_table.empty() ? "" : "s8 →gelu table→") +
+         (impl_->activation_table.empty() ? "" : "s8 →" + activation_name(s.activation) + " table→") +
          (s.output_amax > 0 ? type(s.output_unsigned, s.output_zero_point) : "f32");
 }
 

@@ -26,8 +26,8 @@ struct Int8MatMulSpec {
   int output_zero_point = 0;
   // > 0, with a GELU activation and a quantized output: the calibrated threshold of the
   // activation's input. The product is then written as s8 at that threshold and a 256-entry
-  // table maps each value to GELU's, quantized for the reader, in place: an erf per
-  // element in oneDNN's epilogue took about as long as the product itself (BERT's FFN).
+  // table maps each value to GELU's, quantized for the reader, in place
+  // (engine/backend/cpu/int8_quantize.h: activation_table).
   float activation_input_amax = 0;
 };
 

@@ -5,6 +5,7 @@
 // (input scale * weight scale[channel]) * the integer product.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/ir/tensor.h"
@@ -27,5 +28,12 @@ Tensor dequantized(const Tensor& q, float scale, int zero_point = 0);
 // into `q` (same layout) and each channel's scale into `scales` (1 for an all-zero channel).
 void quantize_weights_per_channel(const float* w, int64_t outer, int64_t channels, int64_t inner, int8_t* q,
                                   std::vector<float>& scales);
+
+// A tabled activation (engine/quant/int8_representation.h: is_tabled_activation). Entry b (an s8 value q, indexed by its byte as u8): activation(q · in_scale) quantized at
+// out_scale plus zero_point, saturated to u8 (out_u8) or s8.
+std::vector<uint8_t> activation_table(const std::string& activation, float in_scale, float out_scale, bool out_u8,
+                                      int zero_point);
+// bytes[i] = table[bytes[i]] over every byte, in parallel for large counts.
+void apply_table(uint8_t* bytes, int64_t count, const uint8_t* table);
 
 }  // namespace fb
