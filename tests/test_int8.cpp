@@ -11,6 +11,7 @@
 #include <random>
 
 #include "engine/backend/cpu/attention.h"
+#include "engine/backend/cpu/channels_last_layers.h"
 #include "engine/backend/cpu/conv.h"
 #include "engine/backend/cpu/int8_matmul.h"
 #include "engine/backend/cpu/int8_quantize.h"
@@ -108,6 +109,35 @@ TEST(Int8Quantize, InputsRoundAndSaturate) {
   EXPECT_EQ(std::vector<int>(u, u + 6), (std::vector<int>{128, 128, 129, 126, 255, 0}));
   quantize_input(x, 6, 1.f, false, u, 3);  // u8 with zero point 3 (asymmetric): [-3, 252] around it
   EXPECT_EQ(std::vector<int>(u, u + 6), (std::vector<int>{3, 3, 4, 1, 255, 0}));
+}
+
+// The vectorized loop (16 at a time) and the scalar tail give the scalar formula's bytes:
+// round half to even, saturation, the zero point's shift, over long inputs (the parallel
+// path too) with ties, out-of-range values and every sign.
+TEST(Int8Quantize, LongInputsGiveTheScalarFormulasBytes) {
+  for (int64_t n : {1000, 70001}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) x[size_t(i)] = float(i % 701 - 350) * 0.5f + (i % 3 == 0 ? 0.f : 0.25f);  // ±175, ties at .5
+    const float scale = 0.5f;
+    struct Form {
+      bool is_unsigned;
+      int zero_point;
+      float lo, hi;
+    };
+    for (Form f : {Form{false, 0, -127, 127}, Form{true, 0, 0, 255}, Form{false, 128, -128, 127}, Form{false, 3, -3, 252}}) {
+      SCOPED_TRACE("n " + std::to_string(n) + " unsigned " + std::to_string(f.is_unsigned) + " zero point " +
+                   std::to_string(f.zero_point));
+      std::vector<uint8_t> got(static_cast<size_t>(n));
+      quantize_input(x.data(), n, scale, f.is_unsigned, got.data(), f.zero_point);
+      int wrong = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const float q = std::min(std::max(std::nearbyint(x[size_t(i)] / scale), f.lo), f.hi) + float(f.zero_point);
+        const uint8_t want = f.is_unsigned || f.zero_point ? uint8_t(q) : uint8_t(int8_t(q));
+        wrong += got[size_t(i)] != want;
+      }
+      EXPECT_EQ(wrong, 0);
+    }
+  }
 }
 
 TEST(Int8Quantize, WeightsPerChannel) {
@@ -512,6 +542,34 @@ TEST(Int8Build, EfficientNetsSiluBeforeAnInt8ReaderRunsByTable) {
     // blocks' squeeze-excite reduction (its reader is the int8 expansion back).
     EXPECT_EQ(tabled, 1 + 4 + 5);
     EXPECT_EQ(in_epilogue, 5 + 1);  // the depthwise convolutions, and the head before the pool
+
+    // Each block's squeeze-excite gate writes the projection's s8 input itself: the bytes
+    // a fusebench.Quantize of its float32 product would write (captures read it back as
+    // the values it stands for, in plain layout, as they read the gate's inputs).
+    ReferenceExecutor ref(e->graph(), 2);
+    const auto captures = e->run_capture(make_inputs(e->graph(), ref.input_shapes(), 5));
+    int gates = 0;
+    for (const Node& n : e->graph().nodes) {
+      if (n.op_type != "Mul" || !n.has_attr("int8_output_amax")) continue;
+      ++gates;
+      const Tensor &a = captures.at(n.inputs[0]), &b = captures.at(n.inputs[1]), &y = captures.at(n.outputs[0]);
+      const int xi = channel_gate_operand(a.shape(), b.shape(), y.shape());
+      ASSERT_GE(xi, 0);
+      const Tensor& x = xi == 0 ? a : b;
+      const Tensor& gate = xi == 0 ? b : a;
+      const int64_t c = x.shape()[1], plane = x.shape()[2] * x.shape()[3];
+      std::vector<float> product(static_cast<size_t>(x.numel()));
+      for (int64_t i = 0; i < x.numel(); ++i) product[size_t(i)] = x.data<float>()[i] * gate.data<float>()[i / plane % c + i / (c * plane) * c];
+      const bool is_unsigned = n.attr_int("int8_output_unsigned", 0) != 0;
+      const float step = int8_input_scale(n.attr_float("int8_output_amax", 0.f), is_unsigned);
+      std::vector<uint8_t> q(product.size());
+      quantize_input(product.data(), int64_t(product.size()), step, is_unsigned, q.data());
+      int differ = 0;
+      for (size_t i = 0; i < q.size(); ++i) differ += y.data<float>()[i] != step * (is_unsigned ? float(q[i]) : float(int8_t(q[i])));
+      EXPECT_EQ(differ, 0) << n.name;
+    }
+    EXPECT_EQ(gates, 5);
+    EXPECT_EQ(test::count_kernel(*e, "channel_gate nhwc→nhwc →s8"), 5);
   }
 }
 

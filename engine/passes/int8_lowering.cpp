@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "engine/backend/cpu/channels_last_layers.h"
 #include "engine/backend/cpu/conv.h"
 #include "engine/quant/int8_representation.h"
 
@@ -72,12 +73,21 @@ namespace {
 bool is_int8_conv(const Node& n) { return is_int8_layer(n) && (is_onnx_op(&n, "Conv") || is_ours(n, "FusedConv")); }
 bool is_int8_matmul(const Node& n) { return is_int8_layer(n) && !is_int8_conv(n) && !is_ours(n, "Attention"); }
 
-// Can `p`'s epilogue write its output quantized as `rd` says? An int8 matrix product can
-// (any zero point); an int8 convolution can write u8 or s8 without a zero point, and not
-// where it sums a residual (the sum reads the destination in its own type).
-bool writes_int8_output(const Node& p, int zero_point) {
+// Can `p` write its output quantized with `zero_point`? An int8 matrix product can (any
+// zero point); an int8 convolution can write u8 or s8 without a zero point, and not where
+// it sums a residual (the sum reads the destination in its own type); a channels-last
+// channel gate can (any).
+bool writes_int8_output(const Graph& g, const Node& p, int zero_point) {
   if (is_int8_matmul(p)) return true;
-  return is_int8_conv(p) && zero_point == 0 && !conv_has_residual(p);
+  if (is_int8_conv(p)) return zero_point == 0 && !conv_has_residual(p);
+  // A squeeze-excite channel gate x · s between channels-last layers
+  // (engine/backend/cpu/channels_last_layers.h) quantizes its product as it writes it.
+  if (!is_onnx_op(&p, "Mul") || p.inputs.size() != 2 || p.attr_string("x_layout", "") != kChannelsLast ||
+      p.attr_string("y_layout", "") != kChannelsLast)
+    return false;
+  for (const std::string& in : p.inputs)
+    if (g.value(in).dtype != DType::Float32) return false;
+  return channel_gate_operand(g.value(p.inputs[0]).shape, g.value(p.inputs[1]).shape, g.value(p.outputs[0]).shape) >= 0;
 }
 
 // The slot of `n` that reads `v` quantized, or nullptr.
@@ -94,7 +104,8 @@ const Int8Slot* slot_reading(const Node& n, const std::string& v, const std::vec
 // it, by that layer itself: its epilogue writes the tensor as u8/s8 (attributes
 // int8_output_amax, _unsigned, _zero_point), so the float32 tensor is never written (the
 // FFN intermediate, and Q, K and V for int8 attention, in BERT; the expansion and
-// depthwise convolutions' outputs in a MobileNet block). Not under mark-all, which keeps every
+// depthwise convolutions' outputs in a MobileNet block), or by a squeeze-excite channel
+// gate as it multiplies (EfficientNet's, before the projection). Not under mark-all, which keeps every
 // tensor in float32 for comparison.
 int quantize_int8_inputs(PassContext& ctx) {
   Graph& g = ctx.graph;
@@ -149,7 +160,7 @@ int quantize_int8_inputs(PassContext& ctx) {
       const Reading rd = how[v] = reading_of(v, n, slot);
       const DType type = rd.is_unsigned || rd.zero_point ? DType::UInt8 : DType::Int8;
       Node* p = producer.count(v) ? producer[v] : nullptr;
-      if (p && writes_int8_output(*p, rd.zero_point) && p->outputs.size() == 1 && rd.only_int8 && !g.is_graph_output(v) &&
+      if (p && writes_int8_output(g, *p, rd.zero_point) && p->outputs.size() == 1 && rd.only_int8 && !g.is_graph_output(v) &&
           ctx.config.fusion != FusionLevel::MarkAll) {
         p->attrs["int8_output_amax"] = Attribute{rd.amax};
         p->attrs["int8_output_unsigned"] = Attribute{int64_t(rd.is_unsigned)};

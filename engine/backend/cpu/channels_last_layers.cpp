@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/backend/cpu/conv.h"
+#include "engine/backend/cpu/int8_quantize.h"
 #include "engine/ops/group_norm.h"
 #include "engine/ops/resize.h"
 
@@ -278,11 +279,17 @@ class GlobalAveragePoolNhwc : public Layer {
   Tensor* y_;
 };
 
-// y[n, h, w, c] = x[n, h, w, c] · s[n or 0, c], in place when y is x.
+// y[n, h, w, c] = x[n, h, w, c] · s[n or 0, c], in place when y is x. With an int8 output
+// (its only readers int8 layers: engine/passes/int8_lowering.cpp), y is written quantized
+// as a fusebench.Quantize would write the float32 product, so the float32 tensor and the
+// Quantize layer are gone (EfficientNet's squeeze-excite gate before the projection).
 class ChannelGateNhwc : public NhwcOutputLayer {
  public:
-  ChannelGateNhwc(const Tensor* x, const Tensor* s, Tensor* y) : x_(x), s_(s), y_(y) {}
+  ChannelGateNhwc(const Tensor* x, const Tensor* s, Tensor* y, float y_amax = 0, bool y_unsigned = false, int y_zero_point = 0)
+      : x_(x), s_(s), y_(y), y_step_(y_amax > 0 ? int8_input_scale(y_amax, y_unsigned) : 0), y_unsigned_(y_unsigned),
+        y_zero_point_(y_zero_point) {}
   void run() override {
+    if (y_step_ > 0) return run_quantized();
     const Shape& sh = x_->shape();
     const int64_t n = sh[0], c = sh[1], hw = sh[2] * sh[3];
     const bool per_sample = s_->shape()[0] == n && n > 1;
@@ -301,12 +308,45 @@ class ChannelGateNhwc : public NhwcOutputLayer {
       }
     });
   }
-  std::string kernel() const override { return "fusebench.channel_gate nhwc→nhwc"; }
+  std::string kernel() const override {
+    if (y_step_ == 0) return "fusebench.channel_gate nhwc→nhwc";
+    return std::string("fusebench.channel_gate nhwc→nhwc →") +
+           (y_unsigned_ ? "u8" : y_zero_point_ == kSignedAsU8ZeroPoint ? "s8(as u8+128)" : y_zero_point_ ? "u8(zero point)" : "s8");
+  }
   double flops() const override { return double(y_->numel()); }
+  // A capture reads the quantized output back as the float32 values it stands for.
+  Tensor plain_copy(const Tensor& output) const override {
+    return y_step_ > 0 ? dequantized(nhwc_to_nchw(output), y_step_, y_zero_point_) : NhwcOutputLayer::plain_copy(output);
+  }
 
  private:
+  // Each row's product in float32, then quantized as a fusebench.Quantize would (the same bytes).
+  void run_quantized() {
+    const Shape& sh = x_->shape();
+    const int64_t n = sh[0], c = sh[1], hw = sh[2] * sh[3];
+    const bool per_sample = s_->shape()[0] == n && n > 1;
+    const float* x = x_->data<float>();
+    const float* s = s_->data<float>();
+    auto* y = static_cast<uint8_t*>(y_->raw());
+    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(c, 1));
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, n * hw, grain), [&](const tbb::blocked_range<int64_t>& r) {
+      std::vector<float> product(static_cast<size_t>(c));
+      for (int64_t row = r.begin(); row < r.end(); ++row) {
+        const float* g = s + (per_sample ? row / hw * c : 0);
+        const float* xr = x + row * c;
+        float* p = product.data();
+#pragma omp simd
+        for (int64_t k = 0; k < c; ++k) p[k] = xr[k] * g[k];
+        quantize_serial(p, c, y_step_, y_unsigned_, y + row * c, y_zero_point_);
+      }
+    });
+  }
+
   const Tensor *x_, *s_;
   Tensor* y_;
+  float y_step_;  // > 0: y is u8/s8 with this step
+  bool y_unsigned_;
+  int y_zero_point_;
 };
 
 // Transpose [N, C, d...] → [N, d..., C] of a channels-last tensor: the bytes are already
@@ -363,6 +403,16 @@ std::unique_ptr<Layer> make_channels_last_layer(const LayerRequest& r) {
   if (n.op_type == "GlobalAveragePool" && !n.has_attr("y_layout") && is_float(ins[0]) && outs.size() == 1 && is_float(outs[0]))
     return std::make_unique<GlobalAveragePoolNhwc>(ins[0], outs[0]);
   if (!channels_last(n, "y_layout")) return nullptr;
+  // A channel gate that writes its int8 readers' input.
+  if (n.op_type == "Mul" && n.has_attr("int8_output_amax") && ins.size() == 2 && is_float(ins[0]) && is_float(ins[1]) &&
+      outs.size() == 1 && outs[0] && outs[0]->dtype() == (n.attr_int("int8_output_unsigned", 0) || n.attr_int("int8_output_zero_point", 0)
+                                                               ? DType::UInt8
+                                                               : DType::Int8)) {
+    const int x = channel_gate_operand(ins[0]->shape(), ins[1]->shape(), outs[0]->shape());
+    if (x < 0) throw Error(n.describe() + ": an int8 output is written only by a channel gate");
+    return std::make_unique<ChannelGateNhwc>(ins[size_t(x)], ins[size_t(1 - x)], outs[0], n.attr_float("int8_output_amax", 0.f),
+                                             n.attr_int("int8_output_unsigned", 0) != 0, int(n.attr_int("int8_output_zero_point", 0)));
+  }
   for (const Tensor* t : outs)
     if (!t || t->rank() != 4 || t->dtype() != ins[0]->dtype()) return nullptr;
   if (n.op_type == "Concat" && outs.size() == 1) {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
-#if defined(__AVX512VBMI__)
+#if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
@@ -14,28 +14,40 @@ namespace fb {
 
 namespace {
 
-// Rounded, clamped to [lo, hi] and shifted in float, then converted: one vector loop.
+// Rounded (to nearest even), clamped to [lo, hi] and shifted in float, then converted.
+// GCC leaves the scalar loop unvectorized (nearbyint), about 1.4 cycles per element: as
+// long as the layer's memory traffic, so AVX-512 does 16 at a time with the same result.
 template <typename Q>
 void quantize_range(const float* x, int64_t begin, int64_t end, float inv_scale, float lo, float hi, float shift, Q* out) {
-  for (int64_t i = begin; i < end; ++i)
-    out[i] = static_cast<Q>(std::min(std::max(std::nearbyint(x[i] * inv_scale), lo), hi) + shift);
+  int64_t i = begin;
+#if defined(__AVX512F__)
+  const __m512 inv = _mm512_set1_ps(inv_scale), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vshift = _mm512_set1_ps(shift);
+  for (; i + 16 <= end; i += 16) {
+    const __m512 r = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_loadu_ps(x + i), inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512i q = _mm512_cvtps_epi32(_mm512_add_ps(_mm512_min_ps(_mm512_max_ps(r, vlo), vhi), vshift));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(q));  // in range: truncation is exact
+  }
+#endif
+  for (; i < end; ++i) out[i] = static_cast<Q>(std::min(std::max(std::nearbyint(x[i] * inv_scale), lo), hi) + shift);
 }
 
 }  // namespace
 
 float int8_input_scale(float amax, bool is_unsigned) { return amax / (is_unsigned ? 255.f : 127.f); }
 
-void quantize_input(const float* x, int64_t n, float scale, bool is_unsigned, void* out, int zero_point) {
+void quantize_serial(const float* x, int64_t n, float scale, bool is_unsigned, void* out, int zero_point) {
   const float inv = 1.f / scale;
-  auto part = [&](int64_t b, int64_t e) {
-    if (is_unsigned) quantize_range(x, b, e, inv, 0.f, 255.f, 0.f, static_cast<uint8_t*>(out));
-    else if (zero_point)
-      quantize_range(x, b, e, inv, float(-zero_point), float(255 - zero_point), float(zero_point), static_cast<uint8_t*>(out));
-    else quantize_range(x, b, e, inv, -127.f, 127.f, 0.f, static_cast<int8_t*>(out));
-  };
-  if (n < 65536) return part(0, n);
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, 32768),
-                    [&](const tbb::blocked_range<int64_t>& r) { part(r.begin(), r.end()); });
+  if (is_unsigned) quantize_range(x, 0, n, inv, 0.f, 255.f, 0.f, static_cast<uint8_t*>(out));
+  else if (zero_point)
+    quantize_range(x, 0, n, inv, float(-zero_point), float(255 - zero_point), float(zero_point), static_cast<uint8_t*>(out));
+  else quantize_range(x, 0, n, inv, -127.f, 127.f, 0.f, static_cast<int8_t*>(out));
+}
+
+void quantize_input(const float* x, int64_t n, float scale, bool is_unsigned, void* out, int zero_point) {
+  if (n < 65536) return quantize_serial(x, n, scale, is_unsigned, out, zero_point);
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, 32768), [&](const tbb::blocked_range<int64_t>& r) {
+    quantize_serial(x + r.begin(), r.end() - r.begin(), scale, is_unsigned, static_cast<uint8_t*>(out) + r.begin(), zero_point);
+  });
 }
 
 void quantize_weights_per_channel(const float* w, int64_t outer, int64_t channels, int64_t inner, int8_t* q,

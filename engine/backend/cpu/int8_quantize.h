@@ -19,6 +19,8 @@ float int8_input_scale(float amax, bool is_unsigned);
 // x[0..n) → round(x / scale), saturated to u8 (is_unsigned) or s8; in parallel for large n.
 // zero_point 128 keeps a signed tensor as u8 (engine/quant/int8_representation.h).
 void quantize_input(const float* x, int64_t n, float scale, bool is_unsigned, void* out, int zero_point = 0);
+// The same on the calling thread (a row of a layer that is itself parallel).
+void quantize_serial(const float* x, int64_t n, float scale, bool is_unsigned, void* out, int zero_point = 0);
 
 // A u8/s8 tensor as the float32 values it stands for: scale * (q - zero_point).
 Tensor dequantized(const Tensor& q, float scale, int zero_point = 0);
