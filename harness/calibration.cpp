@@ -71,8 +71,11 @@ std::map<std::string, TensorRange> run_calibration(const Graph& graph, const Bui
   // tensors an attention layer reads (q, k and v as the projections write them).
   std::set<std::string> wanted;
   std::map<std::string, const Node*> producer;
-  for (const Node& n : graph.nodes)
+  std::map<std::string, std::vector<const Node*>> readers;
+  for (const Node& n : graph.nodes) {
     for (const std::string& o : n.outputs) producer[o] = &n;
+    for (const std::string& in : n.inputs) readers[in].push_back(&n);
+  }
   // The head split an attention layer absorbs: Transpose copies, so the op table's
   // aliasing views (OpDef::alias_input0) are not the set.
   auto is_view = [](const Node& n) {
@@ -85,9 +88,13 @@ std::map<std::string, TensorRange> run_calibration(const Graph& graph, const Bui
     // A matrix product's output with its bias: what an activation fused into an int8
     // product reads (its table's input, engine/backend/cpu/int8_matmul.h).
     if (n.op_type == "Gemm") wanted.insert(n.outputs[0]);
-    // A convolution's output, and a BatchNormalization's folded into it: what an activation
-    // fused into an int8 convolution reads (its table's input, as above).
-    if (n.op_type == "Conv" || n.op_type == "BatchNormalization") wanted.insert(n.outputs[0]);
+    // A convolution's output, or a BatchNormalization's folded into it, that a costly
+    // activation reads (Sigmoid, SiLU's Sigmoid and Mul, GELU's Div or Mul by sqrt 2): an
+    // int8 convolution's table input (as above). A ReLU's or Clip's input is not needed.
+    if (n.op_type == "Conv" || n.op_type == "BatchNormalization")
+      for (const Node* r : readers[n.outputs[0]])
+        if (r->domain.empty() && (r->op_type == "Sigmoid" || r->op_type == "Mul" || r->op_type == "Div" || r->op_type == "Gelu"))
+          wanted.insert(n.outputs[0]);
     if (n.op_type == "Add")
       for (const std::string& in : n.inputs)
         if (producer.count(in) && producer[in]->domain.empty() && producer[in]->op_type == "MatMul") wanted.insert(n.outputs[0]);

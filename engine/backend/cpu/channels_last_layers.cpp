@@ -279,7 +279,8 @@ class GlobalAveragePoolNhwc : public Layer {
   Tensor* y_;
 };
 
-// y[n, h, w, c] = x[n, h, w, c] · s[n or 0, c], in place when y is x. With an int8 output
+// y[n, h, w, c] = x[n, h, w, c] · s[n or 0, c], in place when y is x (float32 only: the
+// arena planner shares buffers between tensors of one type). With an int8 output
 // (its only readers int8 layers: engine/passes/int8_lowering.cpp), y is written quantized
 // as a fusebench.Quantize would write the float32 product, so the float32 tensor and the
 // Quantize layer are gone (EfficientNet's squeeze-excite gate before the projection).
