@@ -91,6 +91,9 @@ std::map<std::string, TensorRange> run_calibration(const Graph& graph, const Bui
     // A convolution's output, or a BatchNormalization's folded into it, that a costly
     // activation reads (Sigmoid, SiLU's Sigmoid and Mul, GELU's Div or Mul by sqrt 2): an
     // int8 convolution's table input (as above). A ReLU's or Clip's input is not needed.
+    // What a squeeze-excite pool reads: an int8 convolution writes it quantized when only
+    // the pool and the channel gate read it (engine/passes/int8_lowering.cpp).
+    if (n.op_type == "GlobalAveragePool" || n.op_type == "ReduceMean") wanted.insert(n.inputs[0]);
     if (n.op_type == "Conv" || n.op_type == "BatchNormalization")
       for (const Node* r : readers[n.outputs[0]])
         if (r->domain.empty() && (r->op_type == "Sigmoid" || r->op_type == "Mul" || r->op_type == "Div" || r->op_type == "Gelu"))

@@ -522,9 +522,10 @@ TEST(Int8Build, CnnsRunEveryConvolutionInInt8AndMeetCosine) {
 }
 
 // EfficientNet's SiLU (Sigmoid, Mul) before an int8 reader runs by table: the stem and
-// each expansion convolution (their readers are the int8 depthwise convolutions) and each
-// squeeze-excite reduction write the SiLU's input as s8 and map it; the depthwise
-// convolutions and the head, read by float32 pools and gates, keep SiLU in oneDNN's epilogue. Calibration measured the tables'
+// each expansion convolution (their readers are the int8 depthwise convolutions), each
+// squeeze-excite reduction, each depthwise convolution and the head, whose readers (the
+// block's pool and gate, the classifier's pool) read their s8 output as the values it
+// stands for, write the SiLU's input as s8 and map it. Calibration measured the tables'
 // inputs (the convolutions' outputs); the outputs still meet int8's cosine.
 TEST(Int8Build, EfficientNetsSiluBeforeAnInt8ReaderRunsByTable) {
   for (const char* method : {"minmax", "entropy"}) {
@@ -538,10 +539,14 @@ TEST(Int8Build, EfficientNetsSiluBeforeAnInt8ReaderRunsByTable) {
       tabled += l.kernel.find("→silu table→s8") != std::string::npos;
       in_epilogue += l.kernel.find("+silu") != std::string::npos;
     }
-    // The stem, the expansions of stages 2 and 3 (two blocks each), and each of the five
-    // blocks' squeeze-excite reduction (its reader is the int8 expansion back).
-    EXPECT_EQ(tabled, 1 + 4 + 5);
-    EXPECT_EQ(in_epilogue, 5 + 1);  // the depthwise convolutions, and the head before the pool
+    // The stem, the expansions of stages 2 and 3 (two blocks each), each of the five
+    // blocks' squeeze-excite reduction (its reader is the int8 expansion back), the five
+    // depthwise convolutions, read only by their block's pool and gate, which dequantize
+    // as they read, and the head, read only by the classifier's pool.
+    EXPECT_EQ(tabled, 1 + 4 + 5 + 5 + 1);
+    EXPECT_EQ(in_epilogue, 0);
+    EXPECT_EQ(test::count_kernel(*e, "global_avg_pool nhwc s8"), 5 + 1);
+    EXPECT_EQ(test::count_kernel(*e, "channel_gate nhwc→nhwc s8 →s8"), 5);
 
     // Each block's squeeze-excite gate writes the projection's s8 input itself: the bytes
     // a fusebench.Quantize of its float32 product would write (captures read it back as
@@ -569,7 +574,23 @@ TEST(Int8Build, EfficientNetsSiluBeforeAnInt8ReaderRunsByTable) {
       EXPECT_EQ(differ, 0) << n.name;
     }
     EXPECT_EQ(gates, 5);
-    EXPECT_EQ(test::count_kernel(*e, "channel_gate nhwc→nhwc →s8"), 5);
+    // The pools over the depthwise convolutions' s8 output: the mean of the values it
+    // stands for (the capture dequantizes it), summed exactly.
+    int pools = 0;
+    for (const Node& n : e->graph().nodes) {
+      if (n.op_type != "GlobalAveragePool" || !n.has_attr("quantized_input_amax")) continue;
+      ++pools;
+      const Tensor &x = captures.at(n.inputs[0]), &y = captures.at(n.outputs[0]);
+      const int64_t plane = x.shape()[2] * x.shape()[3];
+      double worst = 0;
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        double sum = 0;
+        for (int64_t p = 0; p < plane; ++p) sum += x.data<float>()[i * plane + p];
+        worst = std::max(worst, std::fabs(y.data<float>()[i] - sum / double(plane)));
+      }
+      EXPECT_LT(worst, 1e-6) << n.name;
+    }
+    EXPECT_EQ(pools, 5 + 1);
   }
 }
 

@@ -90,6 +90,17 @@ bool writes_int8_output(const Graph& g, const Node& p, int zero_point) {
   return channel_gate_operand(g.value(p.inputs[0]).shape, g.value(p.inputs[1]).shape, g.value(p.outputs[0]).shape) >= 0;
 }
 
+// Does `r` read `v` as a u8/s8 tensor it dequantizes itself? A channels-last
+// GlobalAveragePool, or a channel gate whose gated tensor is v (both float32 out).
+bool dequantizes_as_it_reads(const Graph& g, const Node& r, const std::string& v) {
+  if (r.inputs.empty() || r.attr_string("x_layout", "") != kChannelsLast) return false;
+  if (is_onnx_op(&r, "GlobalAveragePool")) return r.inputs[0] == v && !r.has_attr("y_layout");
+  if (!is_onnx_op(&r, "Mul") || r.inputs.size() != 2 || r.inputs[0] == r.inputs[1] || r.attr_string("y_layout", "") != kChannelsLast)
+    return false;
+  const int x = channel_gate_operand(g.value(r.inputs[0]).shape, g.value(r.inputs[1]).shape, g.value(r.outputs[0]).shape);
+  return x >= 0 && r.inputs[size_t(x)] == v && g.value(r.inputs[size_t(1 - x)]).dtype == DType::Float32;
+}
+
 // The slot of `n` that reads `v` quantized, or nullptr.
 const Int8Slot* slot_reading(const Node& n, const std::string& v, const std::vector<Int8Slot>& slots) {
   for (const Int8Slot& s : slots)
@@ -109,7 +120,7 @@ const Int8Slot* slot_reading(const Node& n, const std::string& v, const std::vec
 // tensor in float32 for comparison.
 int quantize_int8_inputs(PassContext& ctx) {
   Graph& g = ctx.graph;
-  std::map<std::string, std::vector<const Node*>> readers;
+  std::map<std::string, std::vector<Node*>> readers;
   std::map<std::string, Node*> producer;
   for (Node& n : g.nodes) {
     for (const std::string& in : n.inputs)
@@ -148,6 +159,14 @@ int quantize_int8_inputs(PassContext& ctx) {
       rd.amax *= float(std::max(explicit_zero_point, 255 - explicit_zero_point)) / 127.f;
     return rd;
   };
+  // A costly activation before the quantized output runs as a table over the quantized
+  // product (engine/backend/cpu/int8_quantize.h) where calibration saw its input.
+  auto tabled_activation = [&](Node& p) {
+    if (!is_tabled_activation(p.attr_string("activation", ""))) return;
+    auto pre = ctx.config.int8_ranges.find(p.attr_string("activation_input", ""));
+    if (pre != ctx.config.int8_ranges.end() && pre->second.amax > 0 && std::isfinite(pre->second.amax))
+      p.attrs["int8_activation_input_amax"] = Attribute{pre->second.amax};
+  };
   std::map<std::string, Reading> how;           // per float32 value int8 layers read
   std::map<std::string, std::string> quantized;  // that value -> what int8 layers read
   std::map<std::string, const Node*> first_reader;
@@ -165,13 +184,7 @@ int quantize_int8_inputs(PassContext& ctx) {
         p->attrs["int8_output_amax"] = Attribute{rd.amax};
         p->attrs["int8_output_unsigned"] = Attribute{int64_t(rd.is_unsigned)};
         if (rd.zero_point) p->attrs["int8_output_zero_point"] = Attribute{int64_t(rd.zero_point)};
-        // A costly activation before the quantized output runs as a table over the quantized
-        // product (engine/backend/cpu/int8_quantize.h) where calibration saw its input.
-        if (is_tabled_activation(p->attr_string("activation", ""))) {
-          auto pre = ctx.config.int8_ranges.find(p->attr_string("activation_input", ""));
-          if (pre != ctx.config.int8_ranges.end() && pre->second.amax > 0 && std::isfinite(pre->second.amax))
-            p->attrs["int8_activation_input_amax"] = Attribute{pre->second.amax};
-        }
+        tabled_activation(*p);
         g.values[v].dtype = type;
         quantized[v] = v;
         ++in_epilogue;
@@ -182,6 +195,32 @@ int quantize_int8_inputs(PassContext& ctx) {
         ++quantizers;
       }
     }
+  }
+  // An int8 convolution whose readers all dequantize as they read (a squeeze-excite
+  // block's channels-last pool and gate, engine/backend/cpu/channels_last_layers.h) writes
+  // its output as u8/s8 at the threshold calibration found for it: a quarter of the bytes,
+  // and its SiLU by table (EfficientNet's depthwise convolutions).
+  for (Node& p : g.nodes) {
+    if (!is_int8_conv(p) || conv_has_residual(p) || p.has_attr("int8_output_amax") || p.outputs.size() != 1 ||
+        ctx.config.fusion == FusionLevel::MarkAll)
+      continue;
+    const std::string v = p.outputs[0];
+    auto range = ctx.config.int8_ranges.find(v);
+    if (g.is_graph_output(v) || readers[v].empty() || range == ctx.config.int8_ranges.end() || !(range->second.amax > 0) ||
+        !std::isfinite(range->second.amax))
+      continue;
+    if (!std::all_of(readers[v].begin(), readers[v].end(), [&](const Node* r) { return dequantizes_as_it_reads(g, *r, v); }))
+      continue;
+    const bool is_unsigned = range->second.is_unsigned();
+    p.attrs["int8_output_amax"] = Attribute{range->second.amax};
+    p.attrs["int8_output_unsigned"] = Attribute{int64_t(is_unsigned)};
+    tabled_activation(p);
+    g.values[v].dtype = is_unsigned ? DType::UInt8 : DType::Int8;
+    for (Node* r : readers[v]) {
+      r->attrs["quantized_input_amax"] = Attribute{range->second.amax};
+      r->attrs["quantized_input_unsigned"] = Attribute{int64_t(is_unsigned)};
+    }
+    ++in_epilogue;
   }
   std::vector<Node> out;
   for (Node& n : g.nodes) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "engine/backend/cpu/conv.h"
@@ -249,34 +250,47 @@ class ResizeNhwc : public NhwcOutputLayer {
 constexpr int64_t kChannelBlock = 64;
 
 // y[n, c] = mean over h, w of x[n, h, w, c]: each task sums a block of channels over the
-// image, reading rows of contiguous channels.
+// image, reading rows of contiguous channels. x may be u8/s8 with step x_step (an int8
+// convolution wrote it: engine/passes/int8_lowering.cpp): summed exactly in int32, then scaled.
 class GlobalAveragePoolNhwc : public Layer {
  public:
-  GlobalAveragePoolNhwc(const Tensor* x, Tensor* y) : x_(x), y_(y) {}
+  GlobalAveragePoolNhwc(const Tensor* x, Tensor* y, float x_step = 0) : x_(x), y_(y), x_step_(x_step) {}
   void run() override {
-    const Shape& s = x_->shape();
-    const int64_t n = s[0], c = s[1], hw = s[2] * s[3], blocks = (c + kChannelBlock - 1) / kChannelBlock;
-    const float* x = x_->data<float>();
-    float* y = y_->data<float>();
-    const float inv = hw ? 1.f / float(hw) : 0.f;
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, n * blocks), [&](const tbb::blocked_range<int64_t>& r) {
-      for (int64_t task = r.begin(); task < r.end(); ++task) {
-        const int64_t b = task / blocks, c0 = task % blocks * kChannelBlock, len = std::min(kChannelBlock, c - c0);
-        float acc[kChannelBlock] = {};
-        const float* xp = x + b * hw * c + c0;
-        for (int64_t p = 0; p < hw; ++p, xp += c)
-#pragma omp simd
-          for (int64_t k = 0; k < len; ++k) acc[k] += xp[k];
-        for (int64_t k = 0; k < len; ++k) y[b * c + c0 + k] = acc[k] * inv;
-      }
-    });
+    if (x_->dtype() == DType::Int8) return pool<int8_t, int32_t>(x_step_);
+    if (x_->dtype() == DType::UInt8) return pool<uint8_t, int32_t>(x_step_);
+    pool<float, float>(1.f);
   }
-  std::string kernel() const override { return "fusebench.global_avg_pool nhwc"; }
+  std::string kernel() const override {
+    return std::string("fusebench.global_avg_pool nhwc") + (x_->dtype() == DType::Int8    ? " s8"
+                                                            : x_->dtype() == DType::UInt8 ? " u8"
+                                                                                          : "");
+  }
   double flops() const override { return double(x_->numel()); }
 
  private:
+  template <typename T, typename Acc>
+  void pool(float step) {
+    const Shape& s = x_->shape();
+    const int64_t n = s[0], c = s[1], hw = s[2] * s[3], blocks = (c + kChannelBlock - 1) / kChannelBlock;
+    const T* x = static_cast<const T*>(x_->raw());
+    float* y = y_->data<float>();
+    const float scale = hw ? step / float(hw) : 0.f;
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, n * blocks), [&](const tbb::blocked_range<int64_t>& r) {
+      for (int64_t task = r.begin(); task < r.end(); ++task) {
+        const int64_t b = task / blocks, c0 = task % blocks * kChannelBlock, len = std::min(kChannelBlock, c - c0);
+        Acc acc[kChannelBlock] = {};
+        const T* xp = x + b * hw * c + c0;
+        for (int64_t p = 0; p < hw; ++p, xp += c)
+#pragma omp simd
+          for (int64_t k = 0; k < len; ++k) acc[k] += Acc(xp[k]);
+        for (int64_t k = 0; k < len; ++k) y[b * c + c0 + k] = float(acc[k]) * scale;
+      }
+    });
+  }
+
   const Tensor* x_;
   Tensor* y_;
+  float x_step_;
 };
 
 // y[n, h, w, c] = x[n, h, w, c] · s[n or 0, c], in place when y is x (float32 only: the
@@ -286,11 +300,13 @@ class GlobalAveragePoolNhwc : public Layer {
 // Quantize layer are gone (EfficientNet's squeeze-excite gate before the projection).
 class ChannelGateNhwc : public NhwcOutputLayer {
  public:
-  ChannelGateNhwc(const Tensor* x, const Tensor* s, Tensor* y, float y_amax = 0, bool y_unsigned = false, int y_zero_point = 0)
-      : x_(x), s_(s), y_(y), y_step_(y_amax > 0 ? int8_input_scale(y_amax, y_unsigned) : 0), y_unsigned_(y_unsigned),
-        y_zero_point_(y_zero_point) {}
+  // x_step > 0: x is u8/s8 with that step (an int8 convolution wrote it).
+  ChannelGateNhwc(const Tensor* x, const Tensor* s, Tensor* y, float x_step = 0, float y_amax = 0, bool y_unsigned = false,
+                  int y_zero_point = 0)
+      : x_(x), s_(s), y_(y), x_step_(x_step), y_step_(y_amax > 0 ? int8_input_scale(y_amax, y_unsigned) : 0),
+        y_unsigned_(y_unsigned), y_zero_point_(y_zero_point) {}
   void run() override {
-    if (y_step_ > 0) return run_quantized();
+    if (y_step_ > 0 || x_step_ > 0) return run_quantized();
     const Shape& sh = x_->shape();
     const int64_t n = sh[0], c = sh[1], hw = sh[2] * sh[3];
     const bool per_sample = s_->shape()[0] == n && n > 1;
@@ -310,9 +326,12 @@ class ChannelGateNhwc : public NhwcOutputLayer {
     });
   }
   std::string kernel() const override {
-    if (y_step_ == 0) return "fusebench.channel_gate nhwc→nhwc";
-    return std::string("fusebench.channel_gate nhwc→nhwc →") +
+    std::string k = "fusebench.channel_gate nhwc→nhwc";
+    if (x_step_ > 0) k += x_->dtype() == DType::UInt8 ? " u8" : " s8";
+    if (y_step_ > 0)
+      k += std::string(" →") +
            (y_unsigned_ ? "u8" : y_zero_point_ == kSignedAsU8ZeroPoint ? "s8(as u8+128)" : y_zero_point_ ? "u8(zero point)" : "s8");
+    return k;
   }
   double flops() const override { return double(y_->numel()); }
   // A capture reads the quantized output back as the float32 values it stands for.
@@ -321,30 +340,41 @@ class ChannelGateNhwc : public NhwcOutputLayer {
   }
 
  private:
-  // Each row's product in float32, then quantized as a fusebench.Quantize would (the same bytes).
+  // Each row's product in float32 (x dequantized first: q · step, then · s), then, for an
+  // int8 y, quantized as a fusebench.Quantize would (the same bytes).
   void run_quantized() {
     const Shape& sh = x_->shape();
     const int64_t n = sh[0], c = sh[1], hw = sh[2] * sh[3];
     const bool per_sample = s_->shape()[0] == n && n > 1;
-    const float* x = x_->data<float>();
     const float* s = s_->data<float>();
-    auto* y = static_cast<uint8_t*>(y_->raw());
+    const DType xt = x_->dtype();
     const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(c, 1));
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, n * hw, grain), [&](const tbb::blocked_range<int64_t>& r) {
-      std::vector<float> product(static_cast<size_t>(c));
+      std::vector<float> product(static_cast<size_t>(y_step_ > 0 ? c : 0));
       for (int64_t row = r.begin(); row < r.end(); ++row) {
         const float* g = s + (per_sample ? row / hw * c : 0);
-        const float* xr = x + row * c;
-        float* p = product.data();
-#pragma omp simd
-        for (int64_t k = 0; k < c; ++k) p[k] = xr[k] * g[k];
-        quantize_serial(p, c, y_step_, y_unsigned_, y + row * c, y_zero_point_);
+        float* p = y_step_ > 0 ? product.data() : y_->data<float>() + row * c;
+        if (xt == DType::Int8) gate_row(static_cast<const int8_t*>(x_->raw()) + row * c, g, c, x_step_, p);
+        else if (xt == DType::UInt8) gate_row(static_cast<const uint8_t*>(x_->raw()) + row * c, g, c, x_step_, p);
+        else gate_row(x_->data<float>() + row * c, g, c, 1.f, p);
+        if (y_step_ > 0) quantize_serial(p, c, y_step_, y_unsigned_, static_cast<uint8_t*>(y_->raw()) + row * c, y_zero_point_);
       }
     });
+  }
+  template <typename T>
+  static void gate_row(const T* x, const float* g, int64_t c, float step, float* p) {
+    if constexpr (std::is_same_v<T, float>) {
+#pragma omp simd
+      for (int64_t k = 0; k < c; ++k) p[k] = x[k] * g[k];
+    } else {
+#pragma omp simd
+      for (int64_t k = 0; k < c; ++k) p[k] = float(x[k]) * step * g[k];
+    }
   }
 
   const Tensor *x_, *s_;
   Tensor* y_;
+  float x_step_;  // > 0: x is u8/s8 with this step
   float y_step_;  // > 0: y is u8/s8 with this step
   bool y_unsigned_;
   int y_zero_point_;
@@ -372,6 +402,18 @@ class ChannelsToLastCopy : public Layer {
 };
 
 bool channels_last(const Node& n, const char* key) { return n.attr_string(key, "") == kChannelsLast; }
+
+// A pool or gate reading an int8 convolution's u8/s8 output: the step it reads it with
+// (attributes quantized_input_amax and _unsigned, engine/passes/int8_lowering.cpp), 0 when
+// it reads float32.
+float quantized_step(const Node& n) {
+  const float amax = n.attr_float("quantized_input_amax", 0.f);
+  return amax > 0 ? int8_input_scale(amax, n.attr_int("quantized_input_unsigned", 0) != 0) : 0.f;
+}
+bool quantized_as(const Node& n, const Tensor* t) {
+  return quantized_step(n) > 0 && t &&
+         t->dtype() == (n.attr_int("quantized_input_unsigned", 0) ? DType::UInt8 : DType::Int8);
+}
 
 }  // namespace
 
@@ -401,17 +443,23 @@ std::unique_ptr<Layer> make_channels_last_layer(const LayerRequest& r) {
   const bool shuffle = n.domain == "fusebench" && n.op_type == "ChannelShuffle";
   const bool affine = n.domain == "fusebench" && n.op_type == "ChannelAffine";
   if (!n.domain.empty() && !shuffle && !affine) return nullptr;
-  if (n.op_type == "GlobalAveragePool" && !n.has_attr("y_layout") && is_float(ins[0]) && outs.size() == 1 && is_float(outs[0]))
-    return std::make_unique<GlobalAveragePoolNhwc>(ins[0], outs[0]);
+  if (n.op_type == "GlobalAveragePool" && !n.has_attr("y_layout") && outs.size() == 1 && is_float(outs[0]) &&
+      (is_float(ins[0]) || quantized_as(n, ins[0])))
+    return std::make_unique<GlobalAveragePoolNhwc>(ins[0], outs[0], quantized_step(n));
   if (!channels_last(n, "y_layout")) return nullptr;
-  // A channel gate that writes its int8 readers' input.
-  if (n.op_type == "Mul" && n.has_attr("int8_output_amax") && ins.size() == 2 && is_float(ins[0]) && is_float(ins[1]) &&
-      outs.size() == 1 && outs[0] && outs[0]->dtype() == (n.attr_int("int8_output_unsigned", 0) || n.attr_int("int8_output_zero_point", 0)
-                                                               ? DType::UInt8
-                                                               : DType::Int8)) {
-    const int x = channel_gate_operand(ins[0]->shape(), ins[1]->shape(), outs[0]->shape());
-    if (x < 0) throw Error(n.describe() + ": an int8 output is written only by a channel gate");
-    return std::make_unique<ChannelGateNhwc>(ins[size_t(x)], ins[size_t(1 - x)], outs[0], n.attr_float("int8_output_amax", 0.f),
+  // A channel gate that reads an int8 convolution's output or writes its int8 readers' input.
+  if (n.op_type == "Mul" && (n.has_attr("int8_output_amax") || n.has_attr("quantized_input_amax")) && ins.size() == 2 &&
+      outs.size() == 1 && outs[0]) {
+    const int xi = channel_gate_operand(ins[0]->shape(), ins[1]->shape(), outs[0]->shape());
+    if (xi < 0) throw Error(n.describe() + ": int8 tensors are read or written only by a channel gate");
+    const Tensor *x = ins[size_t(xi)], *gate = ins[size_t(1 - xi)];
+    const bool y_int8 = n.has_attr("int8_output_amax");
+    const DType y_type = !y_int8 ? DType::Float32
+                         : n.attr_int("int8_output_unsigned", 0) || n.attr_int("int8_output_zero_point", 0) ? DType::UInt8
+                                                                                                              : DType::Int8;
+    if (!is_float(gate) || !(is_float(x) || quantized_as(n, x)) || outs[0]->dtype() != y_type)
+      throw Error(n.describe() + ": the channel gate's tensors are not the types its int8 attributes say");
+    return std::make_unique<ChannelGateNhwc>(x, gate, outs[0], quantized_step(n), n.attr_float("int8_output_amax", 0.f),
                                              n.attr_int("int8_output_unsigned", 0) != 0, int(n.attr_int("int8_output_zero_point", 0)));
   }
   for (const Tensor* t : outs)
