@@ -217,6 +217,24 @@ TEST(Int8MatMul, AgreesWithFloat32) {
     }
 }
 
+// Gaussian values and their s8 quantization at their own |max| (returned in *amax).
+std::vector<int8_t> quantized_gaussian(size_t count, uint64_t seed, float* amax) {
+  const std::vector<float> x = gaussian(count, seed);
+  *amax = 0;
+  for (float v : x) *amax = std::max(*amax, std::fabs(v));
+  std::vector<int8_t> q(x.size());
+  quantize_input(x.data(), int64_t(x.size()), int8_input_scale(*amax, false), false, q.data());
+  return q;
+}
+
+// The tabled activations in double, written out independently of the engine's tables.
+double activation_in_double(const std::string& a, double v) {
+  if (a == "gelu") return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+  if (a == "gelu_tanh") return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+  const double sig = 1 / (1 + std::exp(-v));
+  return a == "silu" ? v * sig : sig;
+}
+
 // A 3x3 (or depthwise, `group` channels) FusedConv with padding 1 reading an s8 input of
 // threshold x_amax, in channels-last or plain layout.
 Node int8_conv_node(int64_t group, bool channels_last, float x_amax) {
@@ -236,11 +254,9 @@ Node int8_conv_node(int64_t group, bool channels_last, float x_amax) {
 // convolution, and a depthwise one as MobileNet's).
 TEST(Int8Conv, AQuantizedOutputIsTheFloatOutputQuantized) {
   const int64_t n = 2, c = 8, hw = 10;
-  std::vector<float> x = gaussian(n * c * hw * hw, 11), bias = gaussian(16, 12, 0.2f);
   float x_amax = 0;
-  for (float v : x) x_amax = std::max(x_amax, std::fabs(v));
-  std::vector<int8_t> x_q(x.size());
-  quantize_input(x.data(), int64_t(x.size()), int8_input_scale(x_amax, false), false, x_q.data());
+  const std::vector<int8_t> x_q = quantized_gaussian(size_t(n * c * hw * hw), 11, &x_amax);
+  const std::vector<float> bias = gaussian(16, 12, 0.2f);
   struct Act {
     const char* name;
     bool is_unsigned;  // ReLU, ReLU6 and sigmoid outputs are never negative
@@ -302,17 +318,9 @@ TEST(Int8Conv, AQuantizedOutputIsTheFloatOutputQuantized) {
 // half an output step), for both layouts, 3x3 and depthwise.
 TEST(Int8Conv, CostlyActivationsRunByTable) {
   const int64_t n = 2, c = 8, hw = 10;
-  std::vector<float> x = gaussian(n * c * hw * hw, 21), bias = gaussian(16, 22, 0.2f);
   float x_amax = 0;
-  for (float v : x) x_amax = std::max(x_amax, std::fabs(v));
-  std::vector<int8_t> x_q(x.size());
-  quantize_input(x.data(), int64_t(x.size()), int8_input_scale(x_amax, false), false, x_q.data());
-  auto activation = [](const std::string& a, double v) {
-    if (a == "gelu") return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
-    if (a == "gelu_tanh") return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
-    const double sig = 1 / (1 + std::exp(-v));
-    return a == "silu" ? v * sig : sig;
-  };
+  const std::vector<int8_t> x_q = quantized_gaussian(size_t(n * c * hw * hw), 21, &x_amax);
+  const std::vector<float> bias = gaussian(16, 22, 0.2f);
   for (bool depthwise : {false, true})
     for (bool channels_last : {false, true})
       for (const std::string a : {"silu", "sigmoid", "gelu", "gelu_tanh"}) {
@@ -329,7 +337,7 @@ TEST(Int8Conv, CostlyActivationsRunByTable) {
         float pre_amax = 0, out_amax = 0;
         for (float v : pre) {
           pre_amax = std::max(pre_amax, std::fabs(v));
-          out_amax = std::max(out_amax, float(std::fabs(activation(a, v))));
+          out_amax = std::max(out_amax, float(std::fabs(activation_in_double(a, v))));
         }
         const bool is_unsigned = a == "sigmoid";
         node.attrs["activation"] = Attribute{a};
@@ -345,7 +353,7 @@ TEST(Int8Conv, CostlyActivationsRunByTable) {
         double worst = 0;
         for (size_t i = 0; i < q.size(); ++i) {
           const double got = out_step * (is_unsigned ? double(q[i]) : double(int8_t(q[i])));
-          worst = std::max(worst, std::fabs(got - activation(a, pre[i])) / (1.13 * in_step + 0.5 * out_step + 1e-4));
+          worst = std::max(worst, std::fabs(got - activation_in_double(a, pre[i])) / (1.13 * in_step + 0.5 * out_step + 1e-4));
         }
         EXPECT_LE(worst, 1.0) << "an element is further from the activation than its quantization steps allow";
       }
@@ -379,8 +387,7 @@ TEST(Int8MatMul, GeluByTableAgreesWithFloat32) {
       double out_amax = 0;
       for (size_t i = 0; i < want.size(); ++i) {
         const double x = pre[i];
-        want[i] = act == MatMulActivation::Gelu ? 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)))
-                                                : 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+        want[i] = activation_in_double(act == MatMulActivation::Gelu ? "gelu" : "gelu_tanh", x);
         out_amax = std::max(out_amax, std::fabs(want[i]));
       }
       Int8MatMulSpec s;

@@ -350,14 +350,18 @@ class ChannelGateNhwc : public NhwcOutputLayer {
     const DType xt = x_->dtype();
     const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(c, 1));
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, n * hw, grain), [&](const tbb::blocked_range<int64_t>& r) {
-      std::vector<float> product(static_cast<size_t>(y_step_ > 0 ? c : 0));
+      constexpr int64_t kChunk = 256;  // an int8 y's float32 products, a chunk of a row at a time (on the stack)
+      float product[kChunk];
       for (int64_t row = r.begin(); row < r.end(); ++row) {
-        const float* g = s + (per_sample ? row / hw * c : 0);
-        float* p = y_step_ > 0 ? product.data() : y_->data<float>() + row * c;
-        if (xt == DType::Int8) gate_row(static_cast<const int8_t*>(x_->raw()) + row * c, g, c, x_step_, p);
-        else if (xt == DType::UInt8) gate_row(static_cast<const uint8_t*>(x_->raw()) + row * c, g, c, x_step_, p);
-        else gate_row(x_->data<float>() + row * c, g, c, 1.f, p);
-        if (y_step_ > 0) quantize_serial(p, c, y_step_, y_unsigned_, static_cast<uint8_t*>(y_->raw()) + row * c, y_zero_point_);
+        for (int64_t k0 = 0; k0 < c; k0 += kChunk) {
+          const int64_t at = row * c + k0, len = std::min(kChunk, c - k0);
+          const float* g = s + (per_sample ? row / hw * c : 0) + k0;
+          float* p = y_step_ > 0 ? product : y_->data<float>() + at;
+          if (xt == DType::Int8) gate_row(static_cast<const int8_t*>(x_->raw()) + at, g, len, x_step_, p);
+          else if (xt == DType::UInt8) gate_row(static_cast<const uint8_t*>(x_->raw()) + at, g, len, x_step_, p);
+          else gate_row(x_->data<float>() + at, g, len, 1.f, p);
+          if (y_step_ > 0) quantize_serial(p, len, y_step_, y_unsigned_, static_cast<uint8_t*>(y_->raw()) + at, y_zero_point_);
+        }
       }
     });
   }
