@@ -7,6 +7,7 @@
 #include "engine/ops/fast_math.h"
 #include "engine/ops/half_float.h"
 #include "engine/ops/op_registry.h"
+#include "engine/ops/softmax_row.h"
 
 namespace fb {
 
@@ -19,23 +20,14 @@ std::vector<ValueInfo> infer_softmax(const ShapeContext& c) {
 
 // Normalizes `len` contiguous elements (the common last-axis case), vectorized.
 void softmax_contiguous(const float* in, float* out, int64_t len, bool log) {
-  const float mx = row_max(in, len);
+  const float mx = softmax_row_max(in, len);
+  if (!log) return scale_row(out, len, 1.f / softmax_exp_row(in, out, len, mx));
   float sum = 0.f;
 #pragma omp simd reduction(+ : sum)
-  for (int64_t i = 0; i < len; ++i) {
-    const float e = softmax_exp(in[i] - mx);
-    if (!log) out[i] = e;
-    sum += e;
-  }
-  if (log) {
-    const float lse = mx + std::log(sum);
+  for (int64_t i = 0; i < len; ++i) sum += softmax_exp(in[i] - mx);
+  const float lse = mx + std::log(sum);
 #pragma omp simd
-    for (int64_t i = 0; i < len; ++i) out[i] = in[i] - lse;
-    return;
-  }
-  const float inv = 1.f / sum;
-#pragma omp simd
-  for (int64_t i = 0; i < len; ++i) out[i] *= inv;
+  for (int64_t i = 0; i < len; ++i) out[i] = in[i] - lse;
 }
 
 // Normalizes `len` elements at stride `stride` starting at in/out. softmax_exp, as in the

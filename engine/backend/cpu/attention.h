@@ -38,6 +38,7 @@ class AttentionKernel {
   std::string describe() const;
 
  private:
+  void softmax_rows(int64_t b0, const float* mask);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
