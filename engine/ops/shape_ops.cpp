@@ -374,6 +374,10 @@ void register_shape_ops(OpRegistry& r) {
   r.add(OpDef{"", "Identity", infer_identity, copy_input0, false, true});
   r.add(OpDef{"", "Dropout", infer_dropout, compute_dropout});
   r.add(OpDef{"", "Transpose", infer_transpose, compute_transpose});
+  // A Transpose [N, C, d...] → [N, d..., C] reading a channels-last tensor, as the layout
+  // pass leaves it (engine/passes/conv_layout_propagation.cpp): the bytes are already in
+  // the output's order, so the engine aliases them.
+  r.add(OpDef{"fusebench", "ChannelsLastView", infer_transpose, copy_input0, false, true});
   r.add(OpDef{"", "Concat", infer_concat, compute_concat});
   r.add(OpDef{"", "Gather", infer_gather, compute_gather});
   r.add(OpDef{"", "Shape", infer_shape_op, compute_shape_op});

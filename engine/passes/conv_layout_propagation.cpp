@@ -7,7 +7,8 @@
 //   writers: convolutions, 2-D transposed convolutions and the layout-tied ops below
 //   readers: convolutions (as input X or as the summed residual), 2-D transposed
 //            convolutions (a U-Net's upsampling), GlobalAveragePool, a Transpose that
-//            moves channels last (then a copy), and the layout-tied ops
+//            moves channels last (then fusebench.ChannelsLastView, a view: the bytes are
+//            already in its output's order), and the layout-tied ops
 //
 // A layout-tied op reads and writes its 4-D tensors in one layout, all channels-last or
 // all plain: 2-D MaxPool and AveragePool; the channel gate (squeeze-and-excitation's Mul
@@ -69,8 +70,9 @@ bool channels_last_pool(const Graph& g, const Node& n) {
 }
 
 // A Transpose that moves channels last, [N, C, d...] → [N, d..., C]: reading a
-// channels-last tensor it is a copy (an audio model's Conv1d stem hands its [N, C, T]
-// features to a transformer as [N, T, C]).
+// channels-last tensor it is a view (an audio model's Conv1d stem hands its [N, C, T]
+// features to a transformer as [N, T, C]; ConvNeXt's blocks permute their depthwise
+// convolution's output for LayerNorm and the pointwise Linear layers).
 bool channels_to_last_transpose(const Graph& g, const Node& n) {
   if (!is_onnx_op(&n, "Transpose") || n.outputs.size() != 1) return false;
   const ValueInfo& x = g.value(n.inputs[0]);
@@ -229,8 +231,12 @@ int conv_layout_propagation(PassContext& ctx) {
       const std::vector<size_t> readers = g.consumers(v);
       for (size_t r : readers) {
         Node& c = g.nodes[r];
-        if ((channels_last_global_pool(g, c) || channels_last_deconv(g, c) || channels_to_last_transpose(g, c)) && c.inputs[0] == v)
+        if ((channels_last_global_pool(g, c) || channels_last_deconv(g, c)) && c.inputs[0] == v)
           c.attrs["x_layout"] = Attribute{std::string(kChannelsLast)};
+        if (channels_to_last_transpose(g, c) && c.inputs[0] == v) {
+          c.domain = "fusebench";
+          c.op_type = "ChannelsLastView";
+        }
         if (!conv_node(c)) continue;
         as_fused_conv(c);
         if (c.inputs[0] == v) c.attrs["x_layout"] = Attribute{std::string(kChannelsLast)};

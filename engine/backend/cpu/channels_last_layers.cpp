@@ -384,27 +384,6 @@ class ChannelGateNhwc : public NhwcOutputLayer {
   int y_zero_point_;
 };
 
-// Transpose [N, C, d...] → [N, d..., C] of a channels-last tensor: the bytes are already
-// in the output's order (any element type, any rank).
-class ChannelsToLastCopy : public Layer {
- public:
-  ChannelsToLastCopy(const Tensor* x, Tensor* y) : x_(x), y_(y) {}
-  void run() override {
-    const int64_t bytes = int64_t(y_->numel() * dtype_size(y_->dtype())), grain = 1 << 18;
-    const char* x = static_cast<const char*>(x_->raw());
-    char* y = static_cast<char*>(y_->raw());
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, bytes, grain), [&](const tbb::blocked_range<int64_t>& r) {
-      std::memcpy(y + r.begin(), x + r.begin(), size_t(r.end() - r.begin()));
-    });
-  }
-  std::string kernel() const override { return "fusebench.copy channels-last→transposed"; }
-  double flops() const override { return 0; }
-
- private:
-  const Tensor* x_;
-  Tensor* y_;
-};
-
 bool channels_last(const Node& n, const char* key) { return n.attr_string(key, "") == kChannelsLast; }
 
 // A pool or gate reading an int8 convolution's u8/s8 output: the step it reads it with
@@ -437,9 +416,6 @@ std::unique_ptr<Layer> make_channels_last_layer(const LayerRequest& r) {
   const std::vector<Tensor*>& outs = r.outputs;
   if (!channels_last(n, "x_layout") || ins.empty() || !ins[0]) return nullptr;
   auto is_float = [](const Tensor* t) { return t && t->dtype() == DType::Float32; };
-  if (n.domain.empty() && n.op_type == "Transpose" && !n.has_attr("y_layout") && outs.size() == 1 && outs[0] &&
-      outs[0]->dtype() == ins[0]->dtype() && outs[0]->numel() == ins[0]->numel())
-    return std::make_unique<ChannelsToLastCopy>(ins[0], outs[0]);
   if (n.domain == "fusebench" && n.op_type == "GroupNorm" && channels_last(n, "y_layout") && outs.size() == 1 && outs[0] &&
       is_float(ins[0]) && is_float(outs[0]) && ins[0]->rank() >= 3)
     return std::make_unique<GroupNormNhwc>(n, ins, outs[0]);
