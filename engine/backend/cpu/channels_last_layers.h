@@ -12,8 +12,8 @@
 
 namespace fb {
 
-// A layer for a GlobalAveragePool with x_layout, or one of the other ops above with x_layout and y_layout (both "channels_last"); nullptr for any
-// other node.
+// A layer for a GlobalAveragePool with x_layout, or one of the other ops above with
+// x_layout and y_layout (both "channels_last"); nullptr for any other node.
 std::unique_ptr<Layer> make_channels_last_layer(const LayerRequest& request);
 
 // Which operand of a Mul is the gated tensor x ([N,C,H,W], the output's shape) when the
