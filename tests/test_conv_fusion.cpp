@@ -305,6 +305,57 @@ TEST(ConvFusion, Conv1dStemTakesGeluAndStaysChannelsLastIntoItsTranspose) {
     }
 }
 
+// A ViT's patch embedding: Conv (patch 4, stride 4), Reshape to [N, C, H·W], Transpose to
+// [N, H·W, C], then a LayerNorm. `flat_shape` is the Reshape's target; `flat_is_output`
+// makes the flattened tensor a graph output too.
+Graph patch_embedding(const std::vector<int64_t>& flat_shape, bool flat_is_output) {
+  zoo::OnnxBuilder b("patches", "patches");
+  const int64_t c = 16;
+  const std::string x = b.input("x", {zoo::kBatch, 3, 16, 16});
+  std::string v = b.node("/proj", "Conv", {x, b.weight("proj.w", {c, 3, 4, 4}, 0.3f), b.weight("proj.b", {c}, 0.1f)},
+                         {zoo::attr_ints("kernel_shape", {4, 4}), zoo::attr_ints("strides", {4, 4})});
+  std::string flat = b.node("/flatten", "Reshape", {v, b.ints("flat_shape", flat_shape)});
+  if (flat_is_output) {
+    b.output(flat, "flat", {zoo::kBatch, flat_shape[1], flat_shape[2]});  // renames the value
+    flat = "flat";
+  }
+  v = b.node("/tokens", "Transpose", {flat}, {zoo::attr_ints("perm", {0, 2, 1})});
+  v = zoo::layer_norm(b, "/ln", "ln", v, flat_shape[1]);
+  b.output(v, "y", {zoo::kBatch, flat_shape[2], flat_shape[1]});
+  return import_onnx(b.finish(), "patches", "");
+}
+
+TEST(ConvFusion, PatchEmbeddingFlattenAndTransposeAreOneViewOfAChannelsLastConv) {
+  for (int64_t batch : {1, 3}) {
+    SCOPED_TRACE(batch);
+    const Graph g = patch_embedding({0, 16, 16}, false);
+    BuildConfig cfg;
+    cfg.fusion = FusionLevel::Aggressive;
+    cfg.batch = batch;
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(count_kernel(*e, "nchw→nhwc"), 1);
+    const LayerInfo* view = test::find_kind(*e, "fusebench.ChannelsLastView");
+    ASSERT_NE(view, nullptr);
+    EXPECT_EQ(view->kernel, "view");
+    EXPECT_EQ(view->sources, (std::vector<std::string>{"/flatten/Reshape", "/tokens/Transpose"}));
+    EXPECT_EQ(count_kind(*e, "Reshape") + count_kind(*e, "Transpose"), 0);
+    test::expect_agrees(g, cfg, 11);
+    test::expect_captures_agree(g, cfg, 12);
+  }
+  // Left alone: the flattened tensor is a graph output too, or the Reshape keeps W apart.
+  for (bool flat_is_output : {true, false}) {
+    SCOPED_TRACE(flat_is_output ? "flattened tensor is an output" : "Reshape to [N, C·H, W]");
+    const Graph g = flat_is_output ? patch_embedding({0, 16, 16}, true) : patch_embedding({0, 64, 4}, false);
+    BuildConfig cfg;
+    cfg.fusion = FusionLevel::Aggressive;
+    cfg.batch = 2;
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(test::find_kind(*e, "fusebench.ChannelsLastView"), nullptr);
+    EXPECT_EQ(count_kernel(*e, "nchw→nchw"), 1);
+    test::expect_agrees(g, cfg, 13);
+  }
+}
+
 TEST(ConvFusion, ATransposeThatDoesNotMoveChannelsLastReadsAPlainTensor) {
   const Graph g = conv1d_stem({2, 0, 1});
   BuildConfig cfg;
@@ -312,7 +363,7 @@ TEST(ConvFusion, ATransposeThatDoesNotMoveChannelsLastReadsAPlainTensor) {
   cfg.batch = 2;
   auto e = build_engine(g, cfg);
   EXPECT_EQ(count_kernel(*e, "nwc→ncw"), 1);  // the second convolution writes plain for it
-  EXPECT_EQ(count_kernel(*e, "fusebench.copy"), 0);
+  EXPECT_EQ(test::find_kind(*e, "fusebench.ChannelsLastView"), nullptr);
   test::expect_agrees(g, cfg, 10);
 }
 

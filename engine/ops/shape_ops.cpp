@@ -143,6 +143,19 @@ std::vector<ValueInfo> infer_transpose(const ShapeContext& c) {
   return {ValueInfo{x.dtype, out, true}};
 }
 
+// fusebench.ChannelsLastView(x) with attribute shape: a channels-last tensor's bytes read
+// as the plain tensor of that shape, as the layout pass leaves a Transpose [N, C, d...] →
+// [N, d..., C] of one, or ViT's patch flattening, Reshape [N, C, H·W] then Transpose to
+// [N, H·W, C] (engine/passes/conv_layout_propagation.cpp): the bytes are already in the
+// output's order, so the engine aliases them.
+std::vector<ValueInfo> infer_channels_last_view(const ShapeContext& c) {
+  const ValueInfo& x = c.in(0);
+  const Shape out = c.node.attr_ints("shape");
+  if (shape_numel(out) != shape_numel(x.shape))
+    throw Error("shape " + shape_str(out) + " does not hold the input's " + std::to_string(shape_numel(x.shape)) + " elements");
+  return {ValueInfo{x.dtype, out, true}};
+}
+
 void compute_transpose(OpContext& c) {
   const Tensor& x = c.in(0);
   const int64_t rank = x.rank();
@@ -374,10 +387,7 @@ void register_shape_ops(OpRegistry& r) {
   r.add(OpDef{"", "Identity", infer_identity, copy_input0, false, true});
   r.add(OpDef{"", "Dropout", infer_dropout, compute_dropout});
   r.add(OpDef{"", "Transpose", infer_transpose, compute_transpose});
-  // A Transpose [N, C, d...] → [N, d..., C] reading a channels-last tensor, as the layout
-  // pass leaves it (engine/passes/conv_layout_propagation.cpp): the bytes are already in
-  // the output's order, so the engine aliases them.
-  r.add(OpDef{"fusebench", "ChannelsLastView", infer_transpose, copy_input0, false, true});
+  r.add(OpDef{"fusebench", "ChannelsLastView", infer_channels_last_view, copy_input0, false, true});
   r.add(OpDef{"", "Concat", infer_concat, compute_concat});
   r.add(OpDef{"", "Gather", infer_gather, compute_gather});
   r.add(OpDef{"", "Shape", infer_shape_op, compute_shape_op});

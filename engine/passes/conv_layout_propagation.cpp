@@ -7,8 +7,10 @@
 //   writers: convolutions, 2-D transposed convolutions and the layout-tied ops below
 //   readers: convolutions (as input X or as the summed residual), 2-D transposed
 //            convolutions (a U-Net's upsampling), GlobalAveragePool, a Transpose that
-//            moves channels last (then fusebench.ChannelsLastView, a view: the bytes are
-//            already in its output's order), and the layout-tied ops
+//            moves channels last, or a Reshape [N, C, H, W] → [N, C, H·W] read only by
+//            a Transpose to [N, H·W, C] (a ViT's patch embedding) — each then one
+//            fusebench.ChannelsLastView, a view: the bytes are already in its output's
+//            order — and the layout-tied ops
 //
 // A layout-tied op reads and writes its 4-D tensors in one layout, all channels-last or
 // all plain: 2-D MaxPool and AveragePool; the channel gate (squeeze-and-excitation's Mul
@@ -82,6 +84,23 @@ bool channels_to_last_transpose(const Graph& g, const Node& n) {
   for (int64_t d = 2; d < rank; ++d) want.push_back(d);
   want.push_back(1);
   return n.attr_ints("perm", {}) == want;
+}
+
+// A Reshape of a 4-D [N, C, H, W] to [N, C, H·W] whose one reader is a Transpose to
+// [N, H·W, C] (a ViT's patch embedding hands its Conv's output to the encoder so): the
+// Transpose's index, or -1.
+int spatial_flatten_to_last(const Graph& g, const Node& n, const std::set<std::string>& body_reads, const BuildConfig& c) {
+  if (!is_onnx_op(&n, "Reshape") || n.outputs.size() != 1 || !float_4d(g, n.inputs[0])) return -1;
+  const Shape& x = g.value(n.inputs[0]).shape;
+  const std::string& flat = n.outputs[0];
+  if (g.value(flat).shape != Shape{x[0], x[1], x[2] * x[3]} || g.is_graph_output(flat) || body_reads.count(flat) ||
+      is_partition_point(c, flat))
+    return -1;
+  const int t = single_consumer(g, flat);
+  if (t < 0 || !node_fusible(g.nodes[size_t(t)], c)) return -1;
+  const Node& tr = g.nodes[size_t(t)];
+  if (!is_onnx_op(&tr, "Transpose") || tr.attr_ints("perm", {}) != std::vector<int64_t>{0, 2, 1}) return -1;
+  return t;
 }
 
 bool channels_last_global_pool(const Graph& g, const Node& n) {
@@ -166,6 +185,15 @@ void as_fused_conv(Node& n) {
   n.domain = "fusebench";
 }
 
+// The nodes (a Transpose, or a Reshape and its Transpose) become one view of channels-last
+// v as the plain tensor the last of them writes.
+void as_channels_last_view(Graph& g, std::vector<size_t> nodes, const std::string& v) {
+  const Node& last = g.nodes[nodes.back()];
+  Node view = fusebench_node(last.name, "ChannelsLastView", {v}, {last.outputs[0]});
+  view.attrs["shape"] = Attribute{g.value(last.outputs[0]).shape};
+  g.replace_nodes(std::move(nodes), std::move(view));
+}
+
 }  // namespace
 
 int conv_layout_propagation(PassContext& ctx) {
@@ -187,7 +215,9 @@ int conv_layout_propagation(PassContext& ctx) {
     const Node& c = g.nodes[r];
     if (!node_fusible(c, ctx.config)) return false;
     if (conv_node(c)) return k == 0 || (k == 3 && conv_has_residual(c));
-    if (channels_last_global_pool(g, c) || channels_last_deconv(g, c) || channels_to_last_transpose(g, c)) return k == 0;
+    if (channels_last_global_pool(g, c) || channels_last_deconv(g, c) || channels_to_last_transpose(g, c) ||
+        spatial_flatten_to_last(g, c, body_reads, ctx.config) >= 0)
+      return k == 0;
     return std::find(tied[r].inputs.begin(), tied[r].inputs.end(), k) != tied[r].inputs.end();
   };
   // The values that may stay channels-last: a writer writes them, readers read them.
@@ -233,10 +263,9 @@ int conv_layout_propagation(PassContext& ctx) {
         Node& c = g.nodes[r];
         if ((channels_last_global_pool(g, c) || channels_last_deconv(g, c)) && c.inputs[0] == v)
           c.attrs["x_layout"] = Attribute{std::string(kChannelsLast)};
-        if (channels_to_last_transpose(g, c) && c.inputs[0] == v) {
-          c.domain = "fusebench";
-          c.op_type = "ChannelsLastView";
-        }
+        if (c.inputs[0] == v && channels_to_last_transpose(g, c)) as_channels_last_view(g, {r}, v);
+        if (const int t = c.inputs[0] == v ? spatial_flatten_to_last(g, c, body_reads, ctx.config) : -1; t >= 0)
+          as_channels_last_view(g, {r, size_t(t)}, v);
         if (!conv_node(c)) continue;
         as_fused_conv(c);
         if (c.inputs[0] == v) c.attrs["x_layout"] = Attribute{std::string(kChannelsLast)};
@@ -247,6 +276,8 @@ int conv_layout_propagation(PassContext& ctx) {
       ++count;
     }
   }
+  g.compact();  // the Reshapes views replaced
+  remove_unread_initializers(g);  // and their shapes
   return count;
 }
 
