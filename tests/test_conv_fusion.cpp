@@ -342,7 +342,18 @@ TEST(ConvFusion, PatchEmbeddingFlattenAndTransposeAreOneViewOfAChannelsLastConv)
     test::expect_agrees(g, cfg, 11);
     test::expect_captures_agree(g, cfg, 12);
   }
-  // Left alone: the flattened tensor is a graph output too, or the Reshape keeps W apart.
+  // Left alone: the Transpose held in fp32 while the rest runs bf16 (the two cannot be one
+  // layer), the flattened tensor a graph output too, or the Reshape keeping W apart.
+  {
+    const Graph g = patch_embedding({0, 16, 16}, false);
+    BuildConfig cfg;
+    cfg.fusion = FusionLevel::Aggressive;
+    cfg.batch = 2;
+    cfg.precision = "bf16";
+    cfg.layer_precisions = {{"/tokens/Transpose", "fp32"}};
+    auto e = build_engine(g, cfg);
+    EXPECT_EQ(test::find_kind(*e, "fusebench.ChannelsLastView"), nullptr);
+  }
   for (bool flat_is_output : {true, false}) {
     SCOPED_TRACE(flat_is_output ? "flattened tensor is an output" : "Reshape to [N, C·H, W]");
     const Graph g = flat_is_output ? patch_embedding({0, 16, 16}, true) : patch_embedding({0, 64, 4}, false);

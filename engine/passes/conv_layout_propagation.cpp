@@ -86,21 +86,24 @@ bool channels_to_last_transpose(const Graph& g, const Node& n) {
   return n.attr_ints("perm", {}) == want;
 }
 
-// A Reshape of a 4-D [N, C, H, W] to [N, C, H·W] whose one reader is a Transpose to
-// [N, H·W, C] (a ViT's patch embedding hands its Conv's output to the encoder so): the
-// Transpose's index, or -1.
-int spatial_flatten_to_last(const Graph& g, const Node& n, const std::set<std::string>& body_reads, const BuildConfig& c) {
+// A Reshape (node r) of a 4-D [N, C, H, W] to [N, C, H·W] whose one reader is a Transpose
+// to [N, H·W, C] (a ViT's patch embedding hands its Conv's output to the encoder so), when
+// the two may become one layer (can_fuse: neither excluded, one precision, the flattened
+// tensor neither an output nor a partition point): the Transpose's index, or -1.
+int spatial_flatten_to_last(const PassContext& ctx, size_t r, const std::set<std::string>& body_reads) {
+  const Graph& g = ctx.graph;
+  const Node& n = g.nodes[r];
   if (!is_onnx_op(&n, "Reshape") || n.outputs.size() != 1 || !float_4d(g, n.inputs[0])) return -1;
   const Shape& x = g.value(n.inputs[0]).shape;
   const std::string& flat = n.outputs[0];
-  if (g.value(flat).shape != Shape{x[0], x[1], x[2] * x[3]} || g.is_graph_output(flat) || body_reads.count(flat) ||
-      is_partition_point(c, flat))
-    return -1;
+  if (g.value(flat).shape != Shape{x[0], x[1], x[2] * x[3]} || body_reads.count(flat)) return -1;
   const int t = single_consumer(g, flat);
-  if (t < 0 || !node_fusible(g.nodes[size_t(t)], c)) return -1;
+  if (t < 0) return -1;
   const Node& tr = g.nodes[size_t(t)];
   if (!is_onnx_op(&tr, "Transpose") || tr.attr_ints("perm", {}) != std::vector<int64_t>{0, 2, 1}) return -1;
-  return t;
+  FusionMatch view{{r, size_t(t)}, Node{}, ""};
+  view.fused.outputs = tr.outputs;
+  return can_fuse(ctx, view) ? t : -1;
 }
 
 bool channels_last_global_pool(const Graph& g, const Node& n) {
@@ -216,7 +219,7 @@ int conv_layout_propagation(PassContext& ctx) {
     if (!node_fusible(c, ctx.config)) return false;
     if (conv_node(c)) return k == 0 || (k == 3 && conv_has_residual(c));
     if (channels_last_global_pool(g, c) || channels_last_deconv(g, c) || channels_to_last_transpose(g, c) ||
-        spatial_flatten_to_last(g, c, body_reads, ctx.config) >= 0)
+        spatial_flatten_to_last(ctx, r, body_reads) >= 0)
       return k == 0;
     return std::find(tied[r].inputs.begin(), tied[r].inputs.end(), k) != tied[r].inputs.end();
   };
@@ -264,7 +267,7 @@ int conv_layout_propagation(PassContext& ctx) {
         if ((channels_last_global_pool(g, c) || channels_last_deconv(g, c)) && c.inputs[0] == v)
           c.attrs["x_layout"] = Attribute{std::string(kChannelsLast)};
         if (c.inputs[0] == v && channels_to_last_transpose(g, c)) as_channels_last_view(g, {r}, v);
-        if (const int t = c.inputs[0] == v ? spatial_flatten_to_last(g, c, body_reads, ctx.config) : -1; t >= 0)
+        if (const int t = c.inputs[0] == v ? spatial_flatten_to_last(ctx, r, body_reads) : -1; t >= 0)
           as_channels_last_view(g, {r, size_t(t)}, v);
         if (!conv_node(c)) continue;
         as_fused_conv(c);
