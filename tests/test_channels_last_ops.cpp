@@ -8,6 +8,13 @@
 // channels, a value also read by a plain op) stays plain and agrees.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "engine/backend/cpu/conv.h"
+#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/ops/op_registry.h"
 #include "engine/zoo/onnx_builder.h"
 #include "harness/calibration.h"
 #include "harness/model_source.h"
@@ -43,8 +50,7 @@ TEST(ChannelsLastOps, YoloStaysChannelsLastThroughSplitConcatAddAndResize) {
     EXPECT_EQ(count_kernel(*e, "fusebench.concat nhwc→nhwc"), 13);  // 8 C2f, SPPF, 4 in the neck
     EXPECT_EQ(count_kernel(*e, "fusebench.add nhwc→nhwc"), 6);      // the backbone's bottlenecks
     EXPECT_EQ(count_kernel(*e, "fusebench.resize nhwc→nhwc"), 2);
-    EXPECT_EQ(channels_last_kernels(*e, "pool_max["), 3);  // SPPF's
-    EXPECT_EQ(count_kernel(*e, "pool_max["), 3);
+    EXPECT_EQ(count_kernel(*e, "fusebench.max_pool nhwc→nhwc"), 3);  // SPPF's
     // Plain only where it enters (the image) and where the head's Reshape reads it.
     EXPECT_EQ(count_kernel(*e, "nchw→nhwc"), 1);
     EXPECT_EQ(count_kernel(*e, "nhwc→nchw"), 6);
@@ -349,6 +355,74 @@ TEST(ChannelsLastOps, AnAffineWhoseReluIsAlsoAnOutputStaysPlainAndAgrees) {
   EXPECT_EQ(count_kernel(*e, "fusebench.channel_affine"), 0);
   EXPECT_EQ(test::count_kind(*e, "fusebench.ChannelAffine"), 2);
   test::expect_agrees(g, cfg, 28);
+}
+
+// Our channels-last MaxPool (backend/cpu/channels_last_layers.cpp) against the op table's
+// kernel on the same values, bit for bit: windows of the shapes models use and the odd ones
+// (dilations, pads on one side, ceil_mode, windows wholly in the padding), channel counts
+// either side of its 16- and 64-lane blocks, and NaNs and infinities scattered so that the
+// order of comparisons shows.
+TEST(ChannelsLastOps, OurMaxPoolGivesTheOpKernelsValuesBitForBit) {
+  struct Window {
+    const char* what;
+    std::vector<int64_t> kernel, strides, pads, dilations;
+    int64_t ceil_mode;
+  };
+  const std::vector<Window> windows = {
+      {"3x3/1 pad 1 (an inception branch)", {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 0},
+      {"3x3/2 (a stem)", {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 0},
+      {"3x3/2 ceil_mode (GoogLeNet, SqueezeNet)", {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1},
+      {"5x5/1 pad 2 (YOLO's SPPF)", {5, 5}, {1, 1}, {2, 2, 2, 2}, {1, 1}, 0},
+      {"2x3/(1,2), pads 1,0 before and 0,2 after", {2, 3}, {1, 2}, {1, 0, 0, 2}, {1, 1}, 0},
+      {"3x2 dilated (2,3), pad 2", {3, 2}, {1, 1}, {2, 2, 2, 2}, {2, 3}, 0},
+      {"1x1 with 2 pads after: windows wholly in the padding", {1, 1}, {1, 1}, {0, 0, 2, 2}, {1, 1}, 0},
+  };
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::uniform_int_distribution<int> pick(0, 99);
+  const float inf = std::numeric_limits<float>::infinity();
+  const CpuBackend cpu;
+  for (const Window& w : windows)
+    for (int64_t c : {1, 5, 16, 37, 64, 100, 131}) {
+      SCOPED_TRACE(std::string(w.what) + ", " + std::to_string(c) + " channels");
+      Node n;
+      n.name = "/pool";
+      n.op_type = "MaxPool";
+      n.opset = 17;
+      n.inputs = {"x"};
+      n.outputs = {"y"};
+      n.attrs = {{"kernel_shape", Attribute{w.kernel}}, {"strides", Attribute{w.strides}}, {"pads", Attribute{w.pads}},
+                 {"dilations", Attribute{w.dilations}}, {"ceil_mode", Attribute{w.ceil_mode}}};
+      Tensor x(DType::Float32, {2, c, 7, 9});
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const int r = pick(rng);
+        x.data<float>()[i] = r < 3 ? std::nanf("") : r < 5 ? inf : r < 7 ? -inf : normal(rng);
+      }
+      const Tensor want = evaluate_node(n, {&x}).at(0);
+      // The same values channels-last, under the same logical shape.
+      Tensor x_nhwc(DType::Float32, x.shape()), y_nhwc(DType::Float32, want.shape());
+      const int64_t hw = 7 * 9;
+      for (int64_t b = 0; b < 2; ++b)
+        for (int64_t k = 0; k < c; ++k)
+          for (int64_t p = 0; p < hw; ++p) x_nhwc.data<float>()[(b * hw + p) * c + k] = x.data<float>()[(b * c + k) * hw + p];
+      n.attrs["x_layout"] = Attribute{std::string(kChannelsLast)};
+      n.attrs["y_layout"] = Attribute{std::string(kChannelsLast)};
+      std::unique_ptr<Layer> layer =
+          cpu.make_layer(LayerRequest{n, op_for(n), *OpRegistry::builtin(), {&x_nhwc}, {&y_nhwc}, {false}});
+      EXPECT_EQ(layer->kernel(), "fusebench.max_pool nhwc→nhwc");
+      layer->run();
+      const Tensor got = layer->plain_copy(y_nhwc);
+      ASSERT_EQ(got.shape(), want.shape());
+      int lowest = 0;
+      for (int64_t i = 0; i < want.numel(); ++i) {
+        const float g = got.data<float>()[i], e = want.data<float>()[i];
+        lowest += e == std::numeric_limits<float>::lowest();
+        ASSERT_EQ(std::memcmp(&g, &e, sizeof g), 0) << "element " << i << ": " << g << " against " << e;
+      }
+      if (w.pads == std::vector<int64_t>{0, 0, 2, 2}) {
+        EXPECT_GT(lowest, 0);  // the case did reach the padding
+      }
+    }
 }
 
 TEST(ChannelsLastOps, ADenseNetInReducedPrecisionAgrees) {

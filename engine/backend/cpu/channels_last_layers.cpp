@@ -2,14 +2,20 @@
 
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 #include <vector>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "engine/backend/cpu/conv.h"
 #include "engine/backend/cpu/int8_quantize.h"
 #include "engine/ops/group_norm.h"
+#include "engine/ops/nn_common.h"
 #include "engine/ops/resize.h"
 
 namespace fb {
@@ -19,7 +25,7 @@ namespace {
 // The [N, C, d...] tensor's channels-last bytes (NHWC for 4-D) as a plain one, for captures.
 Tensor nhwc_to_nchw(const Tensor& t) {
   const Shape& s = t.shape();
-  const int64_t n = s[0], c = s[1], hw = n * c ? t.numel() / (n * c) : 0;
+  const int64_t n = s[0], c = s[1], hw = n * c != 0 ? t.numel() / (n * c) : 0;
   const size_t esize = dtype_size(t.dtype());
   Tensor out(t.dtype(), s);
   const char* x = static_cast<const char*>(t.raw());
@@ -40,6 +46,18 @@ class NhwcOutputLayer : public Layer {
 // Rows of pixels, about 64 KiB of channels per task.
 int64_t pixel_grain(int64_t row_bytes) { return std::max<int64_t>(1, 65536 / std::max<int64_t>(row_bytes, 1)); }
 
+// `pixels` rows of `len` bytes from x (a row every x_row bytes) to y (every y_row bytes):
+// one input's channels into, or out of, each pixel of a concatenation. On OpenMP, like the
+// max pool: the convolutions on either side are oneDNN's, whose OpenMP threads are still
+// spinning, where oneTBB's workers had to be woken (GoogLeNet's and SqueezeNet's
+// concatenations took 0.5 to 0.6 of the time at batch 1). The layers that sit among the op
+// table's oneTBB kernels (a squeeze-excite block's pool and gate, after its Sigmoid) stay
+// on oneTBB: on OpenMP EfficientNet-B0 and RegNetY were slower, with both pools spinning.
+void copy_pixel_rows(const char* x, int64_t x_row, char* y, int64_t y_row, int64_t len, int64_t pixels) {
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < pixels; ++p) std::memcpy(y + p * y_row, x + p * x_row, size_t(len));
+}
+
 // Concat over channels of channels-last tensors: each pixel's row of channels is its
 // inputs' rows, one after the other (any element type).
 class ConcatNhwc : public NhwcOutputLayer {
@@ -49,15 +67,12 @@ class ConcatNhwc : public NhwcOutputLayer {
     const Shape& s = y_->shape();
     const int64_t pixels = s[0] * s[2] * s[3], esize = int64_t(dtype_size(y_->dtype())), row = s[1] * esize;
     char* y = static_cast<char*>(y_->raw());
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, pixels, pixel_grain(row)), [&](const tbb::blocked_range<int64_t>& r) {
-      int64_t at = 0;
-      for (const Tensor* x : xs_) {
-        const int64_t len = x->shape()[1] * esize;
-        const char* src = static_cast<const char*>(x->raw());
-        for (int64_t p = r.begin(); p < r.end(); ++p) std::memcpy(y + p * row + at, src + p * len, size_t(len));
-        at += len;
-      }
-    });
+    int64_t at = 0;
+    for (const Tensor* x : xs_) {
+      const int64_t len = x->shape()[1] * esize;
+      copy_pixel_rows(static_cast<const char*>(x->raw()), len, y + at, row, len, pixels);
+      at += len;
+    }
   }
   std::string kernel() const override { return "fusebench.concat nhwc→nhwc"; }
   double flops() const override { return 0; }
@@ -75,15 +90,12 @@ class SplitNhwc : public NhwcOutputLayer {
     const Shape& s = x_->shape();
     const int64_t pixels = s[0] * s[2] * s[3], esize = int64_t(dtype_size(x_->dtype())), row = s[1] * esize;
     const char* x = static_cast<const char*>(x_->raw());
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, pixels, pixel_grain(row)), [&](const tbb::blocked_range<int64_t>& r) {
-      int64_t at = 0;
-      for (Tensor* y : ys_) {
-        const int64_t len = y->shape()[1] * esize;
-        char* dst = static_cast<char*>(y->raw());
-        for (int64_t p = r.begin(); p < r.end(); ++p) std::memcpy(dst + p * len, x + p * row + at, size_t(len));
-        at += len;
-      }
-    });
+    int64_t at = 0;
+    for (Tensor* y : ys_) {
+      const int64_t len = y->shape()[1] * esize;
+      copy_pixel_rows(x + at, row, static_cast<char*>(y->raw()), len, len, pixels);
+      at += len;
+    }
   }
   std::string kernel() const override { return "fusebench.split nhwc→nhwc"; }
   double flops() const override { return 0; }
@@ -244,6 +256,102 @@ class ResizeNhwc : public NhwcOutputLayer {
   const Tensor* x_;
   Tensor* y_;
   std::vector<ResizeTaps> taps_;
+};
+
+// The first and one-past-last window taps k (of `kernel`, `dilation` apart from `start`)
+// that land inside [0, size).
+std::pair<int64_t, int64_t> taps_inside(int64_t start, int64_t kernel, int64_t dilation, int64_t size) {
+  const int64_t lo = start < 0 ? (-start + dilation - 1) / dilation : 0;
+  const int64_t hi = start >= size ? 0 : std::min(kernel, (size - 1 - start) / dilation + 1);
+  return {lo, std::max(lo, hi)};
+}
+
+#if defined(__AVX512F__)
+// y[0..16·V) (the last vector under `tail`) = the largest of each channel over the window's
+// pixels rows[i] + cols[j], started from the first: vmaxps(p, acc) keeps acc where either is
+// NaN, which is the op kernel's "replace where larger", in its order.
+template <int V>
+void window_max(const float* const* rows, int64_t nh, const int64_t* cols, int64_t nw, int64_t c0, __mmask16 tail, float* y) {
+  auto mask = [&](int v) { return v == V - 1 ? tail : __mmask16(0xFFFF); };
+  __m512 acc[V];
+  for (int v = 0; v < V; ++v) acc[v] = _mm512_maskz_loadu_ps(mask(v), rows[0] + cols[0] + c0 + 16 * v);
+  for (int64_t i = 0; i < nh; ++i)
+    for (int64_t j = 0; j < nw; ++j) {
+      const float* p = rows[i] + cols[j] + c0;
+      // maskz_max: GCC 12's _mm512_max_ps starts from an undefined vector and warns.
+      for (int v = 0; v < V; ++v) acc[v] = _mm512_maskz_max_ps(0xFFFF, _mm512_maskz_loadu_ps(mask(v), p + 16 * v), acc[v]);
+    }
+  for (int v = 0; v < V; ++v) _mm512_mask_storeu_ps(y + c0 + 16 * v, mask(v), acc[v]);
+}
+#endif
+
+// MaxPool over the height and width of a channels-last float32 tensor (any kernel, strides,
+// dilations, pads, ceil_mode): each output pixel's row of channels is the largest of its
+// window's rows, 64 channels at a time, on OpenMP. Same values as the op's kernel, NaN
+// included (see window_max); a window wholly in the padding gives lowest(), as it does.
+class MaxPoolNhwc : public NhwcOutputLayer {
+ public:
+  MaxPoolNhwc(const Node& n, const Tensor* x, Tensor* y)
+      : x_(x), y_(y), g_(window_geometry(n, Shape{x->shape()[2], x->shape()[3]}, {}, n.attr_int("ceil_mode", 0) != 0)) {}
+  void run() override {
+    const Shape &xs = x_->shape(), &ys = y_->shape();
+    const int64_t c = xs[1], ih = xs[2], iw = xs[3], oh = ys[2], ow = ys[3];
+    const float* x = x_->data<float>();
+    float* y = y_->data<float>();
+#pragma omp parallel
+    {
+      std::vector<const float*> rows(size_t(g_.kernel[0]));
+      std::vector<int64_t> cols(size_t(g_.kernel[1]));
+#pragma omp for schedule(static)
+      for (int64_t r = 0; r < ys[0] * oh; ++r) {
+        const int64_t b = r / oh, h0 = r % oh * g_.stride[0] - g_.pad_begin[0];
+        const auto [h_lo, h_hi] = taps_inside(h0, g_.kernel[0], g_.dilation[0], ih);
+        for (int64_t k = h_lo; k < h_hi; ++k) rows[size_t(k - h_lo)] = x + (b * ih + h0 + k * g_.dilation[0]) * iw * c;
+        for (int64_t o = 0; o < ow; ++o) {
+          const int64_t w0 = o * g_.stride[1] - g_.pad_begin[1];
+          const auto [w_lo, w_hi] = taps_inside(w0, g_.kernel[1], g_.dilation[1], iw);
+          for (int64_t k = w_lo; k < w_hi; ++k) cols[size_t(k - w_lo)] = (w0 + k * g_.dilation[1]) * c;
+          pixel(rows.data(), h_hi - h_lo, cols.data(), w_hi - w_lo, c, y + (r * ow + o) * c);
+        }
+      }
+    }
+  }
+  std::string kernel() const override { return "fusebench.max_pool nhwc→nhwc"; }
+  double flops() const override { return 0; }
+
+ private:
+  static void pixel(const float* const* rows, int64_t nh, const int64_t* cols, int64_t nw, int64_t c, float* y) {
+    if (nh == 0 || nw == 0) {
+      std::fill(y, y + c, std::numeric_limits<float>::lowest());
+      return;
+    }
+#if defined(__AVX512F__)
+    int64_t c0 = 0;
+    for (; c0 + 64 <= c; c0 += 64) window_max<4>(rows, nh, cols, nw, c0, 0xFFFF, y);
+    const int64_t left = c - c0;
+    if (left == 0) return;
+    const __mmask16 tail = left % 16 ? __mmask16((1u << (left % 16)) - 1u) : __mmask16(0xFFFF);
+    switch ((left + 15) / 16) {
+      case 1: return window_max<1>(rows, nh, cols, nw, c0, tail, y);
+      case 2: return window_max<2>(rows, nh, cols, nw, c0, tail, y);
+      default: return window_max<3>(rows, nh, cols, nw, c0, tail, y);
+    }
+#else
+    for (int64_t k = 0; k < c; ++k) {
+      float acc = rows[0][cols[0] + k];
+      for (int64_t i = 0; i < nh; ++i)
+        for (int64_t j = 0; j < nw; ++j) {
+          const float v = rows[i][cols[j] + k];
+          acc = v > acc ? v : acc;
+        }
+      y[k] = acc;
+    }
+#endif
+  }
+
+  const Tensor* x_;
+  Tensor* y_;
+  WindowGeometry g_;
 };
 
 // Channels per task: 64 floats, four AVX-512 vectors of running sums.
@@ -450,6 +558,8 @@ std::unique_ptr<Layer> make_channels_last_layer(const LayerRequest& r) {
     return std::make_unique<ConcatNhwc>(ins, outs[0]);
   }
   if (n.op_type == "Split") return std::make_unique<SplitNhwc>(ins[0], outs);
+  if (n.op_type == "MaxPool" && outs.size() == 1 && is_float(ins[0]) && n.attr_int("storage_order", 0) == 0)
+    return std::make_unique<MaxPoolNhwc>(n, ins[0], outs[0]);
   if (shuffle && outs.size() == 1) return std::make_unique<ChannelShuffleNhwc>(ins[0], outs[0], n.attr_int("groups", 1));
   if (outs.size() != 1 || !is_float(ins[0]) || !is_float(outs[0])) return nullptr;
   if (affine && ins.size() == 3 && is_float(ins[1]) && is_float(ins[2]))

@@ -229,11 +229,13 @@ class PoolLayer : public Layer {
  public:
   // nullptr where oneDNN cannot take the node (the op table's kernel runs it instead).
   // With layouts "channels_last" (engine/passes/conv_layout_propagation.cpp) it reads and
-  // writes NHWC, and a node oneDNN cannot take is an Error, never the plain kernel.
+  // writes NHWC, and a node oneDNN cannot take is an Error, never the plain kernel; a
+  // channels-last MaxPool is ours (MaxPoolNhwc, channels_last_layers.cpp): nullptr.
   static std::unique_ptr<Layer> make(const Node& n, const Tensor* x, Tensor* y) {
     const bool channels_last = n.attr_string("x_layout", "") == kChannelsLast;
     if (channels_last != (n.attr_string("y_layout", "") == kChannelsLast))
       throw Error(n.describe() + ": a pooling layer reads and writes one layout");
+    if (channels_last && n.op_type == "MaxPool") return nullptr;
     std::unique_ptr<Layer> layer = make_if_supported(n, x, y, channels_last);
     if (!layer && channels_last) throw Error(n.describe() + ": oneDNN has no channels-last pooling for it");
     return layer;
