@@ -57,9 +57,9 @@ bool channels_last_deconv(const Graph& g, const Node& n) {
   return is_onnx_op(&n, "ConvTranspose") && n.outputs.size() == 1 && float_4d(g, n.inputs[0]) && !n.has_attr("output_shape");
 }
 
-// A MaxPool or AveragePool oneDNN runs channels-last (engine/backend/cpu/cpu_layers.cpp):
-// 2-D, one output, no dilation, row-major indices not asked for, and no ceil_mode overhang
-// counted as padding.
+// A MaxPool (ours, engine/backend/cpu/channels_last_layers.cpp) or AveragePool (oneDNN's,
+// cpu_layers.cpp) that runs channels-last: 2-D, one output, no dilation, row-major indices
+// not asked for, and no ceil_mode overhang counted as padding.
 bool channels_last_pool(const Graph& g, const Node& n) {
   const bool average = is_onnx_op(&n, "AveragePool");
   if ((!average && !is_onnx_op(&n, "MaxPool")) || n.outputs.size() != 1 || n.attr_int("storage_order", 0) != 0 ||

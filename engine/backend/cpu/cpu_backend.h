@@ -1,6 +1,7 @@
 // The CPU backend: oneDNN primitives for matrix products, convolutions, attention and
-// max pooling (cpu_layers.cpp), and every other op on its op-table kernel, all on host
-// memory. Runs are synchronous.
+// pooling (cpu_layers.cpp), kernels of our own for the channels-last ops between
+// convolutions (channels_last_layers.cpp), and every other op on its op-table kernel, all
+// on host memory. Runs are synchronous.
 #pragma once
 #include "engine/backend/backend.h"
 
