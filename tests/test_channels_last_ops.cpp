@@ -1,7 +1,7 @@
 // Channels-last through the ops between convolutions that detectors, U-Nets and ShuffleNet
 // have: Concat and Split over channels, an Add of two same-shape tensors, Resize of height
-// and width, ConvTranspose, AveragePool, and ShuffleNet's channel shuffle (Reshape-Transpose-Reshape
-// fused into one op).
+// and width, ConvTranspose, MaxPool (ours, bit for bit against the op kernel) and AveragePool,
+// and ShuffleNet's channel shuffle (Reshape-Transpose-Reshape fused into one op).
 // zoo:yolo and zoo:shufflenet stay channels-last from the first convolution to the last,
 // agree with the reference at every precision path they take, and captures come back
 // plain; what cannot stay channels-last (a Concat over another axis, a Resize of the
