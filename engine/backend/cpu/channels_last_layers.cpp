@@ -49,10 +49,10 @@ int64_t pixel_grain(int64_t row_bytes) { return std::max<int64_t>(1, 65536 / std
 // `pixels` rows of `len` bytes from x (a row every x_row bytes) to y (every y_row bytes):
 // one input's channels into, or out of, each pixel of a concatenation. On OpenMP, like the
 // max pool: the convolutions on either side are oneDNN's, whose OpenMP threads are still
-// spinning, where oneTBB's workers had to be woken (GoogLeNet's and SqueezeNet's
-// concatenations took 0.5 to 0.6 of the time at batch 1). The layers that sit among the op
-// table's oneTBB kernels (a squeeze-excite block's pool and gate, after its Sigmoid) stay
-// on oneTBB: on OpenMP EfficientNet-B0 and RegNetY were slower, with both pools spinning.
+// spinning, where oneTBB's workers had to be woken (at batch 1 GoogLeNet's Concats went
+// 0.46 → 0.27 ms, SqueezeNet's 0.52 → 0.27). The other layers here stay on oneTBB: on
+// OpenMP a squeeze-excite block's gate took about twice as long (EfficientNet-B0 at batch
+// 1: 7.49 → 8.95 ms).
 void copy_pixel_rows(const char* x, int64_t x_row, char* y, int64_t y_row, int64_t len, int64_t pixels) {
 #pragma omp parallel for schedule(static)
   for (int64_t p = 0; p < pixels; ++p) std::memcpy(y + p * y_row, x + p * x_row, size_t(len));
