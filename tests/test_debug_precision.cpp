@@ -1,14 +1,17 @@
 // `fusebench debug precision`: the bisection on its own (a known answer), and the command
 // as a user meets it: its override block, pasted into a scenario, makes a case that failed
-// its tolerance pass, with the listed nodes stored as run in fp32.
+// its tolerance pass, with the listed nodes stored as run in fp32; and --sensitivity's
+// ranking on a model where the layers that lose the signal are known.
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/ir/error.h"
+#include "engine/zoo/onnx_builder.h"
 #include "harness/precision_debug.h"
 #include "harness/result_store.h"
 #include "scratch_dir.h"
@@ -105,6 +108,42 @@ TEST_F(DebugPrecisionTest, ItsBf16OverrideBlockPastedIntoAScenarioMeetsTheTolera
 // the thresholds, and the outputs, are the ones the bisection judged.
 TEST_F(DebugPrecisionTest, ItsInt8OverrideBlockPastedIntoAScenarioMeetsTheTolerance) {
   check_override_block(*this, "zoo:bert", "int8", 0.99993);
+}
+
+// x ─▶ /a MatMul ─▶ /big Add 4096 ─▶ /big Sub 4096 ─▶ /b MatMul ─▶ y, unfused, in bf16: a
+// value near 4096 keeps 8 bits, steps of 32, so the Add's bf16 output and the Sub's bf16
+// input (its boundary Convert) lose x; the two MatMuls only round. Alone, each of the two
+// must rank below both MatMuls, far below.
+TEST_F(DebugPrecisionTest, SensitivityRanksTheLayersThatLoseTheSignalFirst) {
+  fb::zoo::OnnxBuilder b("cancel", "cancel");
+  const std::string x = b.input("x", {fb::zoo::kBatch, 16, 32});
+  const std::string a = b.node("/a", "MatMul", {x, b.weight("w1", {32, 32}, 0.3f)});
+  const std::string big = b.node("/big", "Add", {a, b.scalar("offset", 4096.f)});
+  const std::string back = b.node("/big", "Sub", {big, b.scalar("offset_again", 4096.f)});
+  b.output(b.node("/b", "MatMul", {back, b.weight("w2", {32, 8}, 0.3f)}), "y", {fb::zoo::kBatch, 16, 8});
+  {
+    std::ofstream f(path("cancel.onnx"), std::ios::binary);
+    ASSERT_TRUE(b.finish().SerializeToOstream(&f));
+  }
+  const fb::Outcome o = fb::sh(std::string(FUSEBENCH_BINARY) + " debug precision " + path("cancel.onnx") +
+                               " --precision bf16 --fusion none --min-cosine 0.999 --sensitivity");
+  ASSERT_EQ(o.code, 0) << o.output;
+  const size_t head = o.output.find("each reduced-precision layer alone in it (every other node fp32), worst first:\n");
+  ASSERT_NE(head, std::string::npos) << o.output;
+  // Its lines, in the order printed: cosine and layer name.
+  const std::regex line(R"(  cosine ([0-9.e-]+), max abs err \S+  bf16  (\S+)  \()");
+  std::vector<std::pair<double, std::string>> ranked;
+  std::istringstream lines(o.output.substr(head));
+  std::string l;
+  std::getline(lines, l);
+  for (std::smatch match; std::getline(lines, l) && std::regex_search(l, match, line);)
+    ranked.push_back({std::stod(match[1]), match[2]});
+  ASSERT_EQ(ranked.size(), 4u) << o.output;  // the four nodes, each a bf16 layer
+  EXPECT_EQ((std::set<std::string>{ranked[0].second, ranked[1].second}), (std::set<std::string>{"/big/Add", "/big/Sub"}));
+  EXPECT_LT(ranked[1].first, 0.9) << o.output;
+  for (size_t i : {2, 3}) EXPECT_GT(ranked[i].first, 0.999) << ranked[i].second;
+  for (size_t i = 1; i < ranked.size(); ++i) EXPECT_LE(ranked[i - 1].first, ranked[i].first);
+  EXPECT_NE(o.output.find("1 - cosine: the 4 layers alone add up to "), std::string::npos) << o.output;
 }
 
 }  // namespace

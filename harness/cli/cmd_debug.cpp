@@ -2,6 +2,8 @@
 // against the fp32 reference exceeds the tolerance (the engine built under mark-all), and a
 // small set of nodes to keep in fp32 so that the outputs meet it, found by bisection
 // (harness/precision_debug.h) and printed as a scenario's precision_constraints block.
+// With --sensitivity, also each reduced-precision layer run in it alone, ranked.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -66,6 +68,46 @@ std::string print_tensor_errors(const LoadedModel& m, const BuildConfig& cfg, co
   return first_bad;
 }
 
+// Each layer the build runs in reduced precision, run in it alone (every other node in
+// fp32, one build per layer): the outputs' error, worst first. Where a network amplifies
+// error on its way to the outputs, the first tensor over the tolerance lies downstream of
+// the layers that caused it; this says what each layer costs on its own. Small
+// independent errors add up in 1 - cosine, so the layers' sum beside that of all of them
+// together says how far the ranking explains the whole (where they differ, the errors
+// interact).
+void print_layer_sensitivity(const LoadedModel& m, const BuildConfig& cfg, const std::vector<Tensor>& inputs,
+                             const std::vector<Tensor>& reference_outputs, const AccuracyConfig& tol,
+                             const AccuracyResult& together) {
+  const EngineExec full = exec_engine(m.graph, cfg, inputs, [&](const BuildConfig& c) { return make_engine(m, c); });
+  struct Alone {
+    const LayerInfo* layer;
+    AccuracyResult accuracy;
+  };
+  std::vector<Alone> ranked;
+  for (const LayerInfo& l : full.engine->layers()) {
+    // Views and the precision boundaries the builder inserts have no source of their own to move.
+    if (l.precision == "fp32" || l.sources.empty() || l.kernel == "view") continue;
+    BuildConfig c = cfg;
+    c.precision_mode = PrecisionMode::Prefer;  // as the full build placed it; the rest falls back to fp32
+    c.layer_precisions.clear();
+    for (const std::string& s : l.sources) c.layer_precisions.push_back({s, l.precision});
+    c.layer_precisions.push_back({"*", "fp32"});  // first match wins
+    ranked.push_back({&l, compare_outputs(engine_outputs(m, c, inputs), reference_outputs, m.graph.outputs, tol)});
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const Alone& a, const Alone& b) { return a.accuracy.cosine < b.accuracy.cosine; });
+  std::printf("each reduced-precision layer alone in it (every other node fp32), worst first:\n");
+  double sum = 0;
+  for (const Alone& a : ranked) {
+    sum += 1 - a.accuracy.cosine;
+    std::printf("  %s  %-5s %s  (%s, %zu node%s)\n", accuracy_text(a.accuracy).c_str(), a.layer->precision.c_str(),
+                a.layer->name.c_str(), a.layer->kind.c_str(), a.layer->sources.size(),
+                a.layer->sources.size() == 1 ? "" : "s");
+  }
+  std::printf("1 - cosine: the %zu layers alone add up to %.3g; all of them together %.3g\n\n", ranked.size(), sum,
+              1 - together.cosine);
+}
+
 }  // namespace
 
 int cmd_debug(int argc, char** argv) {
@@ -80,7 +122,8 @@ int cmd_debug(int argc, char** argv) {
       "atol", "tolerance: |engine - reference| <= atol + rtol*|reference| per element", cxxopts::value<double>())(
       "rtol", "see --atol (default 1e-3 with --atol)", cxxopts::value<double>())(
       "seed", "seed of the generated inputs", cxxopts::value<uint64_t>()->default_value("1234"))(
-      "threads", "threads", cxxopts::value<int>()->default_value("1"));
+      "threads", "threads", cxxopts::value<int>()->default_value("1"))(
+      "sensitivity", "also run each reduced-precision layer alone in it (one build per layer), worst first");
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc - 1, argv + 1, &args)) return *rc;
   if (!args.count("model")) throw Error("a MODEL argument is required");
@@ -121,6 +164,7 @@ int cmd_debug(int argc, char** argv) {
     const AccuracyResult before = accuracy_with({});
     std::printf("outputs at %s, fusion %s: %s (%s)\n", cfg.precision.c_str(), fusion_level_name(cfg.fusion),
                 accuracy_text(before).c_str(), before.passed ? "within the tolerance" : "over the tolerance");
+    if (args.count("sensitivity")) print_layer_sensitivity(m, cfg, inputs, reference_outputs, tol, before);
     int checks = 0;
     const std::vector<size_t> needed =
         bisect_needed_items(nodes.size(), [&](const std::vector<size_t>& s) { return accuracy_with(s).passed; }, &checks);
