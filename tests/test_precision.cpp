@@ -6,6 +6,8 @@
 // significant bits, so elementwise errors of ~1e-2 on O(1) outputs are expected.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "engine/ops/half_float.h"
 #include "engine/zoo/onnx_builder.h"
 #include "harness/model_source.h"
@@ -279,6 +281,34 @@ TEST(PrecisionAccuracy, CosineBelowMinimumFails) {
   EXPECT_NEAR(a.cosine, -2.0 / 30.0, 1e-9);  // (1 + 4 + 9 - 16) / (|r|·|e| = 30)
   EXPECT_NE(a.detail.find("cosine similarity"), std::string::npos) << a.detail;
   EXPECT_TRUE(compare_outputs({ref}, {ref}, {"y"}, default_accuracy("bf16")).passed);
+}
+
+// A reduced-precision tolerance is a cosine, which skips what is not finite: an fp16
+// overflow to inf or a NaN the reference does not have must still fail, naming the
+// element; the same inf or NaN on both sides agrees, under either tolerance.
+TEST(PrecisionAccuracy, ANonFiniteValueOnOneSideFailsEitherTolerance) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  auto tensor = [](std::vector<float> v) {
+    Tensor t(DType::Float32, {static_cast<int64_t>(v.size())});
+    std::copy(v.begin(), v.end(), t.data<float>());
+    return t;
+  };
+  const Tensor ref = tensor({1, 2, 3, 4, 5, 6, 7, 8});
+  for (const std::string& precision : {"fp32", "bf16", "fp16", "int8"})
+    for (float bad : {inf, -inf, nan}) {
+      SCOPED_TRACE(precision + " " + std::to_string(bad));
+      const AccuracyResult a = compare_outputs({tensor({1, 2, 3, 4, 5, bad, 7, 8})}, {ref}, {"y"}, default_accuracy(precision));
+      EXPECT_FALSE(a.passed);
+      EXPECT_NE(a.detail.find("output 'y' element 5: engine"), std::string::npos) << a.detail;
+      EXPECT_NE(a.detail.find("non-finite value on one side only"), std::string::npos) << a.detail;
+      EXPECT_DOUBLE_EQ(a.cosine, 1.0);  // the finite elements still agree
+      EXPECT_EQ(a.max_abs_err, 0.0);
+      // The reference's own inf or NaN, matched, agrees; against another value it does not.
+      const Tensor both = tensor({1, 2, 3, 4, 5, bad, 7, 8});
+      EXPECT_TRUE(compare_outputs({both}, {both}, {"y"}, default_accuracy(precision)).passed);
+      EXPECT_FALSE(compare_outputs({ref}, {both}, {"y"}, default_accuracy(precision)).passed);
+    }
+  EXPECT_FALSE(compare_outputs({tensor({inf})}, {tensor({-inf})}, {"y"}, default_accuracy("fp32")).passed);
 }
 
 }  // namespace
