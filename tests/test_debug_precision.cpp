@@ -7,6 +7,7 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -130,8 +131,8 @@ TEST_F(DebugPrecisionTest, SensitivityRanksTheLayersThatLoseTheSignalFirst) {
   ASSERT_EQ(o.code, 0) << o.output;
   const size_t head = o.output.find("each reduced-precision layer alone in it (every other node fp32), worst first:\n");
   ASSERT_NE(head, std::string::npos) << o.output;
-  // Its lines, in the order printed: cosine and layer name.
-  const std::regex line(R"(  cosine ([0-9.e-]+), max abs err \S+  bf16  (\S+)  \()");
+  // Its lines, in the order printed: 1 - cosine and layer name.
+  const std::regex line(R"(  1 - cosine ([0-9.e+-]+), max abs err \S+  bf16  (\S+)  \()");
   std::vector<std::pair<double, std::string>> ranked;
   std::istringstream lines(o.output.substr(head));
   std::string l;
@@ -140,9 +141,12 @@ TEST_F(DebugPrecisionTest, SensitivityRanksTheLayersThatLoseTheSignalFirst) {
     ranked.push_back({std::stod(match[1]), match[2]});
   ASSERT_EQ(ranked.size(), 4u) << o.output;  // the four nodes, each a bf16 layer
   EXPECT_EQ((std::set<std::string>{ranked[0].second, ranked[1].second}), (std::set<std::string>{"/big/Add", "/big/Sub"}));
-  EXPECT_LT(ranked[1].first, 0.9) << o.output;
-  for (size_t i : {2, 3}) EXPECT_GT(ranked[i].first, 0.999) << ranked[i].second;
-  for (size_t i = 1; i < ranked.size(); ++i) EXPECT_LE(ranked[i - 1].first, ranked[i].first);
+  EXPECT_GT(ranked[1].first, 0.1) << o.output;  // cosine below 0.9
+  for (size_t i : {2, 3}) {
+    EXPECT_LT(ranked[i].first, 1e-3) << ranked[i].second;  // cosine above 0.999, but not exactly 1: bf16 rounds
+    EXPECT_GT(ranked[i].first, 0) << ranked[i].second;
+  }
+  for (size_t i = 1; i < ranked.size(); ++i) EXPECT_GE(ranked[i - 1].first, ranked[i].first);
   EXPECT_NE(o.output.find("1 - cosine: the 4 layers alone add up to "), std::string::npos) << o.output;
 }
 

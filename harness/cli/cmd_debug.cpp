@@ -99,10 +99,12 @@ void print_layer_sensitivity(const LoadedModel& m, const BuildConfig& cfg, const
   std::printf("each reduced-precision layer alone in it (every other node fp32), worst first:\n");
   double sum = 0;
   for (const Alone& a : ranked) {
+    // 1 - cosine, not the cosine: most layers alone sit at 0.99999x, where six digits of
+    // the cosine would print them all alike.
     sum += 1 - a.accuracy.cosine;
-    std::printf("  %s  %-5s %s  (%s, %zu node%s)\n", accuracy_text(a.accuracy).c_str(), a.layer->precision.c_str(),
-                a.layer->name.c_str(), a.layer->kind.c_str(), a.layer->sources.size(),
-                a.layer->sources.size() == 1 ? "" : "s");
+    std::printf("  1 - cosine %.2e, max abs err %.3g  %-5s %s  (%s, %zu node%s)\n", 1 - a.accuracy.cosine,
+                a.accuracy.max_abs_err, a.layer->precision.c_str(), a.layer->name.c_str(), a.layer->kind.c_str(),
+                a.layer->sources.size(), a.layer->sources.size() == 1 ? "" : "s");
   }
   std::printf("1 - cosine: the %zu layers alone add up to %.3g; all of them together %.3g\n\n", ranked.size(), sum,
               1 - together.cosine);
