@@ -107,6 +107,14 @@ double non_negative(const Json& j, const std::string& field, const FieldReader& 
   return j.get<double>();
 }
 
+// A relative change (0.05 = 5%) of at least 0; 1 or more is refused as a percentage typed
+// as a fraction ("max_regression": 5 meant 5%).
+double change_fraction(const Json& v, const std::string& field, const FieldReader& r) {
+  const double x = non_negative(v, field, r);
+  if (x >= 1) r.error(field, "a change is a fraction (" + show(Json(x / 100)) + " for " + show(v) + "%), not a percentage");
+  return x;
+}
+
 double fraction(const Json& v, const std::string& field, const FieldReader& r) {
   if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() < 1))
     r.error(field, "expected a number between 0 and 1 (exclusive), got " + show(v));
@@ -371,7 +379,7 @@ const std::vector<CaseField>& case_fields() {
       {.path = "accuracy.min_cosine", .in_scenario = kAtPath, OPTIONAL_VALUE(accuracy.min_cosine, cosine)},
 
       {.path = "gate.min_speedup", .in_scenario = kAtPath, OPTIONAL_VALUE(gate.min_speedup, positive)},
-      {.path = "gate.max_regression", .in_scenario = kAtPath, OPTIONAL_VALUE(gate.max_regression, non_negative)},
+      {.path = "gate.max_regression", .in_scenario = kAtPath, OPTIONAL_VALUE(gate.max_regression, change_fraction)},
       {.path = "gate.max_abs_err", .in_scenario = kAtPath, OPTIONAL_VALUE(gate.max_abs_err, non_negative)},
 
       {.path = "seed", .in_scenario = kAtPath, VALUE(seed, seed), .in_key = always},

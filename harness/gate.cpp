@@ -17,15 +17,19 @@ std::string noisy_why(const CaseResult& r) {
   return "noisy case (" + r.stop_reason + " before the CI target)";
 }
 
-// min_speedup: a case that met its CI target is judged on its speedup; a noisy one only where
-// its whole 95% interval lies on one side of the threshold.
+// min_speedup: judged on the speedup's 95% interval, never on its median alone: pass where the
+// whole interval lies at or above the minimum, FAIL where it lies below, INCONCLUSIVE where it
+// straddles the minimum (the run cannot say which side the case is on). A case without an
+// interval (one sample) is judged on its median. Enough decimals to show which side.
 RuleResult min_speedup_rule(const CaseResult& r, double min) {
   RuleResult out{"min_speedup", Outcome::kPass, ""};
-  const std::string numbers = format_number("speedup %.2fx", r.speedup) + format_number(" [%.2fx", r.speedup_ci_low) +
-                              format_number(", %.2fx]", r.speedup_ci_high) + format_number(" vs min %.2fx", min) +
-                              format_number(" (engine %.3f ms", r.engine.stats.median) +
-                              format_number(", reference %.3f ms)", r.reference.stats.median);
-  if (!r.noisy) {
+  const int d = decimals_apart({r.speedup, r.speedup_ci_low, r.speedup_ci_high}, min);
+  out.detail = "speedup " + fixed(r.speedup, d, "x") + " [" + fixed(r.speedup_ci_low, d, "x") + ", " +
+               fixed(r.speedup_ci_high, d, "x") + "] vs min " + fixed(min, d, "x") +
+               format_number(" (engine %.3f ms", r.engine.stats.median) +
+               format_number(", reference %.3f ms)", r.reference.stats.median);
+  const bool has_interval = std::isfinite(r.speedup_ci_low) && std::isfinite(r.speedup_ci_high);
+  if (!has_interval) {
     out.outcome = r.speedup >= min ? Outcome::kPass : Outcome::kFail;
   } else if (r.speedup_ci_low >= min) {
     out.outcome = Outcome::kPass;
@@ -33,10 +37,8 @@ RuleResult min_speedup_rule(const CaseResult& r, double min) {
     out.outcome = Outcome::kFail;
   } else {
     out.outcome = Outcome::kInconclusive;
-    out.detail = numbers + ": the interval straddles the minimum on a " + noisy_why(r);
-    return out;
+    out.detail += ": the interval straddles the minimum" + (r.noisy ? " on a " + noisy_why(r) : std::string());
   }
-  out.detail = numbers;
   return out;
 }
 

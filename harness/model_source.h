@@ -7,6 +7,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "engine/ir/graph.h"
+#include "engine/ir/no_layer_in_precision.h"
 #include "engine/plan/plan_format.h"
 
 namespace fb {
@@ -44,6 +45,9 @@ template <typename F>
 auto naming_model(const LoadedModel& m, F&& f) -> decltype(f()) {
   try {
     return f();
+  } catch (const NoLayerInPrecision& e) {  // kept apart: debug precision takes it as an answer
+    if (std::string(e.what()).find(m.reference) != std::string::npos) throw;
+    throw NoLayerInPrecision(m.reference + ": " + e.what());
   } catch (const Error& e) {
     if (std::string(e.what()).find(m.reference) != std::string::npos) throw;
     throw Error(m.reference + ": " + e.what());

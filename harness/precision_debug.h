@@ -8,6 +8,7 @@
 #pragma once
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,9 @@ struct TensorError {
 // that makes it pass is found by binary search, and its last item joins the set; a final
 // pass drops every item the others do not need. Assumes that adding items never hurts
 // (more fp32 is never less accurate), which holds up to rounding. `meets({})` is asked
-// first; an Error if even every item together fails. `checks` counts the calls of `meets`.
-std::vector<size_t> bisect_needed_items(size_t n, const std::function<bool(const std::vector<size_t>&)>& meets,
-                                        int* checks = nullptr);
+// first; nullopt if even every item together fails. `checks` counts the calls of `meets`.
+std::optional<std::vector<size_t>> bisect_needed_items(size_t n,
+                                                       const std::function<bool(const std::vector<size_t>&)>& meets,
+                                                       int* checks = nullptr);
 
 }  // namespace fb

@@ -26,22 +26,24 @@ bool contains(const Items& s, size_t i) { return std::find(s.begin(), s.end(), i
 
 TEST(BisectNeededItems, FindsTheItemsThePredicateNeeds) {
   int checks = 0;
-  const Items found = fb::bisect_needed_items(
+  const Items found = *fb::bisect_needed_items(
       40, [](const Items& s) { return contains(s, 3) && contains(s, 17) && contains(s, 38); }, &checks);
   EXPECT_EQ(found, (Items{3, 17, 38}));
   EXPECT_LE(checks, 30);  // about log2(40) per item, not one build per node
 }
 
-TEST(BisectNeededItems, NothingWhenItAlreadyPassesAndAnErrorWhenNothingCan) {
+TEST(BisectNeededItems, NothingWhenItAlreadyPassesAndNoSetWhenNothingCan) {
   EXPECT_EQ(fb::bisect_needed_items(10, [](const Items&) { return true; }), Items{});
-  EXPECT_THROW(fb::bisect_needed_items(10, [](const Items&) { return false; }), fb::Error);
+  int checks = 0;
+  EXPECT_EQ(fb::bisect_needed_items(10, [](const Items&) { return false; }, &checks), std::nullopt);
+  EXPECT_EQ(checks, 2);  // the empty set, then every item
 }
 
 TEST(BisectNeededItems, OneOfTwoAlternativesNotBoth) {
   // Passes with 9 and either 2 or 5: the shortest passing prefix (0..9) gives 9, then the
   // shortest prefix of the rest that passes beside it (0..2) gives 2; 5 is never added.
   const Items found =
-      fb::bisect_needed_items(12, [](const Items& s) { return contains(s, 9) && (contains(s, 2) || contains(s, 5)); });
+      *fb::bisect_needed_items(12, [](const Items& s) { return contains(s, 9) && (contains(s, 2) || contains(s, 5)); });
   EXPECT_EQ(found, (Items{2, 9}));
 }
 
@@ -148,6 +150,59 @@ TEST_F(DebugPrecisionTest, SensitivityRanksTheLayersThatLoseTheSignalFirst) {
   }
   for (size_t i = 1; i < ranked.size(); ++i) EXPECT_GE(ranked[i - 1].first, ranked[i].first);
   EXPECT_NE(o.output.find("1 - cosine: the 4 layers alone add up to "), std::string::npos) << o.output;
+}
+
+// The answers that are not a set of nodes: a tolerance the full build already meets, one the
+// precision cannot meet (tighter than any one layer alone in it reaches, looser than the fp32
+// engine's own rounding), and a model with no layer that can run in the precision. Each is a
+// conclusion with its own exit status (0, 4, 4), never the error status 2.
+const std::string kSmallBert = "zoo:bert?layers=1&hidden=64&heads=2&seq=16";
+
+TEST_F(DebugPrecisionTest, AToleranceTheBuildAlreadyMeetsNeedsNoNodeInFp32) {
+  const fb::Outcome o = fb::sh(std::string(FUSEBENCH_BINARY) + " debug precision '" + kSmallBert +
+                               "' --precision bf16 --fusion aggressive --min-cosine 0.99");
+  EXPECT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("conclusion: the bf16 build meets the tolerance as it is: no node needs to stay in fp32"),
+            std::string::npos)
+      << o.output;
+  EXPECT_EQ(o.output.find("paste into the scenario"), std::string::npos) << o.output;
+}
+
+TEST_F(DebugPrecisionTest, AToleranceNoLayerAloneMeetsIsAConclusionNotAnError) {
+  for (const char* precision : {"int8", "bf16"}) {
+    const fb::Outcome o = fb::sh(std::string(FUSEBENCH_BINARY) + " debug precision '" + kSmallBert + "' --precision " +
+                                 precision + " --fusion aggressive --min-cosine 0.99999999");
+    EXPECT_EQ(o.code, 4) << o.output;
+    const std::string said = std::string("conclusion: ") + precision + " cannot meet this tolerance on this model: ";
+    EXPECT_NE(o.output.find(said + "the best build with any layer in " + precision + " keeps one, "), std::string::npos)
+        << o.output;
+    // The best it reached, and that fp32 itself is within the tolerance (so the precision is the cause).
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(o.output, m, std::regex(R"(, and reaches 1 - cosine ([0-9.e+-]+) )"))) << o.output;
+    EXPECT_GT(std::stod(m[1]), 1e-8);  // misses the tolerance...
+    EXPECT_LT(std::stod(m[1]), 1e-3);  // ...by a real layer's rounding, not a broken build
+    EXPECT_NE(o.output.find("  the fp32 engine itself: cosine 1.000000"), std::string::npos) << o.output;
+    EXPECT_NE(o.output.find("(within the tolerance)"), std::string::npos) << o.output;
+    EXPECT_EQ(o.output.find("error"), std::string::npos) << o.output;
+  }
+}
+
+// x ─▶ Relu ─▶ Add ─▶ y: nothing here has an int8 kernel.
+TEST_F(DebugPrecisionTest, AModelWithNoInt8LayerIsAConclusionNotAnError) {
+  fb::zoo::OnnxBuilder b("no_int8", "no_int8");
+  const std::string x = b.input("x", {fb::zoo::kBatch, 8});
+  const std::string r = b.node("/relu", "Relu", {x});
+  b.output(b.node("/add", "Add", {r, b.scalar("one", 1.f)}), "y", {fb::zoo::kBatch, 8});
+  {
+    std::ofstream f(path("no_int8.onnx"), std::ios::binary);
+    ASSERT_TRUE(b.finish().SerializeToOstream(&f));
+  }
+  const fb::Outcome o = fb::sh(std::string(FUSEBENCH_BINARY) + " debug precision " + path("no_int8.onnx") +
+                               " --precision int8 --fusion none --min-cosine 0.999");
+  EXPECT_EQ(o.code, 4) << o.output;
+  EXPECT_NE(o.output.find("conclusion: int8 cannot be used on this model: " + path("no_int8.onnx") + ": precision 'int8': no layer can run in int8"),
+            std::string::npos)
+      << o.output;
 }
 
 }  // namespace

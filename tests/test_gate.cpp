@@ -101,10 +101,13 @@ TEST(Gate, ANoisyCaseIsInconclusiveOnlyWhereItsIntervalStraddlesTheRule) {
   EXPECT_EQ(fb::evaluate_gate({c}, cli, nullptr).outcome, fb::Outcome::kPass);
   cli.min_speedup = 2.5;
   EXPECT_EQ(fb::evaluate_gate({c}, cli, nullptr).outcome, fb::Outcome::kFail);
-  // The same numbers without the noisy flag are judged on the point estimate.
+  // Without the noisy flag an interval that straddles the minimum is just as undecided:
+  // the median alone above it (or below) is not a verdict.
   c.result.noisy = false;
   cli.min_speedup = c.result.speedup * 0.99;
-  EXPECT_EQ(fb::evaluate_gate({c}, cli, nullptr).outcome, fb::Outcome::kPass);
+  EXPECT_EQ(fb::evaluate_gate({c}, cli, nullptr).outcome, fb::Outcome::kInconclusive);
+  cli.min_speedup = c.result.speedup * 1.01;
+  EXPECT_EQ(fb::evaluate_gate({c}, cli, nullptr).outcome, fb::Outcome::kInconclusive);
   // A failure anywhere outranks an inconclusive elsewhere.
   fb::StoredCase noisy = make_case(1, 1.0, 1.5, 7, 0.2);
   noisy.result.noisy = true;
@@ -214,6 +217,31 @@ TEST(GateCommand, ExitCodesAndJunitOnARealRun) {
   EXPECT_EQ(run_command(bin + " gate --db " + db + " --run 99", &out), 2);
   EXPECT_NE(out.find("run 99 is not in"), std::string::npos) << out;
   fs::remove_all(dir);
+}
+
+// A speedup of 1.0971 [1.09, 1.11] against 1.10: two decimals would print "1.10x [1.09x,
+// 1.11x] vs min 1.10x" and FAIL on a value that reads as the minimum. The interval straddles
+// it, so the verdict is INCONCLUSIVE, with the decimals that show which side the median is on.
+TEST(Gate, AnIntervalAcrossTheMinimumIsInconclusiveAndPrintedWithEnoughDigits) {
+  fb::StoredCase c = make_case(1, 1.0, 1.0971, 7);
+  c.result.speedup = 1.0971;
+  c.result.speedup_ci_low = 1.0903;
+  c.result.speedup_ci_high = 1.1052;
+  fb::GateRules cli;
+  cli.min_speedup = 1.10;
+  const fb::GateReport r = fb::evaluate_gate({c}, cli, nullptr);
+  EXPECT_EQ(r.outcome, fb::Outcome::kInconclusive);
+  EXPECT_EQ(fb::exit_code_of(r.outcome), 3);
+  const std::string& detail = r.cases[0].rules[0].detail;
+  EXPECT_NE(detail.find("speedup 1.097x [1.090x, 1.105x] vs min 1.100x"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("the interval straddles the minimum"), std::string::npos) << detail;
+  // Wholly below: FAIL; wholly above: pass; an interval touching the minimum from above passes.
+  c.result.speedup_ci_high = 1.0999;
+  EXPECT_EQ(fb::evaluate_gate({c}, cli, nullptr).outcome, fb::Outcome::kFail);
+  c.result.speedup = 1.12;
+  c.result.speedup_ci_low = 1.10;
+  c.result.speedup_ci_high = 1.14;
+  EXPECT_EQ(fb::evaluate_gate({c}, cli, nullptr).outcome, fb::Outcome::kPass);
 }
 
 }  // namespace

@@ -1,17 +1,24 @@
 // The README tells the truth about the binary. Every example block that starts with
 // "$ fusebench inspect|build|zoo ..." is run, and the output lines it quotes must be the
-// binary's, with decimals (timings, sizes in MB) masked; "..." lines stand for output left
-// out. The quickstart `run` example (too slow to run here) must list as many cases as the
+// binary's, with decimals (timings, sizes in MB) and oneDNN's implementation names
+// ("[brg:avx512_core_bf16]": the instruction set differs between CPUs) masked; "..." lines
+// stand for output left out. A block whose fence says "cpu:bf16" or "cpu:no-bf16" shows what
+// a CPU with (or without) bf16 dot products prints: it is checked as the machine runs, and
+// the other kind's block through FUSEBENCH_ONEDNN_BF16, which switches the bf16 kernels on
+// (emulated on plain AVX-512) or off, so both forms are checked wherever AVX-512 is. The quickstart `run` example (too slow to run here) must list as many cases as the
 // scenario expands to, with their real labels. Every relative link and every scripts/,
 // scenarios/, docs/ or tests/ path the README names must exist.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <cstdio>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 
+#include "engine/backend/cpu/dnnl_context.h"
 #include "harness/scenario.h"
 #include "shell_command.h"
 
@@ -24,6 +31,7 @@ struct Example {
   int line = 0;                     // README line of the command
   std::string command;              // after "$ "
   std::vector<std::string> output;  // the lines quoted under it
+  std::string cpu;                  // "bf16", "no-bf16", or "" (any CPU): from the fence's "cpu:..."
 };
 
 std::string readme_text() {
@@ -53,6 +61,8 @@ std::vector<Example> examples() {
       e.line = int(i + 2);
       e.command = lines[i + 1].substr(2);
       e.output.assign(lines.begin() + i + 2, lines.begin() + end);
+      std::smatch m;
+      if (std::regex_search(lines[i], m, std::regex(R"(cpu:([a-z0-9-]+))"))) e.cpu = m[1];
       found.push_back(e);
     }
     i = end;
@@ -60,8 +70,28 @@ std::vector<Example> examples() {
   return found;
 }
 
-// Decimals vary from run to run; integers (node, layer and case counts) must not.
-std::string mask(const std::string& s) { return std::regex_replace(s, std::regex(R"(\d+\.\d+)"), "#"); }
+// Decimals vary from run to run, and oneDNN's implementation names ("[brg:avx512_core_bf16]",
+// "[jit:avx2]") from CPU to CPU; integers (node, layer and case counts) must not.
+std::string mask(const std::string& s) {
+  const std::string isa = std::regex_replace(s, std::regex(R"(\[[a-z0-9_]+:[a-z0-9_:]+\])"), "[isa]");
+  return std::regex_replace(isa, std::regex(R"(\d+\.\d+)"), "#");
+}
+
+// The environment under which a block is checked: "" for the machine as it is, the
+// FUSEBENCH_ONEDNN_BF16 setting that makes it print the other kind of CPU's form, or nullopt
+// (with the reason in *why) where that form cannot be had here.
+std::optional<std::string> environment_for(const std::string& cpu, std::string* why) {
+  if (cpu.empty()) return "";
+  if (cpu != "bf16" && cpu != "no-bf16") {
+    *why = "unknown fence tag cpu:" + cpu + " (cpu:bf16 or cpu:no-bf16)";
+    return std::nullopt;
+  }
+  if ((cpu == "bf16") == dnnl_has_bf16_kernels()) return "";
+  if (cpu == "no-bf16") return "FUSEBENCH_ONEDNN_BF16=0 ";
+  if (std::string(dnnl_isa_name()).rfind("avx512_core", 0) == 0) return "FUSEBENCH_ONEDNN_BF16=1 ";
+  *why = std::string("oneDNN has no bf16 kernels on ") + dnnl_isa_name();
+  return std::nullopt;
+}
 
 bool quick(const std::string& command) {
   for (const char* sub : {"fusebench inspect ", "fusebench build ", "fusebench zoo "})
@@ -75,7 +105,14 @@ TEST(Readme, QuickExamplesAreTheBinarysOutput) {
   int checked = 0;
   for (const Example& e : examples()) {
     if (!quick(e.command)) continue;
-    const std::string cmd = "cd " + dir.string() + " && " + FUSEBENCH_BINARY + e.command.substr(std::string("fusebench").size());
+    std::string why;
+    const std::optional<std::string> env = environment_for(e.cpu, &why);
+    EXPECT_TRUE(e.cpu.empty() || e.cpu == "bf16" || e.cpu == "no-bf16") << "README line " << e.line << ": " << why;
+    if (!env) {
+      std::printf("README line %d: the cpu:%s block is not checked here: %s\n", e.line, e.cpu.c_str(), why.c_str());
+      continue;
+    }
+    const std::string cmd = "cd " + dir.string() + " && " + *env + FUSEBENCH_BINARY + e.command.substr(std::string("fusebench").size());
     const Outcome o = sh(cmd);
     ASSERT_EQ(o.code, 0) << "README line " << e.line << ": " << e.command << "\n" << o.output;
     const std::vector<std::string> actual = lines_of(o.output);
@@ -84,7 +121,7 @@ TEST(Readme, QuickExamplesAreTheBinarysOutput) {
     for (const std::string& quoted : e.output) {
       if (quoted.find("...") != std::string::npos) continue;
       while (at < actual.size() && mask(actual[at]) != mask(quoted)) ++at;
-      EXPECT_LT(at, actual.size()) << "README line " << e.line << " (" << e.command << ") quotes a line the binary does not print:\n  "
+      EXPECT_LT(at, actual.size()) << "README line " << e.line << " (" << *env << e.command << ") quotes a line the binary does not print:\n  "
                                    << quoted << "\nthe binary printed:\n" << o.output;
       if (at == actual.size()) break;
       ++at;

@@ -22,6 +22,7 @@
 #include <map>
 
 #include "engine/backend/backend.h"
+#include "engine/ir/no_layer_in_precision.h"
 #include "engine/ops/half_float.h"
 #include "engine/passes/int8_lowering.h"
 #include "engine/ops/op_registry.h"
@@ -122,7 +123,7 @@ int precision_lowering(PassContext& ctx) {
     if (reason.rfind("int8", 0) == 0 && reasons.size() < 300)
       reasons += (reasons.empty() ? "" : "; ") + reason + " (" + std::to_string(count) + ")";
   if (ctx.config.precision == "int8" && int8_layers == 0 && !reasons.empty()) {
-    throw Error("precision 'int8': no layer can run in int8 (" + reasons + ")" +
+    throw NoLayerInPrecision("precision 'int8': no layer can run in int8 (" + reasons + ")" +
                 (ctx.config.int8_ranges.empty() ? "; the build was given no calibration ranges" : ""));
   }
   if (int8_layers && !ctx.config.int8_ranges.empty())

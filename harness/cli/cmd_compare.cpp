@@ -55,10 +55,9 @@ int cmd_compare(int argc, char** argv) {
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
   CompareOptions o;
   o.alpha = args["alpha"].as<double>();
-  o.min_effect = args["min-effect"].as<double>();
+  o.min_effect = fraction_option(args, "min-effect");
   o.cross_host = args.count("cross-host") > 0;
   if (!(o.alpha > 0 && o.alpha < 1)) throw Error("--alpha must lie between 0 and 1");
-  if (!(o.min_effect >= 0)) throw Error("--min-effect must be >= 0");
 
   ResultStore store = open_existing_store(args.count("db") ? args["db"].as<std::string>() : "");
   const int64_t run = pick_run(store, args.count("run") ? std::optional(args["run"].as<int64_t>()) : std::nullopt);
@@ -72,6 +71,9 @@ int cmd_compare(int argc, char** argv) {
   if (!base_run)
     throw Error(store.path() + ": run " + std::to_string(run) + " has no run before it to compare with; "
                 "give --baseline RUN or --baseline-db FILE");
+  if (!other && *base_run == run)
+    throw Error(store.path() + ": run " + std::to_string(run) + " compared with itself says nothing; give another "
+                "--baseline (an A/A comparison is two runs of the same code: `fusebench selfcheck`)");
 
   const JudgementContext context = judgement_context(store, run, base_store, *base_run, !args.count("no-history"));
   const std::string& machine = context.machine;

@@ -45,10 +45,9 @@ int cmd_gate(int argc, char** argv) {
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
   GateRules rules;
   rules.min_speedup = optional_arg(args, "min-speedup");
-  rules.max_regression = optional_arg(args, "max-regression");
+  if (args.count("max-regression")) rules.max_regression = fraction_option(args, "max-regression");
   rules.max_abs_err = optional_arg(args, "max-abs-err");
   if (rules.min_speedup && !(*rules.min_speedup > 0)) throw Error("--min-speedup must be positive");
-  if (rules.max_regression && !(*rules.max_regression >= 0)) throw Error("--max-regression must be >= 0");
   if (rules.max_abs_err && !(*rules.max_abs_err >= 0)) throw Error("--max-abs-err must be >= 0");
 
   ResultStore store = open_existing_store(args.count("db") ? args["db"].as<std::string>() : "");
@@ -71,6 +70,9 @@ int cmd_gate(int argc, char** argv) {
     if (args.count("baseline")) base_run = pick_run(bs, args["baseline"].as<int64_t>());
     else if (other) base_run = pick_run(*other, std::nullopt);
     else base_run = run_before(store, run);
+    if (base_run && !other && *base_run == run)
+      throw Error(store.path() + ": --baseline " + std::to_string(run) + " is the run being gated: a run compared with "
+                  "itself says nothing about a regression; give the run it should be judged against");
     if (base_run) {
       baseline = bs.load_cases(*base_run);
       baseline_name = (other ? other->path() + " " : std::string()) + "run " + std::to_string(*base_run);

@@ -77,9 +77,8 @@ int cmd_selfcheck(int argc, char** argv) {
   if (inject_repeats < 1) throw Error("--inject-repeats must be at least 1");
   CompareOptions o;
   o.alpha = args["alpha"].as<double>();
-  o.min_effect = args["min-effect"].as<double>();
+  o.min_effect = fraction_option(args, "min-effect");
   if (!(o.alpha > 0 && o.alpha < 1)) throw Error("--alpha must lie between 0 and 1");
-  if (!(o.min_effect >= 0)) throw Error("--min-effect must be >= 0");
   std::optional<double> inject;
   if (args.count("inject-delay")) {
     inject = args["inject-delay"].as<double>();

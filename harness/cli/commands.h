@@ -1,6 +1,7 @@
 // The fusebench subcommands. Each takes the arguments after its name and returns the
 // process exit code: 0 success, 1 a verdict that fails (gate), 2 an error, 3 an inconclusive
-// verdict (harness/gate.h: the same codes in every command that gives a verdict).
+// verdict (harness/gate.h: the same codes in every command that gives a verdict), 4 (debug
+// precision only) a precision that cannot meet the tolerance.
 #pragma once
 
 namespace fb::cli {
@@ -9,6 +10,9 @@ constexpr int kExitOk = 0;
 constexpr int kExitVerdictFailed = 1;
 constexpr int kExitError = 2;
 constexpr int kExitInconclusive = 3;
+// debug precision: the precision cannot meet the tolerance on this model, or no layer of it
+// runs in that precision (a conclusion, not an error in the input).
+constexpr int kExitPrecisionCannotMeet = 4;
 
 int cmd_run(int argc, char** argv);
 int cmd_report(int argc, char** argv);
