@@ -49,6 +49,14 @@ struct TimingConfig {
   // so each executor runs with its own weights in cache, as a standalone loop would.
   std::string alternation = "iteration";
   int block_iterations = 10;
+  // When a worker process counts as disturbed (harness/interference.h): the case's threads
+  // exceed the cores other processes left free by more than disturbance_cpus, or the
+  // hypervisor took more than disturbance_steal of the CPUs (steal time). A disturbed process
+  // is timed again, up to disturbance_retries times; a case with one still disturbed after
+  // that is stored flagged. Defaults measured in the README ("Disturbance").
+  double disturbance_cpus = 0.25;
+  double disturbance_steal = 0.05;
+  int disturbance_retries = 2;
 
   bool operator==(const TimingConfig&) const = default;
 };
@@ -208,6 +216,9 @@ struct Interference {
   double other_cpu_ms = 0;   // CPU time all other processes used meanwhile (/proc/stat minus our rusage)
   double timed_wall_ms = 0;  // wall time of the timed phase, to put other_cpu_ms in proportion
   double cpu_mhz_before = 0, cpu_mhz_after = 0;  // mean current frequency over the CPUs
+  double steal_ms = 0;       // CPU time the hypervisor gave other guests meanwhile, over all CPUs (/proc/stat)
+  int run_queue = 0;         // the most runnable tasks seen at the start or the end, ours included (procs_running)
+  int64_t involuntary_switches = 0;  // times this process's threads were preempted meanwhile (getrusage)
 
   bool operator==(const Interference&) const = default;
 };
@@ -259,9 +270,15 @@ struct CaseResult {
   double speedup = 0;  // reference median / engine median
   double speedup_ci_low = 0, speedup_ci_high = 0;  // its 95% seeded bootstrap interval
   std::string stop_reason;  // why timing stopped: "converged", "time-cap", "iteration-cap"
-  // The stopping rule's target was not met when timing stopped: the numbers are there, but
-  // a verdict resting on them is inconclusive.
+  // The stopping rule's target was not met when timing stopped (then stop_reason names the
+  // cap that ended it; converged otherwise): the numbers are there, but a verdict resting on
+  // them is inconclusive.
   bool noisy = false;
+  // Why the machine disturbed the timing ("" when it did not): a worker process still
+  // disturbed after timing.disturbance_retries re-timings (harness/interference.h says
+  // when), named with what was seen. The numbers are kept, flagged wherever they are shown.
+  std::string disturbed;
+  int retimed_processes = 0;  // worker processes timed again because they were disturbed
   double timer_overhead_ns = 0;  // one clock read pair plus the call, measured before timing
   Interference interference;
   ProcessNoise process_noise;    // spread between the worker processes (timing.processes)

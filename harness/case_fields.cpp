@@ -370,6 +370,9 @@ const std::vector<CaseField>& case_fields() {
       {.path = "timing.process_samples", .in_scenario = kAtPath, VALUE(timing.process_samples, (int_in<1, 1000000>))},
       {.path = "timing.alternation", .in_scenario = kAtPath, VALUE(timing.alternation, alternation)},
       {.path = "timing.block_iterations", .in_scenario = kAtPath, VALUE(timing.block_iterations, (int_in<1, 100000>))},
+      {.path = "timing.disturbance_cpus", .in_scenario = kAtPath, VALUE(timing.disturbance_cpus, non_negative)},
+      {.path = "timing.disturbance_steal", .in_scenario = kAtPath, VALUE(timing.disturbance_steal, fraction)},
+      {.path = "timing.disturbance_retries", .in_scenario = kAtPath, VALUE(timing.disturbance_retries, (int_in<0, 10>))},
 
       // Tolerances: a scenario's "accuracy" block is for fp32 cases and holds a block per
       // other precision; expand_cases picks each case's (scenario.cpp).

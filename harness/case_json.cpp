@@ -140,6 +140,11 @@ CaseResult from_json_fields(const json& j) {
   read(in, "timed_wall_ms", "interference.", r.interference.timed_wall_ms);
   read(in, "cpu_mhz_before", "interference.", r.interference.cpu_mhz_before);
   read(in, "cpu_mhz_after", "interference.", r.interference.cpu_mhz_after);
+  read(in, "steal_ms", "interference.", r.interference.steal_ms);
+  read_int(in, "run_queue", "interference.", r.interference.run_queue);
+  read_int(in, "involuntary_switches", "interference.", r.interference.involuntary_switches);
+  read(j, "disturbed", "", r.disturbed);
+  read_int(j, "retimed_processes", "", r.retimed_processes);
 
   const json& pn = object_at(j, "process_noise", "process_noise");
   read_int(pn, "processes", "process_noise.", r.process_noise.processes);
@@ -237,7 +242,12 @@ nlohmann::json case_result_to_json(const CaseResult& r) {
             {"other_cpu_ms", number_or_null(in.other_cpu_ms)},
             {"timed_wall_ms", number_or_null(in.timed_wall_ms)},
             {"cpu_mhz_before", number_or_null(in.cpu_mhz_before)},
-            {"cpu_mhz_after", number_or_null(in.cpu_mhz_after)}}},
+            {"cpu_mhz_after", number_or_null(in.cpu_mhz_after)},
+            {"steal_ms", number_or_null(in.steal_ms)},
+            {"run_queue", in.run_queue},
+            {"involuntary_switches", in.involuntary_switches}}},
+          {"disturbed", r.disturbed},
+          {"retimed_processes", r.retimed_processes},
           {"process_noise",
            {{"processes", r.process_noise.processes},
             {"engine", number_or_null(r.process_noise.engine)},

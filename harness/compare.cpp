@@ -176,17 +176,48 @@ CaseJudgement judge_case(const CaseResult& base, const CaseResult& cand, const C
 
   const Verdict s = j.speedup.verdict, e = j.engine.verdict;
   // The reference runs the same code in both runs: when it moved by min_effect or more, the
-  // machine changed under the case (a neighbour took the memory bus, the clock dropped), and
-  // that hits the two executors unequally, so the speedup's move cannot be put on the code.
-  // Measured on a 2-core VM: a whole run slowed the reference by 17% and the engine by 40%,
-  // the speedup fell 16%. Its noise is not asked: a machine busy for part of a run makes the
-  // reference's processes disagree, and that is the very sign.
+  // machine changed under the case. The speedup (the engine against the reference) takes out
+  // what the machine did to both, so a speedup change beyond its noise is still the engine's,
+  // except where the two cannot be told apart: the executors moved in opposite directions,
+  // each beyond its noise (no machine-wide change does that, and the reference's code did
+  // not change), or the reference moved further than it ever did between the earlier runs
+  // (a machine that changed that much acts on the two unequally). Measured on a 2-core VM:
+  // an A/A pair in a disturbed stretch had the reference +17%, the engine +40%.
   const double reference_move = std::fabs(std::log1p(j.reference.change));
   const bool machine_moved = !j.speedup_only && reference_move >= std::log1p(o.min_effect);
-  if (is_change(s) && machine_moved) {
+  const bool opposite = is_change(e) && is_change(j.reference.verdict) &&
+                        std::signbit(j.reference.change) != std::signbit(j.engine.change);
+  double widest_step = kNaN;  // the reference's largest move between consecutive earlier runs
+  if (h.reference.size() >= kMinHistory) {
+    widest_step = 0;
+    for (size_t i = 1; i < h.reference.size(); ++i)
+      widest_step = std::max(widest_step, std::fabs(std::log(h.reference[i] / h.reference[i - 1])));
+  }
+  // Without enough history nothing says how far the reference moves on its own here, and a
+  // moved reference stays the environment, as measured in A/A runs (below).
+  const bool beyond_history = !std::isfinite(widest_step) || reference_move > widest_step;
+  const std::string disturbed = cand.disturbed.empty() ? base.disturbed : cand.disturbed;
+  if (!disturbed.empty()) {
     j.verdict = Verdict::kEnvironment;
-    j.reason = "reference " + signed_percent(j.reference.change) + ": the machine (or the reference itself) changed, so the " +
-               speedup_text + " cannot be put on the engine; engine " + signed_percent(j.engine.change);
+    j.reason = std::string(cand.disturbed.empty() ? "baseline" : "candidate") + " disturbed when timed (" + disturbed +
+               "): " + speedup_text + ", " + times_text;
+  } else if (is_change(s) && machine_moved && (opposite || beyond_history)) {
+    j.verdict = Verdict::kEnvironment;
+    j.reason = "reference " + signed_percent(j.reference.change) +
+               (opposite ? " while the engine moved " + signed_percent(j.engine.change) +
+                               ": opposite moves, each beyond its noise, which neither the machine nor the engine alone explains"
+                : std::isfinite(widest_step)
+                    ? ", further than between any two of its " + std::to_string(h.reference.size()) + " earlier runs (" +
+                          format_number("%.1f%%", 100 * std::expm1(widest_step)) +
+                          "): the machine (or the reference itself) changed too much to put the " + speedup_text +
+                          " on the engine"
+                    : ": the machine (or the reference itself) changed, and without " + std::to_string(kMinHistory) +
+                          " earlier runs nothing says how far it moves on its own, so the " + speedup_text +
+                          " cannot be put on the engine; engine " + signed_percent(j.engine.change));
+  } else if (is_change(s) && machine_moved) {
+    j.verdict = s;
+    j.reason = speedup_text + " beyond its noise: the engine " + signed_percent(j.engine.change) +
+               " against the reference's " + signed_percent(j.reference.change) + ", the part of its move the machine does not explain";
   } else if (is_change(s)) {
     j.verdict = s;
     j.reason = speedup_text + " beyond its noise" + (j.speedup_only ? "" : "; " + times_text);

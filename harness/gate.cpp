@@ -126,6 +126,10 @@ GateReport evaluate_gate(const std::vector<StoredCase>& cases, const GateRules& 
                              baseline ? "no baseline for this case (new): not judged" : "no baseline run: not judged"});
       }
     }
+    // A case the machine disturbed while it was timed (still, after its re-timings) is not
+    // called passed: its pass is inconclusive, its failures stand.
+    if (r.status != "error" && !r.disturbed.empty())
+      v.rules.push_back({"disturbed", Outcome::kInconclusive, "disturbed when timed: " + r.disturbed});
     for (const RuleResult& rr : v.rules) v.outcome = worse(v.outcome, rr.outcome);
     report.outcome = worse(report.outcome, v.outcome);
     (v.outcome == Outcome::kPass ? report.passed : v.outcome == Outcome::kFail ? report.failed : report.inconclusive)++;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "engine/ir/error.h"
 #include "harness/bootstrap.h"
@@ -98,18 +99,28 @@ CaseResult merge_process_results(const std::vector<CaseResult>& parts) {
   r.speedup_ci_high = s.high;
   r.process_noise = process_noise_of(r);
 
-  // Stopping: converged when every process converged; else the first other reason. Noisy
-  // when most processes missed their target: one unlucky process among several is what the
-  // hierarchical interval is there to absorb.
-  r.stop_reason = "converged";
-  int noisy = 0;
+  // Noisy means one thing everywhere: the case's interval missed its target. Here that is
+  // the merged (hierarchical) intervals the case is judged by, against the case's own target,
+  // not the processes' widened ones, and whatever ended each process: a case whose
+  // processes stopped on their time caps with the merged interval within target is not
+  // noisy. stop_reason says what ended the timing: converged when every process did, else
+  // the cap that ended most of them.
+  const double target = r.spec.timing.target_rel_ci;
+  auto rel_half_width = [](const SampleStats& st) { return (st.boot_ci_high - st.boot_ci_low) / 2 / st.median; };
+  const bool met = r.spec.timing.stop_rule == "speedup-ci"
+                       ? (r.speedup_ci_high - r.speedup_ci_low) / 2 / r.speedup <= target
+                       : rel_half_width(r.engine.stats) <= target && rel_half_width(r.reference.stats) <= target;
+  std::map<std::string, int> caps;
   std::vector<double> overheads;
   for (const CaseResult& p : parts) {
-    if (r.stop_reason == "converged" && p.stop_reason != "converged") r.stop_reason = p.stop_reason;
-    noisy += p.noisy;
+    if (p.stop_reason != "converged") ++caps[p.stop_reason];
     overheads.push_back(p.timer_overhead_ns);
   }
-  r.noisy = 2 * noisy > static_cast<int>(parts.size());
+  r.noisy = !met;
+  r.stop_reason = "converged";
+  int most = 0;
+  for (const auto& [reason, count] : caps)
+    if (count > most) most = count, r.stop_reason = reason;
   r.timer_overhead_ns = percentile(overheads, 0.5);
 
   // Interference over the whole span of the workers: load and clock at its ends, other
@@ -118,10 +129,23 @@ CaseResult merge_process_results(const std::vector<CaseResult>& parts) {
   r.interference.load_after = parts.back().interference.load_after;
   r.interference.cpu_mhz_after = parts.back().interference.cpu_mhz_after;
   r.interference.other_cpu_ms = r.interference.timed_wall_ms = 0;
+  r.interference.steal_ms = r.interference.involuntary_switches = r.interference.run_queue = 0;
   for (const CaseResult& p : parts) {
     r.interference.other_cpu_ms += p.interference.other_cpu_ms;
     r.interference.timed_wall_ms += p.interference.timed_wall_ms;
+    r.interference.steal_ms += p.interference.steal_ms;
+    r.interference.involuntary_switches += p.interference.involuntary_switches;
+    r.interference.run_queue = std::max(r.interference.run_queue, p.interference.run_queue);
   }
+  // Disturbed when a process was still disturbed after its re-timings (the runner's): the
+  // first such process names the reason, with how many there were.
+  int disturbed = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].disturbed.empty()) continue;
+    if (disturbed++ == 0) r.disturbed = "process " + std::to_string(i + 1) + ": " + parts[i].disturbed;
+  }
+  if (disturbed > 1)
+    r.disturbed = std::to_string(disturbed) + " of " + std::to_string(parts.size()) + " processes disturbed; " + r.disturbed;
   r.status = r.accuracy.passed ? "passed" : "failed";
   return r;
 }

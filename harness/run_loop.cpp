@@ -14,22 +14,51 @@
 #include "engine/plugin/plugin_registry.h"
 #include "harness/environment.h"
 #include "harness/format_number.h"
+#include "harness/gate.h"
+#include "harness/interference.h"
 #include "harness/plugin_cost_text.h"
 #include "harness/runner.h"
 
 namespace fb {
 namespace {
 
+// The gate's rules that one case can be judged on alone (min_speedup, max_abs_err; not
+// max_regression, which needs a baseline run): the outcome ("" when its scenario sets none)
+// and, unless it passed, the rules' figures.
+struct CaseGate {
+  std::string outcome;
+  std::string text;
+};
+
+CaseGate case_gate(const CaseResult& r) {
+  if (r.status == "error" || !(r.spec.gate.min_speedup || r.spec.gate.max_abs_err)) return {};
+  GateConfig alone = r.spec.gate;
+  alone.max_regression.reset();
+  CaseResult judged = r;
+  judged.spec.gate = alone;
+  judged.status = "passed";  // accuracy has its own word on the line
+  const GateReport g = evaluate_gate({StoredCase{0, 0, judged}}, {}, nullptr);
+  CaseGate out{outcome_name(g.outcome), ""};
+  for (const RuleResult& rule : g.cases.front().rules)
+    if (rule.outcome != Outcome::kPass)
+      out.text += std::string(out.text.empty() ? "" : "; ") + rule.rule +
+                  (rule.rule == "disturbed" ? " (below)" : " " + rule.detail);
+  return out;
+}
+
 std::string case_line(const CaseResult& r) {
   if (r.status == "error") return r.spec.label() + "  ERROR: " + r.error;
+  const CaseGate gate = case_gate(r);
   return r.spec.label() + "  engine " + format_number("%.3f", r.engine.stats.median) + " ms  reference " +
          format_number("%.3f", r.reference.stats.median) + " ms  speedup " + format_number("%.2f", r.speedup) + "x [" +
          format_number("%.2f", r.speedup_ci_low) + ", " + format_number("%.2f", r.speedup_ci_high) + "]  max err " +
-         format_number("%.2e", r.accuracy.max_abs_err) + "  " + r.status +
+         format_number("%.2e", r.accuracy.max_abs_err) + "  " + (r.status == "passed" ? "accuracy ok" : "accuracy FAIL") +
+         (gate.outcome.empty() ? "" : "  gate " + gate.outcome + (gate.text.empty() ? "" : ": " + gate.text)) +
          (r.process_noise.processes > 1 ? "  " + std::to_string(r.process_noise.processes) + " processes, speedup spread " +
                                               format_number("%.1f%%", 100 * r.process_noise.speedup)
                                         : "") +
          (r.noisy ? "  (noisy: " + r.stop_reason + ")" : "") +
+         (r.disturbed.empty() ? "" : "\n    DISTURBED: " + r.disturbed) +
          // Why it failed: "max err 0" alone hides a shape mismatch (a detector's extra box).
          (r.accuracy.passed || r.accuracy.detail.empty() ? "" : "\n    " + r.accuracy.detail);
 }
@@ -130,6 +159,13 @@ RunSession::RunSession(const RunRequest& request, std::ostream& out)
     else ++stored_before_;
   }
 
+  // A machine already too busy for the cases' threads is said once, before anything runs.
+  int threads = 0;
+  for (const PendingCase& p : pending_) threads = std::max(threads, p.spec.threads);
+  if (threads > 0)
+    if (const std::string warning = busy_machine_warning(threads, info.cores, 0.5); !warning.empty())
+      out_ << warning << "\n";
+
   run_id_ = resumed ? *resumed : store_.begin_run(info);
   const std::string of_shard =
       request.shard ? " (shard " + shard_text + " of " + std::to_string(all_cases) + " cases)" : "";
@@ -173,6 +209,9 @@ void RunSession::store_result(size_t pending_index, const CaseResult& r) {
   failed_ += r.status == "failed";
   errors_ += r.status == "error";
   lost_ += r.worker_lost;
+  noisy_ += r.status != "error" && r.noisy;
+  disturbed_ += r.status != "error" && !r.disturbed.empty();
+  if (const CaseGate gate = case_gate(r); !gate.outcome.empty()) ++gate_counts_[gate.outcome];
   out_ << "[" << stored_ << "/" << pending_.size() << "] " << case_line(r) << std::endl;
   if (r.plugin_cost) out_ << format_plugin_cost(*r.plugin_cost, "      ") << std::flush;
 }
@@ -187,8 +226,20 @@ void RunSession::finish() {
 }
 
 int RunSession::summarize(const std::string& report_path) const {
-  out_ << "\n" << stored_ - failed_ - errors_ << " passed, " << failed_ << " failed, " << errors_ << " errors"
-       << (stored_before_ ? " (and " + std::to_string(stored_before_) + " stored before the interruption)" : "") << "\n"
+  out_ << "\naccuracy: " << stored_ - failed_ - errors_ << " passed, " << failed_ << " failed, " << errors_ << " errors"
+       << (stored_before_ ? " (and " + std::to_string(stored_before_) + " stored before the interruption)" : "") << "\n";
+  if (!gate_counts_.empty()) {
+    auto count = [&](const char* outcome) {
+      auto it = gate_counts_.find(outcome);
+      return std::to_string(it == gate_counts_.end() ? 0 : it->second);
+    };
+    out_ << "gate (min_speedup, max_abs_err; `fusebench gate` also judges max_regression): " << count("pass") << " pass, "
+         << count("FAIL") << " FAIL, " << count("INCONCLUSIVE") << " INCONCLUSIVE\n";
+  }
+  if (noisy_ || disturbed_)
+    out_ << "timing: " << noisy_ << " noisy (interval wider than its target), " << disturbed_
+         << " disturbed by the machine (flagged on their lines)\n";
+  out_
        << "results: " << std::filesystem::absolute(db_path_).string() << " (run " << run_id_ << ")\n"
        << "report:  " << std::filesystem::absolute(report_path).string() << "\n";
   if (errors_) return 2;

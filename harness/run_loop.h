@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -83,7 +84,8 @@ class RunSession {
   int64_t run_id_ = 0;
   std::vector<PendingCase> pending_;
   size_t stored_before_ = 0;  // cases the resumed run already held
-  size_t stored_ = 0, failed_ = 0, errors_ = 0, lost_ = 0;
+  size_t stored_ = 0, failed_ = 0, errors_ = 0, lost_ = 0, noisy_ = 0, disturbed_ = 0;
+  std::map<std::string, int> gate_counts_;  // "pass", "FAIL", "INCONCLUSIVE": the rules run can judge alone
   bool tty_ = false;
 };
 

@@ -13,6 +13,7 @@
 #include "harness/case_fields.h"
 #include "harness/environment.h"
 #include "harness/inputs.h"
+#include "harness/interference.h"
 #include "harness/process_merge.h"
 #include "harness/worker_process.h"
 #include "harness/plugin_cost.h"
@@ -42,16 +43,29 @@ CaseResult CaseRunner::run_in_workers(const CaseSpec& spec, const ProgressFn& pr
   worker_spec.timing.processes = k;
   worker_spec.timing = per_process_timing(worker_spec.timing);
   std::vector<CaseResult> parts;
+  int retimed = 0;
   for (int p = 0; p < k; ++p) {
-    if (progress) progress("process " + std::to_string(p + 1) + "/" + std::to_string(k));
+    const std::string of_k = "process " + std::to_string(p + 1) + "/" + std::to_string(k);
+    if (progress) progress(of_k);
     // The plugin cost analysis (its own interleaved timing) runs in process 0 only; the
     // merged result takes it from there.
     CaseSpec process_spec = worker_spec;
     if (p > 0) process_spec.plugins.cost = false;
-    parts.push_back(run_in_worker_process(process_spec, p, worker_executable_));
+    // A process the machine disturbed is timed again, a few times at most: a burst of
+    // other work passes, a machine that stays busy keeps the flag (and one with fewer cores
+    // than the case has threads is not asked again).
+    CaseResult part = run_in_worker_process(process_spec, p, worker_executable_);
+    const int retries = spec.threads > part.timed_on.cores && part.timed_on.cores > 0 ? 0 : spec.timing.disturbance_retries;
+    for (int retry = 0; retry < retries && part.status != "error" && !part.disturbed.empty(); ++retry) {
+      ++retimed;
+      if (progress) progress(of_k + " timed again, disturbed: " + part.disturbed);
+      part = run_in_worker_process(process_spec, p, worker_executable_);
+    }
+    parts.push_back(std::move(part));
     if (parts.back().status == "error") break;  // the case is an error; the other processes would not change that
   }
   CaseResult r = merge_process_results(parts);
+  r.retimed_processes = retimed;
   const std::string model_hash = r.spec.model_hash;
   r.spec = spec;  // the case as asked for, not the per-process share of its timing...
   r.spec.timing.processes = k;  // ...with the processes it got
@@ -135,6 +149,8 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
       r.accuracy = compare_outputs(dynamic ? dynamic->outputs() : engine->outputs(), expected, graph.outputs, r.spec.accuracy);
       SideBySide timed = time_side_by_side(run_engine, [&] { reference.run(inputs); }, r.spec.timing, r.spec.batch, progress);
       store_timing(std::move(timed), r);
+      const int cores = r.pinned_cpus.empty() ? r.timed_on.cores : int(r.spec.timing.pin_cpus.size());
+      r.disturbed = disturbance_of(r.interference, r.spec.threads, cores, r.spec.timing);
       if (!plugins.placements.empty() && plugins.cost) {
         if (progress) progress("plugin cost: timing the model without its plugins");
         std::unique_ptr<Engine> baseline = build_engine(m.graph, dynamic ? engine->config() : cfg, {ops});

@@ -133,7 +133,7 @@ SideBySide time_side_by_side(const std::function<void()>& engine_fn, const std::
     reference();
   }
 
-  const SystemSnapshot before = take_system_snapshot();
+  const SystemSnapshot before = take_system_snapshot(t.pin_cpus);
   const auto start = Clock::now();
   auto last_progress = start;
   const double cap_ms = t.max_seconds * 2000.0;  // max_seconds per executor, both interleaved
@@ -166,13 +166,14 @@ SideBySide time_side_by_side(const std::function<void()>& engine_fn, const std::
       progress(std::to_string(n) + " iterations, " + std::to_string(int(elapsed_ms(start) / 1000)) + " s");
     }
   }
-  r.interference = interference_between(before, take_system_snapshot());
+  r.interference = interference_between(before, take_system_snapshot(t.pin_cpus));
 
   finish(r.engine, engine_faults, batch);
   finish(r.reference, reference_faults, batch);
   r.speedup_ci = bootstrap_ratio_ci(r.reference.samples_ms, r.engine.samples_ms);
   // A cap may have come between two checks with the target already met: judge the final
-  // samples, with the full bootstrap, rather than the last check.
+  // samples, with the full bootstrap, rather than the last check: noisy means the interval
+  // missed its target, whatever ended the timing (stop_reason says what did).
   r.noisy = r.stop_reason != "converged" && !stopping_rule_met(r.engine.samples_ms, r.reference.samples_ms, t);
   return r;
 }

@@ -260,7 +260,7 @@ void render_changes(std::ostringstream& o, const ReportModel& m, const std::vect
 void render_noisy(std::ostringstream& o, const ReportModel& m) {
   o << "<h3>Noisy cases <span class=\"muted\">(" << m.noisy.size() << ")</span></h3>\n";
   if (m.noisy.empty()) {
-    o << "<p class=\"muted\">None: every case met its timing target, and no comparison was left undecided.</p>\n";
+    o << "<p class=\"muted\">None: every case met its timing target undisturbed, and no comparison was left undecided.</p>\n";
     return;
   }
   o << "<div class=\"scroll\"><table class=\"full\"><thead><tr><th>Case</th><th>Why</th><th>Engine noise</th>"
@@ -272,6 +272,7 @@ void render_noisy(std::ostringstream& o, const ReportModel& m) {
     if (r.noisy)
       why.push_back("timing stopped (" + html_escape(r.stop_reason) + ") before its target of ±" +
                     printf_double("%g%%", 100 * r.spec.timing.target_rel_ci));
+    if (!r.disturbed.empty()) why.push_back("disturbed by the machine: " + html_escape(r.disturbed));
     if (c.judgement && (c.judgement->verdict == Verdict::kNoisy || c.judgement->verdict == Verdict::kEnvironment))
       why.push_back(html_escape(c.judgement->reason) + "; noise from " + html_escape(c.judgement->speedup.noise_source));
     o << "<tr class=\"warn\"><td>" << case_link(m, i) << "</td><td class=\"wrap\">";
@@ -388,6 +389,7 @@ void render_case_table(std::ostringstream& o, const ReportModel& m, const std::v
                      (c.judgement && c.judgement->verdict == Verdict::kSlower);
     o << "<tr class=\"" << (bad ? "bad" : "") << "\"><td><a class=\"nowrap\" href=\"#" << case_anchor(i) << "\">"
       << html_escape(short_label(r.spec)) << "</a>" << (r.noisy ? " " + badge("noisy", "noisy") : "")
+      << (r.disturbed.empty() ? "" : " " + badge("environment", "disturbed"))
       << "</td><td class=\"num\">" << with_ci(r.engine) << "</td><td class=\"num\">" << with_ci(r.reference)
       << "</td><td class=\"num\">" << speedup_with_ci(r) << "</td><td>" << compare_cell(c) << "</td>"
       << (any_dynamic ? "<td>" + html_escape(engine_shapes_cell(m, i)) + "</td>" : "") << "<td class=\"num\">"
@@ -629,7 +631,13 @@ void render_conditions(std::ostringstream& o, const CaseResult& r) {
                               printf_double("%.2f", in.load_after) + "; other processes' CPU " +
                               printf_double("%.0f ms", in.other_cpu_ms) + " in " + printf_double("%.0f ms", in.timed_wall_ms) +
                               "; clock " + printf_double("%.0f", in.cpu_mhz_before) + " → " +
-                              printf_double("%.0f MHz", in.cpu_mhz_after) + "; pinned " + or_none(r.pinned_cpus) + "</span>");
+                              printf_double("%.0f MHz", in.cpu_mhz_after) + "; pinned " + or_none(r.pinned_cpus) +
+                              "; steal " + printf_double("%.0f ms", in.steal_ms) + "; run queue up to " +
+                              std::to_string(in.run_queue) + "; " + std::to_string(in.involuntary_switches) +
+                              " involuntary context switches</span>");
+  if (!r.disturbed.empty() || r.retimed_processes > 0)
+    kv_row(o, "Disturbed", html_escape(r.disturbed.empty() ? "no (after re-timing)" : r.disturbed) + "; " +
+                               std::to_string(r.retimed_processes) + " worker process(es) timed again");
   kv_row(o, "Build", fmt_ms(r.build_ms) + " ms" +
                          (r.specialize_ms ? "; first run at a new shape " + fmt_ms(*r.specialize_ms) + " ms" : "") +
                          "; activation memory " +
@@ -647,7 +655,8 @@ void render_case(std::ostringstream& o, const ReportModel& m, size_t i) {
   o << "<details class=\"case\" id=\"" << case_anchor(i) << "\"><summary>" << html_escape(short_label(r.spec))
     << " <span class=\"muted\">status</span> " << status_badge(r.status) << " <span class=\"muted\">gate</span> "
     << outcome_badge(m.gate.cases[i].outcome) << " <span class=\"muted\">vs baseline</span> " << compare_cell(c)
-    << (r.noisy ? " " + badge("noisy", "timing noisy") : "") << "</summary>\n";
+    << (r.noisy ? " " + badge("noisy", "timing noisy") : "")
+    << (r.disturbed.empty() ? "" : " " + badge("environment", "disturbed")) << "</summary>\n";
   render_history(o, m, i);
   render_batch_curve(o, m, i);
   if (r.status != "error") {

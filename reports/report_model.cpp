@@ -386,7 +386,8 @@ ReportModel build_report_model(const ResultStore& store, const ReportOptions& op
     const std::optional<Verdict> v = rc.judgement ? std::optional(rc.judgement->verdict) : std::nullopt;
     if (v == Verdict::kSlower) model.regressions.push_back(i);
     if (v == Verdict::kFaster) model.improvements.push_back(i);
-    if (v == Verdict::kNoisy || v == Verdict::kEnvironment || (r.noisy && r.status != "error")) model.noisy.push_back(i);
+    if (v == Verdict::kNoisy || v == Verdict::kEnvironment || (r.status != "error" && (r.noisy || !r.disturbed.empty())))
+      model.noisy.push_back(i);
   }
   // The verdict rests on the speedup: the largest loss (regressions) or gain first.
   const auto by_speedup_change = [&](bool largest_loss_first) {

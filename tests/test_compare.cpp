@@ -199,6 +199,46 @@ TEST(JudgeCase, AReferenceThatMovedByTheChangeToDetectIsTheEnvironment) {
   EXPECT_EQ(fb::judge_case(base, slower, nullptr, true, o).verdict, Verdict::kSlower);
 }
 
+// Where the history shows the reference moving 20% between runs on its own, a reference move
+// of 10% no longer hides the engine: the speedup, which cancels what the machine did to both,
+// is judged, and an 8% loss in it is the engine's. A reference move beyond anything the
+// history saw, or opposite moves of the two beyond their noise, stay the environment.
+TEST(JudgeCase, WithHistoryTheSpeedupSeparatesTheEngineFromAMovedMachine) {
+  fb::Rng rng(5);
+  fb::CompareOptions o;
+  fb::CaseHistory h;
+  h.reference = {1.0, 1.2, 0.98, 1.15, 1.0};  // steps up to 22.4% (1.2 to 0.98)
+  h.engine = {0.5, 0.6, 0.49, 0.575, 0.5};
+  h.speedup = {2.0, 2.0, 2.0, 2.0, 2.0};
+  const fb::CaseResult base = timed(rng, process_scales(rng, 5, 0.005), 0.5, 1.0);
+  const fb::CaseResult slower = timed(rng, process_scales(rng, 5, 0.005), 0.5 * 1.1 * 1.08, 1.1);
+  const fb::CaseJudgement j = fb::judge_case(base, slower, &h, true, o);
+  EXPECT_GT(j.reference.change, 0.08);
+  EXPECT_EQ(j.verdict, Verdict::kSlower) << j.reason;
+  EXPECT_NE(j.reason.find("the part of its move the machine does not explain"), std::string::npos) << j.reason;
+  // Without the history the same pair cannot be separated.
+  EXPECT_EQ(fb::judge_case(base, slower, nullptr, true, o).verdict, Verdict::kEnvironment);
+  // A reference 35% slower: beyond the history's largest step.
+  const fb::CaseResult moved = timed(rng, process_scales(rng, 5, 0.005), 0.5 * 1.35 * 1.08, 1.35);
+  const fb::CaseJudgement k = fb::judge_case(base, moved, &h, true, o);
+  EXPECT_EQ(k.verdict, Verdict::kEnvironment) << k.reason;
+  EXPECT_NE(k.reason.find("further than between any two of its 5 earlier runs (22.4%)"), std::string::npos) << k.reason;
+}
+
+// A case disturbed while timed (its flag stored) is the environment, whatever moved.
+TEST(JudgeCase, ADisturbedCaseIsTheEnvironment) {
+  fb::Rng rng(9);
+  fb::CompareOptions o;
+  const fb::CaseResult base = timed(rng, process_scales(rng, 5, 0.005), 1.0, 2.0);
+  fb::CaseResult slow = timed(rng, process_scales(rng, 5, 0.005), 1.1, 2.0);
+  ASSERT_EQ(fb::judge_case(base, slow, nullptr, true, o).verdict, Verdict::kSlower);
+  slow.disturbed = "process 3: other processes took 0.98 CPUs";
+  const fb::CaseJudgement j = fb::judge_case(base, slow, nullptr, true, o);
+  EXPECT_EQ(j.verdict, Verdict::kEnvironment);
+  EXPECT_NE(j.reason.find("candidate disturbed when timed (process 3: other processes took 0.98 CPUs)"), std::string::npos)
+      << j.reason;
+}
+
 fb::StoredCase stored(const std::string& scenario, int64_t batch, double engine_ms, uint64_t seed) {
   fb::Rng rng(seed);
   fb::StoredCase sc;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "harness/result_store.h"
 #include "shell_command.h"
@@ -32,12 +33,14 @@ class EndToEnd : public testing::Test {
 };
 
 const char* kTinyScenario = R"({
-  // two cases of a small MLP, timed briefly
+  // two cases of a small MLP, timed briefly; ctest runs tests side by side on few cores, and
+  // what these tests check is not the machine, so nothing counts as disturbed (also in the
+  // scenarios of the gate, resume, kill, MPI and nightly tests)
   "name": "tiny <b>&",
   "model": "zoo:mlp?in=32&hidden=64&out=8&layers=2",
   "matrix": { "batch": [1, 2], "fusion": ["standard"] },
   "threads": 1,
-  "timing": { "warmup_ms": 5, "warmup_iterations": 2, "min_iterations": 5, "max_seconds": 0.2 }
+  "timing": { "warmup_ms": 5, "warmup_iterations": 2, "min_iterations": 5, "max_seconds": 0.2, "disturbance_cpus": 64 }
 })";
 
 // A case that fails its accuracy check says why on its progress line, not only "failed":
@@ -52,6 +55,48 @@ TEST_F(EndToEnd, AFailedCaseSaysWhy) {
   EXPECT_NE(run.code, 0) << run.output;
   EXPECT_NE(run.output.find("0 passed, 1 failed, 0 errors"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("\n    output 'output' element 0: engine "), std::string::npos) << run.output;
+}
+
+// A case whose threads outnumber the machine's cores is disturbed however quiet the machine
+// is (no free core for every thread): it is stored flagged (not timed again: that cannot
+// help), and run, the store, gate (INCONCLUSIVE, exit 3) and the report say so. Its speedup
+// rule, met, does not make it "pass". Accuracy and gate are named apart on its line.
+TEST_F(EndToEnd, ADisturbedCaseIsRetimedThenFlaggedAndNeverCalledPassed) {
+  const int threads = static_cast<int>(std::thread::hardware_concurrency()) + 1;
+  const std::string scenario = write("crowded.json", R"({
+    "name": "crowded", "model": "zoo:mlp?in=32&hidden=64&out=8&layers=2", "threads": )" + std::to_string(threads) + R"(,
+    "timing": {"warmup_ms": 1, "warmup_iterations": 1, "min_iterations": 5, "max_seconds": 0.2, "processes": 2,
+               "process_samples": 5, "disturbance_cpus": 0, "disturbance_retries": 1},
+    "gate": {"min_speedup": 0.01}
+  })");
+  const std::string db = (dir_ / "r.db").string();
+  const Outcome run = sh(fb("run " + scenario + " --db " + db + " --report " + (dir_ / "r.html").string()));
+  ASSERT_EQ(run.code, 0) << run.output;
+  const std::string cores = std::to_string(threads - 1);
+  EXPECT_NE(run.output.find("warning: cases ask for " + std::to_string(threads) + " threads and this machine has " + cores +
+                            " cores: they will be flagged disturbed"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("accuracy ok  gate INCONCLUSIVE: disturbed (below)"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("\n    DISTURBED: 2 of 2 processes disturbed; process 1: " + std::to_string(threads) +
+                            " threads on " + cores + " cores (other processes took "),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find(" 1 disturbed by the machine (flagged on their lines)"), std::string::npos) << run.output;
+  {
+    const auto cases = ResultStore(db).load_cases(1);
+    ASSERT_EQ(cases.size(), 1u);
+    EXPECT_EQ(cases[0].result.retimed_processes, 0);
+    EXPECT_NE(cases[0].result.disturbed.find("2 of 2 processes disturbed"), std::string::npos);
+  }
+  const Outcome gate = sh(fb("gate --db " + db));
+  EXPECT_EQ(gate.code, 3) << gate.output;
+  EXPECT_NE(gate.output.find("INCONCLUSIVE  crowded"), std::string::npos) << gate.output;
+  EXPECT_NE(gate.output.find("disturbed: disturbed when timed: 2 of 2 processes disturbed"), std::string::npos)
+      << gate.output;
+  std::ifstream html(dir_ / "r.html");
+  const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("<span class=\"badge environment\">disturbed</span>"), std::string::npos);
 }
 
 TEST_F(EndToEnd, RunStoresCasesWritesReportAndGates) {

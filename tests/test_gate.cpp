@@ -197,7 +197,8 @@ TEST(GateCommand, ExitCodesAndJunitOnARealRun) {
   const std::string db = (dir / "r.db").string(), scenario = (dir / "tiny.json").string();
   std::ofstream(scenario) << R"({"name": "tiny", "model": "zoo:mlp?in=32&hidden=32&layers=1",
     "matrix": {"fusion": ["none", "standard"]},
-    "timing": {"warmup_ms": 1, "warmup_iterations": 1, "min_iterations": 10, "max_iterations": 20, "max_seconds": 0.2},
+    "timing": {"warmup_ms": 1, "warmup_iterations": 1, "min_iterations": 10, "max_iterations": 20, "max_seconds": 0.2,
+               "disturbance_cpus": 64},
     "gate": {"max_abs_err": 1e-3}})";
   const std::string bin = FUSEBENCH_BINARY;
   std::string out;

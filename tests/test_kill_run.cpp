@@ -38,7 +38,7 @@ TEST(KillRun, KillNineAtRandomMomentsNeverLeavesAHalfWrittenCase) {
   std::ofstream(scenario) << R"({"name": "k", "model": "zoo:mlp?in=16&hidden=16&layers=1",
     "matrix": {"batch": [1, 2, 3, 4], "fusion": ["none", "standard", "aggressive"]},
     "timing": {"warmup_ms": 1, "warmup_iterations": 1, "min_iterations": 40, "max_iterations": 40, "max_seconds": 0.05,
-                "processes": 2}})";
+                "processes": 2, "disturbance_cpus": 64}})";
 
   // The kills land anywhere in a whole run's time, measured here first: under load a run
   // takes several times longer, and a fixed window would only ever kill its start.

@@ -38,7 +38,7 @@ class MpiRunTest : public ::testing::Test {
   void scenario(const std::string& name, double max_seconds, int iterations) const {
     std::ofstream(path(name + ".json")) << R"({"name": ")" << name << R"(", "model": "zoo:mlp?in=16&hidden=16&layers=1",
       "matrix": {"batch": [1, 2, 3], "fusion": ["none", "standard"]},
-      "timing": {"warmup_ms": 1, "warmup_iterations": 1, "min_iterations": )"
+      "timing": {"disturbance_cpus": 64, "warmup_ms": 1, "warmup_iterations": 1, "min_iterations": )"
                                         << std::min(iterations, 5) << R"(, "max_iterations": )" << iterations
                                         << R"(, "max_seconds": )" << max_seconds << R"(, "target_rel_ci": 0.000001}})";
   }

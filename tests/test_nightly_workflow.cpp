@@ -27,7 +27,8 @@ std::string read(const std::string& path) {
 void write_tiny_scenario(const std::string& path) {
   std::ofstream(path) << R"({"name": "tiny", "model": "zoo:mlp?in=16&hidden=16&layers=1",
     "matrix": {"batch": [1], "fusion": ["standard"]}, "threads": 1,
-    "timing": {"warmup_ms": 1, "min_iterations": 10, "max_seconds": 0.2, "processes": 2, "process_samples": 5},
+    "timing": {"warmup_ms": 1, "min_iterations": 10, "max_seconds": 0.2, "processes": 2, "process_samples": 5,
+               "disturbance_cpus": 64},
     "gate": {"min_speedup": 0.01, "max_regression": 0.5}})";
 }
 

@@ -86,7 +86,9 @@ CaseResult part(double engine_ms, double reference_ms, double load_after) {
 }
 
 TEST(MergeProcessResults, KeepsEverySampleWithItsProcess) {
-  const CaseResult r = merge_process_results({part(1.0, 2.0, 1.1), part(1.1, 2.2, 1.2), part(1.2, 2.4, 1.3)});
+  std::vector<CaseResult> parts{part(1.0, 2.0, 1.1), part(1.1, 2.2, 1.2), part(1.2, 2.4, 1.3)};
+  for (CaseResult& p : parts) p.spec.timing.target_rel_ci = 0.1;  // the merged intervals are ±9%
+  const CaseResult r = merge_process_results(parts);
   EXPECT_EQ(r.status, "passed");
   EXPECT_EQ(r.spec.timing.processes, 3);
   ASSERT_EQ(r.engine.samples_ms.size(), 9u);
@@ -123,14 +125,31 @@ TEST(MergeProcessResults, AnErrorInAnyProcessIsTheResult) {
   EXPECT_EQ(r.error, bad.error);
 }
 
-TEST(MergeProcessResults, NoisyWhenMostProcessesMissedTheTarget) {
-  CaseResult a = part(1, 2, 1), b = part(1, 2, 1), c = part(1, 2, 1);
-  b.noisy = true;
-  b.stop_reason = "time-cap";
-  EXPECT_FALSE(merge_process_results({a, b, c}).noisy);
-  EXPECT_EQ(merge_process_results({a, b, c}).stop_reason, "time-cap");
-  c.noisy = true;
-  EXPECT_TRUE(merge_process_results({a, b, c}).noisy);
+// Noisy is the case's own interval against the case's own target, not a vote of the
+// processes (whose targets are widened by the square root of their number); stop_reason
+// says what ended them.
+TEST(MergeProcessResults, NoisyWhenTheMergedIntervalMissesTheCasesTarget) {
+  // Processes at 1.0, 1.1 and 1.2 ms (references twice that): the merged intervals are ±9%.
+  std::vector<CaseResult> parts{part(1, 2, 1), part(1.1, 2.2, 1), part(1.2, 2.4, 1)};
+  for (CaseResult& p : parts) p.spec.timing.target_rel_ci = 0.1;
+  CaseResult r = merge_process_results(parts);
+  EXPECT_FALSE(r.noisy);
+  EXPECT_EQ(r.stop_reason, "converged");
+  // Every process stopped on a cap, missing its own target, yet the case's interval is
+  // within its target: not noisy, and it says what ended the processes (most of them).
+  for (CaseResult& p : parts) p.stop_reason = "time-cap", p.noisy = true;
+  parts[0].stop_reason = "iteration-cap";
+  r = merge_process_results(parts);
+  EXPECT_FALSE(r.noisy);
+  EXPECT_EQ(r.stop_reason, "time-cap");
+  // A target tighter than the interval: noisy, though every process met its own.
+  for (CaseResult& p : parts) p.spec.timing.target_rel_ci = 0.05, p.stop_reason = "converged", p.noisy = false;
+  r = merge_process_results(parts);
+  EXPECT_TRUE(r.noisy);
+  EXPECT_EQ(r.stop_reason, "converged");
+  // The speedup-ci rule asks the speedup's interval: here a point (2 in every process).
+  for (CaseResult& p : parts) p.spec.timing.stop_rule = "speedup-ci";
+  EXPECT_FALSE(merge_process_results(parts).noisy);
 }
 
 TEST(PerProcessTiming, SharesTheCapAndIterationsOut) {

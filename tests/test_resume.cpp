@@ -43,7 +43,8 @@ TEST(Resume, ContinuesTheInterruptedRunOfTheSameScenarios) {
                     other = (dir / "other.json").string();
   const char* body = R"("model": "zoo:mlp?in=32&hidden=32&layers=1",
     "matrix": {"batch": [1, 2], "fusion": ["none", "standard"]},
-    "timing": {"warmup_ms": 1, "warmup_iterations": 1, "min_iterations": 10, "max_iterations": 20, "max_seconds": 0.2}})";
+    "timing": {"warmup_ms": 1, "warmup_iterations": 1, "min_iterations": 10, "max_iterations": 20, "max_seconds": 0.2,
+               "disturbance_cpus": 64}})";
   std::ofstream(scenario) << "{\"name\": \"tiny\", " << body;
   std::ofstream(other) << "{\"name\": \"other\", " << body;
   const std::string bin = FUSEBENCH_BINARY;

@@ -855,7 +855,7 @@ TEST(CaseSpec, KeyAndStoredConfigOfACaseWithEverySettingArePinned) {
              .batch = 1,
              .fusion = "none",
              .threads = 1,
-             .timing = {5.5, 2, 7, 900, 0.25, 0.125, "speedup-ci", {0, 1}, 12.5, 3, 40, "block", 4},
+             .timing = {5.5, 2, 7, 900, 0.25, 0.125, "speedup-ci", {0, 1}, 12.5, 3, 40, "block", 4, 0.5, 0.1, 3},
              .accuracy = {0.001, 0.02, true, 0.99},
              .gate = {1.1, 0.05, 0.001},
              .fusion_limits = {{"/a/*"}, {"Softmax", "Gelu"}, {"t1"}},
@@ -875,7 +875,8 @@ TEST(CaseSpec, KeyAndStoredConfigOfACaseWithEverySettingArePinned) {
             R"("plugins":{"cost":false,"insert":[],"libraries":[]},"precision":"fp32",)"
             R"("precision_constraints":{"layers":[["Softmax","fp32"],["/x/*","bf16"]],"mode":"obey"},)"
             R"("scenario":"all","scenario_file":"/s/all.json","seed":18446744073709551615,"threads":1,)"
-            R"("timing":{"alternation":"block","block_iterations":4,"inject_delay_us":12.5,"max_iterations":900,)"
+            R"("timing":{"alternation":"block","block_iterations":4,"disturbance_cpus":0.5,"disturbance_retries":3,)"
+            R"("disturbance_steal":0.1,"inject_delay_us":12.5,"max_iterations":900,)"
             R"("max_seconds":0.25,"min_iterations":7,"pin_cpus":[0,1],"process_samples":40,"processes":3,"stop_rule":"speedup-ci",)"
             R"("target_rel_ci":0.125,"warmup_iterations":2,"warmup_ms":5.5}})");
   EXPECT_EQ(CaseSpec::from_json(s.to_json()), s);

@@ -2,11 +2,13 @@
 // page faults, timer overhead, interference, pinning), the stopping rules on fixed samples,
 // the noisy flag, and the inject_delay_us test hook. Durations are asserted only as lower
 // bounds of a busy wait, never as speeds.
+#include "harness/interference.h"
 #include "harness/timer.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -175,6 +177,31 @@ TEST(TimerOverhead, IsMeasured) {
   const double ns = fb::measure_timer_overhead_ns(101);
   EXPECT_GT(ns, 0);
   EXPECT_LT(ns, 1e6);
+}
+
+// When a timing counts as disturbed, with the figures that made it so.
+TEST(Disturbance, ThreadsBeyondTheFreeCoresOrStealTime) {
+  fb::TimingConfig t;  // disturbance_cpus 0.25, disturbance_steal 0.05
+  fb::Interference i;
+  // Figures beyond the clock ticks /proc/stat may have miscounted (a tick per CPU at each end).
+  const double ticks_ms = 2 * 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK)) * 2;
+  i.timed_wall_ms = 1000;
+  i.other_cpu_ms = 200 + ticks_ms;  // 0.2 CPUs of 2: 1.8 free, within 0.25 of 2 threads
+  i.run_queue = 3;
+  i.involuntary_switches = 40;
+  EXPECT_EQ(fb::disturbance_of(i, 2, 2, t), "");
+  i.other_cpu_ms = 980 + ticks_ms;  // a busy neighbour on one of the two cores
+  EXPECT_EQ(fb::disturbance_of(i, 2, 2, t),
+            "other processes took 0.98 CPUs, leaving 1.02 of 2 cores for 2 threads (run queue 3, 40 involuntary context switches)");
+  EXPECT_EQ(fb::disturbance_of(i, 1, 2, t), "");  // one thread still has its core
+  i.other_cpu_ms = 0;
+  i.steal_ms = 160;  // 8% of 2 CPUs over the second
+  EXPECT_EQ(fb::disturbance_of(i, 1, 2, t),
+            "the hypervisor took 8% of the CPUs (steal) (run queue 3, 40 involuntary context switches)");
+  t.disturbance_steal = 0.1;
+  EXPECT_EQ(fb::disturbance_of(i, 1, 2, t), "");
+  i.timed_wall_ms = 0;  // nothing timed: nothing to judge
+  EXPECT_EQ(fb::disturbance_of(i, 8, 2, t), "");
 }
 
 }  // namespace

@@ -91,6 +91,11 @@ const std::vector<Column<CaseResult>>& case_columns() {
       COLUMN(timed_wall_ms, interference.timed_wall_ms),
       COLUMN(cpu_mhz_before, interference.cpu_mhz_before),
       COLUMN(cpu_mhz_after, interference.cpu_mhz_after),
+      COLUMN(steal_ms, interference.steal_ms),
+      COLUMN(run_queue, interference.run_queue),
+      COLUMN(involuntary_switches, interference.involuntary_switches),
+      COLUMN(disturbed, disturbed),
+      COLUMN(retimed_processes, retimed_processes),
   };
   return columns;
 }

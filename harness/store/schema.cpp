@@ -312,6 +312,18 @@ ALTER TABLE cases ADD COLUMN engine_shapes TEXT NOT NULL DEFAULT 'static';
 ALTER TABLE cases ADD COLUMN specialize_ms REAL;
 )sql";
 
+// Version 9: disturbance (issue 40). What the machine did to each case's timing besides other
+// processes' CPU time: the hypervisor's steal time, the run queue, our involuntary context
+// switches; and why the case was flagged disturbed ('' when it was not) after re-timing
+// how many of its worker processes.
+constexpr const char* kSchemaV9 = R"sql(
+ALTER TABLE cases ADD COLUMN steal_ms REAL;
+ALTER TABLE cases ADD COLUMN run_queue INTEGER;
+ALTER TABLE cases ADD COLUMN involuntary_switches INTEGER;
+ALTER TABLE cases ADD COLUMN disturbed TEXT NOT NULL DEFAULT '';
+ALTER TABLE cases ADD COLUMN retimed_processes INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 struct Migration {
   int to_version;
   const char* what;
@@ -327,6 +339,7 @@ constexpr Migration kMigrations[] = {
     {6, "worker processes: sample process, process spread per case", kSchemaV6},
     {7, "plugin cost splits", kSchemaV7},
     {8, "static or dynamic engine, a dynamic engine's specialization time", kSchemaV8},
+    {9, "disturbance: steal time, run queue, preemptions, the disturbed flag", kSchemaV9},
 };
 static_assert(kMigrations[std::size(kMigrations) - 1].to_version == kSchemaVersion,
               "the last migration must bring the schema to kSchemaVersion");
