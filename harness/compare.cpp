@@ -62,6 +62,28 @@ void append_to_history(CaseHistory& h, const CaseResult& r) {
   h.speedup.push_back(f.speedup.value);
 }
 
+namespace {
+
+// The verdict on a change of log size `d` whose standard error is `se` (with `df` degrees of
+// freedom; NaN: normal): beyond its noise at alpha and at least min_effect, a change; else
+// noisy where the noise would hide min_effect, unchanged where it would not.
+void decide(FigureChange& c, double d, double se, double df, bool higher_is_better, const CompareOptions& o) {
+  const double q = 1 - o.alpha / 2;
+  const double reach = (std::isfinite(df) ? student_t_quantile(q, df) : normal_quantile(q)) * se;
+  c.noise = se;
+  c.detectable = std::exp(reach) - 1;
+  c.change_ci = {std::exp(d - reach) - 1, std::exp(d + reach) - 1};
+  const bool beyond = std::fabs(d) > reach && std::fabs(c.change) >= o.min_effect;
+  if (beyond)
+    c.verdict = (higher_is_better ? d < 0 : d > 0) ? Verdict::kSlower : Verdict::kFaster;
+  else if (c.detectable > o.min_effect)
+    c.verdict = Verdict::kNoisy;
+  else
+    c.verdict = Verdict::kUnchanged;
+}
+
+}  // namespace
+
 FigureChange judge_figure(const FigureValue& base, const FigureValue& cand, const std::vector<double>& history,
                           bool higher_is_better, const CompareOptions& o) {
   FigureChange c;
@@ -119,17 +141,31 @@ FigureChange judge_figure(const FigureValue& base, const FigureValue& cand, cons
     c.noise_source = "unknown";
     return c;
   }
-  const double reach = (std::isfinite(df) ? student_t_quantile(q, df) : normal_quantile(q)) * se;
-  c.noise = se;
-  c.detectable = std::exp(reach) - 1;
-  c.change_ci = {std::exp(d - reach) - 1, std::exp(d + reach) - 1};
-  const bool beyond = std::fabs(d) > reach && std::fabs(c.change) >= o.min_effect;
-  if (beyond)
-    c.verdict = (higher_is_better ? d < 0 : d > 0) ? Verdict::kSlower : Verdict::kFaster;
-  else if (c.detectable > o.min_effect)
-    c.verdict = Verdict::kNoisy;
-  else
-    c.verdict = Verdict::kUnchanged;
+  decide(c, d, se, df, higher_is_better, o);
+  return c;
+}
+
+FigureChange judge_paired_figure(const FigureValue& base, const FigureValue& cand, bool higher_is_better,
+                                 const CompareOptions& o) {
+  FigureChange c;
+  c.baseline = base.value;
+  c.candidate = cand.value;
+  std::vector<double> ratios;  // candidate / baseline, process by process
+  for (size_t p = 0; p < base.per_process.size() && p < cand.per_process.size(); ++p)
+    if (base.per_process[p] > 0 && cand.per_process[p] > 0) ratios.push_back(cand.per_process[p] / base.per_process[p]);
+  c.noise_source = "paired processes (" + std::to_string(ratios.size()) + ")";
+  if (ratios.size() < 3) {
+    c.change = base.value > 0 ? cand.value / base.value - 1 : kNaN;
+    c.noise_source += ": too few pairs";
+    return c;  // noisy: nothing to judge the change against
+  }
+  // The median of the pairs' log ratios, its noise the robust spread of those ratios: a
+  // pair the machine hit, on one side only, moves neither.
+  const double d = std::log(percentile(ratios, 0.5));
+  c.change = std::expm1(d);
+  constexpr double kMedianEfficiency = 1.2533;  // sqrt(pi / 2)
+  const double n = static_cast<double>(ratios.size());
+  decide(c, d, kMedianEfficiency * robust_log_spread(ratios) / std::sqrt(n), n - 1, higher_is_better, o);
   return c;
 }
 
@@ -160,12 +196,40 @@ void control_engine_by_reference(CaseJudgement& j, const CompareOptions& o) {
 
 }  // namespace
 
+namespace {
+
+// The two sides of a paired A/B run (run --against): their processes alternated ABBA, so
+// each pair shared the machine's minutes and the pairs' differences cancel its drift. The
+// engine's own time is then the figure to judge (the reference is judged too: where the
+// other build's reference kernels differ, it moves, and the speedup with it); a
+// disturbance hit both sides of a pair, so it is named, not a verdict.
+CaseJudgement judge_paired_case(const CaseResult& base, const CaseResult& cand, const JudgedFigures& b,
+                                const JudgedFigures& c, const CompareOptions& o) {
+  CaseJudgement j;
+  j.engine = judge_paired_figure(b.engine, c.engine, false, o);
+  j.reference = judge_paired_figure(b.reference, c.reference, false, o);
+  j.speedup = judge_paired_figure(b.speedup, c.speedup, true, o);
+  j.verdict = j.engine.verdict;
+  j.reason = "paired: engine " + change_text(j.engine) + ", reference " + change_text(j.reference) + ", speedup " +
+             change_text(j.speedup) + " (" + j.engine.noise_source + ")";
+  if (j.verdict == Verdict::kUnchanged && (base.noisy || cand.noisy)) {
+    j.verdict = Verdict::kNoisy;
+    j.reason += "; flagged noisy when timed";
+  }
+  const std::string& disturbed = cand.disturbed.empty() ? base.disturbed : cand.disturbed;
+  if (!disturbed.empty()) j.reason += "; disturbed when timed (both sides alike): " + disturbed;
+  return j;
+}
+
+}  // namespace
+
 CaseJudgement judge_case(const CaseResult& base, const CaseResult& cand, const CaseHistory* history,
                          bool same_machine, const CompareOptions& o) {
   static const CaseHistory kNone;
   const CaseHistory& h = history ? *history : kNone;
   CaseJudgement j;
   const JudgedFigures b = judged_figures(base), c = judged_figures(cand);
+  if (o.paired) return judge_paired_case(base, cand, b, c, o);
   j.engine = judge_figure(b.engine, c.engine, h.engine, false, o);
   j.reference = judge_figure(b.reference, c.reference, h.reference, false, o);
   j.speedup = judge_figure(b.speedup, c.speedup, h.speedup, true, o);
@@ -324,6 +388,7 @@ JudgementContext judgement_context(const ResultStore& store, int64_t run, const 
   c.baseline_machine = machine_fingerprint(baseline_store.load_run(baseline_run).info);
   c.same_machine = c.machine == c.baseline_machine;
   if (with_history) c.history = load_history(baseline_store, baseline_run);
+  c.paired = store.path() == baseline_store.path() && store.load_run(run).info.paired_with == baseline_run;
   return c;
 }
 

@@ -42,6 +42,10 @@ struct CompareOptions {
   // Judge engine and reference times across different machines too (by default only the
   // speedup is compared when host, CPU or core count differ).
   bool cross_host = false;
+  // The runs are the two sides of one paired A/B run (`run --against`): judged on the
+  // differences of their adjacent processes (judge_paired_figure), not on their spreads
+  // and history. judgement_context says when.
+  bool paired = false;
 };
 
 enum class Verdict {
@@ -116,6 +120,13 @@ struct CaseComparison {
 FigureChange judge_figure(const FigureValue& baseline, const FigureValue& candidate,
                           const std::vector<double>& history, bool higher_is_better, const CompareOptions& options);
 
+// Judges one figure of a paired A/B run: process p of the candidate against process p of
+// the baseline, timed next to each other. The change is the median of the pairs' ratios,
+// its noise their robust spread over the square root of their number (t with pairs - 1
+// degrees of freedom); noisy with fewer than 3 pairs.
+FigureChange judge_paired_figure(const FigureValue& baseline, const FigureValue& candidate, bool higher_is_better,
+                                 const CompareOptions& options);
+
 // The three figures of a case result, per process where it has several (see FigureValue).
 struct JudgedFigures {
   FigureValue engine, reference, speedup;
@@ -149,6 +160,8 @@ struct JudgementContext {
   std::string machine, baseline_machine;  // machine_fingerprint of each run
   bool same_machine = true;
   HistoryByKey history;  // empty when not wanted (compare --no-history)
+  // The baseline is the run's other side in a paired A/B run: judge with CompareOptions::paired.
+  bool paired = false;
 };
 JudgementContext judgement_context(const ResultStore& store, int64_t run, const ResultStore& baseline_store,
                                    int64_t baseline_run, bool with_history = true);

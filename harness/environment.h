@@ -32,6 +32,12 @@ struct RunInfo {
   std::string shard;  // "K/N" for `run --shard K/N`, "" when the run holds all its cases
   // For a run made by `fusebench merge`: the shard runs it joined, [{"shard", "host", "started_at", "file"}].
   nlohmann::json merged_from = nlohmann::json::array();
+  // A paired A/B run (`run --against`) stores two runs, one per binary, whose worker
+  // processes alternated: paired_with is, on the run of the binary that ran the command,
+  // the id of the other binary's run (0 otherwise); timed_by names the fusebench that timed
+  // a run's cases (path and version), "" when it is the one that stored it.
+  int64_t paired_with = 0;
+  std::string timed_by;
 };
 
 // Reads the current machine's fingerprint; fields that cannot be read stay empty.

@@ -57,7 +57,9 @@ std::string case_line(const CaseResult& r) {
          (r.process_noise.processes > 1 ? "  " + std::to_string(r.process_noise.processes) + " processes, speedup spread " +
                                               format_number("%.1f%%", 100 * r.process_noise.speedup)
                                         : "") +
-         (r.noisy ? "  (noisy: " + r.stop_reason + ")" : "") +
+         (r.noisy ? "  (noisy: its interval missed the " + format_number("±%g%%", 100 * r.spec.timing.target_rel_ci) +
+                        " target; stopped: " + r.stop_reason + ")"
+                  : "") +
          (r.disturbed.empty() ? "" : "\n    DISTURBED: " + r.disturbed) +
          // Why it failed: "max err 0" alone hides a shape mismatch (a detector's extra box).
          (r.accuracy.passed || r.accuracy.detail.empty() ? "" : "\n    " + r.accuracy.detail);
@@ -69,6 +71,22 @@ std::set<std::string> scenario_names(const nlohmann::json& scenarios) {
     for (const auto& s : scenarios)
       if (s.is_object() && s.contains("name") && s["name"].is_string()) names.insert(s["name"].get<std::string>());
   return names;
+}
+
+// "fusebench 0.1.0 (commit)" as the other executable says it; an Error naming it when it
+// cannot be run or is no fusebench.
+std::string other_fusebench_version(const std::string& path) {
+  if (access(path.c_str(), X_OK) != 0) throw Error("--against " + path + ": no executable file there");
+  std::string out;
+  if (FILE* p = popen(("'" + path + "' --version 2>&1").c_str(), "r")) {
+    char buf[256];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    if (pclose(p) != 0) out.clear();
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  if (out.rfind("fusebench ", 0) != 0)
+    throw Error("--against " + path + ": not a fusebench executable (`--version` said '" + out.substr(0, 80) + "')");
+  return out;
 }
 
 }  // namespace
@@ -125,6 +143,8 @@ RunSession::RunSession(const RunRequest& request, std::ostream& out)
                     std::to_string(request.max_threads));
   // Every plugin library is loaded and its API version checked before anything runs.
   for (const CaseSpec& c : cases) registry_with_plugins(c.plugins.libraries);
+  if (request.inject_delay_us)
+    for (CaseSpec& c : cases) c.timing.inject_delay_us = *request.inject_delay_us;
   const size_t all_cases = cases.size();
   if (request.shard) cases = shard_cases(std::move(cases), *request.shard);
   const std::string shard_text = request.shard ? request.shard->text() : "";
@@ -166,9 +186,20 @@ RunSession::RunSession(const RunRequest& request, std::ostream& out)
     if (const std::string warning = busy_machine_warning(threads, info.cores, 0.5); !warning.empty())
       out_ << warning << "\n";
 
+  if (!request.against.empty()) {
+    if (request.resume || request.shard) throw Error("--against: a paired A/B run cannot be resumed or sharded");
+    against_ = std::filesystem::absolute(request.against).lexically_normal().string();
+    RunInfo other = info;
+    other.timed_by = against_ + " (" + other_fusebench_version(against_) + ")";
+    baseline_run_id_ = store_.begin_run(other);
+    info.paired_with = baseline_run_id_;
+  }
   run_id_ = resumed ? *resumed : store_.begin_run(info);
   const std::string of_shard =
       request.shard ? " (shard " + shard_text + " of " + std::to_string(all_cases) + " cases)" : "";
+  if (baseline_run_id_)
+    out_ << "paired A/B run: this fusebench (run " << run_id_ << ") against " << against_ << " (run " << baseline_run_id_
+         << "), their worker processes alternating ABBA\n";
   if (resumed)
     out_ << "run " << run_id_ << " resumed: " << stored_before_ << " cases already stored, " << pending_.size()
          << " to run" << of_shard << ", " << info.cpu_model << ", " << info.cores << " cores\n";
@@ -216,12 +247,24 @@ void RunSession::store_result(size_t pending_index, const CaseResult& r) {
   if (r.plugin_cost) out_ << format_plugin_cost(*r.plugin_cost, "      ") << std::flush;
 }
 
+void RunSession::store_pair(size_t pending_index, const CaseResult& candidate, const CaseResult& baseline) {
+  store_.write_case(baseline_run_id_, baseline, std::nullopt);
+  store_result(pending_index, candidate);
+  if (baseline.status == "error")
+    out_ << "    against: ERROR: " << baseline.error << std::endl;
+  else
+    out_ << "    against: engine " << format_number("%.3f", baseline.engine.stats.median) << " ms  reference "
+         << format_number("%.3f", baseline.reference.stats.median) << " ms  speedup "
+         << format_number("%.2f", baseline.speedup) << "x" << std::endl;
+}
+
 void RunSession::finish() {
   if (lost_ > 0) {
     out_ << lost_ << " case(s) lost with their worker: run " << run_id_
          << " stays unfinished; `fusebench run --resume` runs them again\n";
     return;
   }
+  if (baseline_run_id_) store_.finish_run(baseline_run_id_);
   store_.finish_run(run_id_);
 }
 
@@ -250,6 +293,12 @@ void run_in_process(RunSession& session) {
   CaseRunner runner;
   for (size_t i = 0; i < session.pending().size(); ++i) {
     session.print_progress(i, "building");
+    if (!session.against().empty()) {
+      const auto [candidate, baseline] = runner.run_paired(
+          session.pending()[i].spec, session.against(), [&](const std::string& msg) { session.print_progress(i, msg); });
+      session.store_pair(i, candidate, baseline);
+      continue;
+    }
     const CaseResult r =
         runner.run(session.pending()[i].spec, [&](const std::string& msg) { session.print_progress(i, msg); });
     session.store_result(i, r);

@@ -43,6 +43,12 @@ struct RunRequest {
   // Under mpirun --cores-per-worker K: a case may use at most K threads (0: no limit).
   // Checked with the scenarios, before a run is begun in the database.
   int max_threads = 0;
+  // A paired A/B run: the other fusebench executable (the baseline side), whose worker
+  // processes alternate with this one's (CaseRunner::run_paired). Two runs are stored.
+  std::string against;
+  // Test hook for A/B experiments: the candidate's engine busy-waits this long after each
+  // run (timing.inject_delay_us), the baseline side never. nullopt: the scenario's own.
+  std::optional<double> inject_delay_us;
 };
 
 struct PendingCase {
@@ -60,6 +66,8 @@ class RunSession {
   std::vector<PendingCase>& pending() { return pending_; }
   ResultStore& store() { return store_; }
   int64_t run_id() const { return run_id_; }
+  const std::string& against() const { return against_; }
+  int64_t baseline_run_id() const { return baseline_run_id_; }  // --against: the other side's run (else 0)
   const std::string& db_path() const { return db_path_; }
 
   // Longest first, by how long each case took in the latest earlier run that has it (build
@@ -69,6 +77,8 @@ class RunSession {
   // Stores one result in its own transaction (an interrupted run keeps every case stored
   // before) and prints its line. `pending_index` indexes pending().
   void store_result(size_t pending_index, const CaseResult& r);
+  // A paired A/B case: the candidate into this run, the baseline side into its paired run.
+  void store_pair(size_t pending_index, const CaseResult& candidate, const CaseResult& baseline);
   void print_progress(size_t pending_index, const std::string& message) const;  // a live status line on a terminal
 
   // Marks the run finished, unless a case was lost with its worker: then it stays
@@ -82,6 +92,8 @@ class RunSession {
   std::string db_path_;
   ResultStore store_;
   int64_t run_id_ = 0;
+  int64_t baseline_run_id_ = 0;  // --against: the other binary's run
+  std::string against_;
   std::vector<PendingCase> pending_;
   size_t stored_before_ = 0;  // cases the resumed run already held
   size_t stored_ = 0, failed_ = 0, errors_ = 0, lost_ = 0, noisy_ = 0, disturbed_ = 0;

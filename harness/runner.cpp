@@ -2,6 +2,7 @@
 #include "harness/runner.h"
 
 #include <chrono>
+#include <tuple>
 
 #include "engine/builder/builder.h"
 #include "engine/builder/dynamic_engine.h"
@@ -71,6 +72,62 @@ CaseResult CaseRunner::run_in_workers(const CaseSpec& spec, const ProgressFn& pr
   r.spec.timing.processes = k;  // ...with the processes it got
   r.spec.model_hash = model_hash.empty() ? spec.model_hash : model_hash;
   return r;
+}
+
+std::pair<CaseResult, CaseResult> CaseRunner::run_paired(const CaseSpec& spec, const std::string& other,
+                                                         const ProgressFn& progress) {
+  const int k = std::max(2, worker_count(spec.timing));  // pairs: at least two, or nothing judges them
+  CaseSpec worker_spec = spec;
+  worker_spec.timing.processes = k;
+  worker_spec.timing = per_process_timing(worker_spec.timing);
+  worker_spec.plugins.cost = false;  // the cost split is a run's own analysis, not a side of a pair
+  CaseSpec baseline_spec = worker_spec;
+  baseline_spec.timing.inject_delay_us = 0;
+  std::vector<CaseResult> candidate, baseline;
+  int retimed = 0;
+  for (int p = 0; p < k; ++p) {
+    const std::string of_k = "pair " + std::to_string(p + 1) + "/" + std::to_string(k);
+    if (progress) progress(of_k);
+    // ABBA: A B, B A, A B, ... so neither side is always first after the other.
+    auto time_pair = [&] {
+      std::pair<CaseResult, CaseResult> ab;
+      if (p % 2 == 0) {
+        ab.first = run_in_worker_process(worker_spec, p, worker_executable_);
+        ab.second = run_in_worker_process(baseline_spec, p, other);
+      } else {
+        ab.second = run_in_worker_process(baseline_spec, p, other);
+        ab.first = run_in_worker_process(worker_spec, p, worker_executable_);
+      }
+      return ab;
+    };
+    auto [a, b] = time_pair();
+    const int retries =
+        spec.threads > a.timed_on.cores && a.timed_on.cores > 0 ? 0 : spec.timing.disturbance_retries;
+    for (int retry = 0; retry < retries && a.status != "error" && b.status != "error" &&
+                        (!a.disturbed.empty() || !b.disturbed.empty());
+         ++retry) {
+      ++retimed;
+      if (progress) progress(of_k + " timed again, disturbed: " + (a.disturbed.empty() ? b.disturbed : a.disturbed));
+      std::tie(a, b) = time_pair();
+    }
+    candidate.push_back(std::move(a));
+    baseline.push_back(std::move(b));
+    if (candidate.back().status == "error" || baseline.back().status == "error") break;
+  }
+  auto finish = [&](std::vector<CaseResult>& parts, const CaseSpec& asked) {
+    CaseResult r = merge_process_results(parts);
+    const std::string model_hash = r.spec.model_hash;
+    r.spec = asked;
+    r.spec.timing.processes = static_cast<int>(parts.size());
+    r.spec.model_hash = model_hash.empty() ? spec.model_hash : model_hash;
+    r.retimed_processes = retimed;
+    return r;
+  };
+  CaseSpec asked_baseline = spec;
+  asked_baseline.timing.inject_delay_us = 0;
+  std::pair<CaseResult, CaseResult> sides{finish(candidate, spec), finish(baseline, asked_baseline)};
+  sides.second.spec.model_hash = sides.first.spec.model_hash;  // one case key, whatever the other build hashes
+  return sides;
 }
 
 CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progress) {

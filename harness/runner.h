@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "harness/case.h"
 #include "harness/model_source.h"
@@ -25,6 +26,15 @@ class CaseRunner {
   // many fresh worker processes, one after another, merged into one result
   // (harness/process_merge.h). Models are loaded once per reference and reused across cases.
   CaseResult run(const CaseSpec& spec, const ProgressFn& progress = nullptr);
+
+  // A paired A/B case (`run --against OTHER`): the case timed in worker processes of this
+  // binary (the candidate) and of `other` (the baseline) in ABBA order, process k of each
+  // side next to the other's, so both sides share the machine's drift pair by pair. A pair
+  // one of whose sides was disturbed is timed again as a pair. The baseline side never gets
+  // the test hook's inject_delay_us. Returns {candidate, baseline}, each merged over its
+  // processes and stored under the candidate's spec (one case key for both).
+  std::pair<CaseResult, CaseResult> run_paired(const CaseSpec& spec, const std::string& other,
+                                               const ProgressFn& progress = nullptr);
   // The model for a reference (loaded on first use); throws Error on bad input.
   const LoadedModel& model(const std::string& reference);
 

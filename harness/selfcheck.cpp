@@ -29,6 +29,29 @@ SelfCheckReport summarize_self_check(const std::vector<SelfCheckRun>& runs, cons
   HistoryByKey history;  // the A/A runs so far, up to and including the baseline, as compare has it
   const SelfCheckRun* last_aa = nullptr;
   for (const SelfCheckRun& run : runs) {
+    if (!run.paired_baseline.empty()) {
+      CompareOptions paired = o;
+      paired.paired = true;
+      for (const CaseComparison& c : compare_runs(run.paired_baseline, run.cases, paired)) {
+        if (!c.judgement) continue;
+        SelfCheckCase& e = entry(c.case_key, c.label);
+        const Verdict v = c.judgement->verdict;
+        if (run.slowed) {
+          ++e.injected, ++report.injected;
+          if (v == Verdict::kSlower) ++e.detected, ++report.detected;
+          if (c.judgement->engine.verdict == Verdict::kSlower) ++e.engine_detected, ++report.engine_detected;
+          continue;
+        }
+        ++e.comparisons, ++report.comparisons;
+        if (v == Verdict::kSlower || v == Verdict::kFaster) ++e.false_alarms, ++report.false_alarms;
+        e.environment += v == Verdict::kEnvironment;
+        e.noisy += v == Verdict::kNoisy;
+        e.unchanged += v == Verdict::kUnchanged;
+        if (std::isfinite(c.judgement->engine.detectable)) detectables[c.case_key].push_back(c.judgement->engine.detectable);
+      }
+      if (!run.slowed) add_run(history, run.cases);
+      continue;
+    }
     if (run.slowed) {
       if (!last_aa) continue;
       for (const CaseComparison& c : compare_runs(last_aa->cases, run.cases, o, &history)) {

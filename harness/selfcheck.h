@@ -5,7 +5,9 @@
 // is compared against the A/A run just before it (with that run's history), as a nightly
 // compares tonight with last night: the share called `slower` is the detection rate.
 // Together they say what a nightly on this machine can and cannot see before anyone
-// trusts it.
+// trusts it. With --paired every run is a paired A/B run of this binary against itself (or
+// another build): the A/A comparison is each run's two sides, the slowed run's candidate
+// side carries the slowdown.
 #pragma once
 #include <string>
 #include <vector>
@@ -35,10 +37,13 @@ struct SelfCheckReport {
   double detection_rate() const { return injected ? double(detected) / injected : 0; }
 };
 
-// One run of the experiment: its cases, and whether it ran with the slowdown.
+// One run of the experiment: its cases, and whether it ran with the slowdown. A paired A/B
+// run (selfcheck --paired) also holds its other side's cases, and is judged against them
+// pair by pair (CompareOptions::paired), not against the run before.
 struct SelfCheckRun {
   bool slowed = false;
   std::vector<StoredCase> cases;
+  std::vector<StoredCase> paired_baseline;
 };
 
 // `runs` in the order they ran. A slowed run before any A/A run is compared with nothing.

@@ -309,11 +309,13 @@ ReportModel build_report_model(const ResultStore& store, const ReportOptions& op
 
   // Verdicts, from the harness as `fusebench gate` and `fusebench compare` reach them: the
   // baseline's history on its machine, speedup only across machines.
-  model.gate = evaluate_gate(cases, options.gate, base_id ? &base_cases : nullptr, options.compare, &context.history,
+  CompareOptions compare = options.compare;
+  compare.paired = context.paired;
+  model.gate = evaluate_gate(cases, options.gate, base_id ? &base_cases : nullptr, compare, &context.history,
                              context.same_machine);
   std::map<std::string, CaseComparison> compared;
   if (base_id)
-    for (CaseComparison& c : compare_runs(base_cases, cases, options.compare, &context.history, context.same_machine))
+    for (CaseComparison& c : compare_runs(base_cases, cases, compare, &context.history, context.same_machine))
       compared[c.case_key] = std::move(c);
 
   // History: the last N runs up to this one, summary figures only.

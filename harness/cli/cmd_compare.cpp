@@ -67,6 +67,7 @@ int cmd_compare(int argc, char** argv) {
   std::optional<int64_t> base_run;
   if (args.count("baseline")) base_run = pick_run(base_store, args["baseline"].as<int64_t>());
   else if (other) base_run = pick_run(*other, std::nullopt);
+  else if (const int64_t paired = store.load_run(run).info.paired_with) base_run = paired;
   else base_run = run_before(store, run);
   if (!base_run)
     throw Error(store.path() + ": run " + std::to_string(run) + " has no run before it to compare with; "
@@ -76,6 +77,7 @@ int cmd_compare(int argc, char** argv) {
                 "--baseline (an A/A comparison is two runs of the same code: `fusebench selfcheck`)");
 
   const JudgementContext context = judgement_context(store, run, base_store, *base_run, !args.count("no-history"));
+  o.paired = context.paired;
   const std::string& machine = context.machine;
   const std::string& base_machine = context.baseline_machine;
   const bool same_machine = context.same_machine;
@@ -84,6 +86,9 @@ int cmd_compare(int argc, char** argv) {
   const std::string base_name = (other ? other->path() + " " : std::string()) + "run " + std::to_string(*base_run);
   std::cout << "compare: run " << run << " against " << base_name << " (alpha " << o.alpha << ", min effect "
             << format_number("%.1f%%", 100 * o.min_effect) << "; ± is the smallest change this case's noise lets through)\n";
+  if (o.paired)
+    std::cout << "paired: run " << *base_run << " is the other side of this A/B run (" << store.load_run(*base_run).info.timed_by
+              << "), its processes alternated with these: each change is the median of the adjacent processes' ratios\n";
   if (same_machine)
     std::cout << "machine: " << machine << "\n";
   else

@@ -63,12 +63,13 @@ int cmd_gate(int argc, char** argv) {
   std::vector<StoredCase> baseline;
   std::string baseline_name;
   HistoryByKey history;
-  bool same_machine = true;
+  bool same_machine = true, paired = false;
   if (wants_baseline) {
     const ResultStore& bs = other ? *other : store;
     std::optional<int64_t> base_run;
     if (args.count("baseline")) base_run = pick_run(bs, args["baseline"].as<int64_t>());
     else if (other) base_run = pick_run(*other, std::nullopt);
+    else if (const int64_t paired = store.load_run(run).info.paired_with) base_run = paired;
     else base_run = run_before(store, run);
     if (base_run && !other && *base_run == run)
       throw Error(store.path() + ": --baseline " + std::to_string(run) + " is the run being gated: a run compared with "
@@ -79,6 +80,10 @@ int cmd_gate(int argc, char** argv) {
       JudgementContext context = judgement_context(store, run, bs, *base_run);
       history = std::move(context.history);
       same_machine = context.same_machine;
+      paired = context.paired;
+      if (paired)
+        std::printf("gate: paired A/B run: max_regression judges each case against run %lld (%s) process by process\n",
+                    static_cast<long long>(*base_run), bs.load_run(*base_run).info.timed_by.c_str());
       if (!same_machine)
         std::printf("gate: the baseline ran on another machine (%s); max_regression %s\n",
                     context.baseline_machine.c_str(),
@@ -87,6 +92,7 @@ int cmd_gate(int argc, char** argv) {
   }
   CompareOptions compare;
   compare.cross_host = args.count("cross-host") > 0;
+  compare.paired = paired;
   GateReport report =
       evaluate_gate(cases, rules, baseline_name.empty() ? nullptr : &baseline, compare, &history, same_machine);
   report.baseline = baseline_name;

@@ -33,6 +33,11 @@ int cmd_run(int argc, char** argv) {
       "cores-per-worker", "under mpirun: several workers per host, each pinned to its own K cores (default: one case per host at a time)",
       cxxopts::value<int>())(
       "case-timeout", "under mpirun: seconds after which a case without a result is stored as lost (default 600 + 4 x timing.max_seconds)",
+      cxxopts::value<double>())(
+      "against", "paired A/B: time every case in worker processes of this fusebench and of this other one (a build of "
+      "the base commit), alternating ABBA; stores a run for each side, which compare and gate then judge pair by pair",
+      cxxopts::value<std::string>())(
+      "inject-delay-us", "TEST HOOK: this fusebench's engine busy-waits this long after each run (never the --against side)",
       cxxopts::value<double>())("scenarios", "scenario files", cxxopts::value<std::vector<std::string>>());
   opts.parse_positional({"scenarios"});
   cxxopts::ParseResult args;
@@ -48,6 +53,11 @@ int cmd_run(int argc, char** argv) {
   request.resume = args.count("resume") > 0;
   if (args.count("shard")) request.shard = parse_shard(args["shard"].as<std::string>());
   request.command = command_line(argc, argv);
+  if (args.count("against")) request.against = args["against"].as<std::string>();
+  if (args.count("inject-delay-us")) {
+    request.inject_delay_us = args["inject-delay-us"].as<double>();
+    if (!(*request.inject_delay_us >= 0)) throw Error("--inject-delay-us must be >= 0");
+  }
   if (args.count("plugin"))
     for (const std::string& lib : args["plugin"].as<std::vector<std::string>>())
       request.plugin_libraries.push_back(std::filesystem::absolute(lib).lexically_normal().string());
@@ -69,7 +79,10 @@ int cmd_run(int argc, char** argv) {
     distributed.case_timeout_s = args["case-timeout"].as<double>();
     if (!(distributed.case_timeout_s > 0)) throw Error("--case-timeout must be a positive number of seconds");
   }
-  if (launched_world_size().value_or(1) > 1) return run_distributed(request, distributed, finish);
+  if (launched_world_size().value_or(1) > 1) {
+    if (!request.against.empty()) throw Error("--against: a paired A/B run runs in one process, not under mpirun");
+    return run_distributed(request, distributed, finish);
+  }
   if (args.count("cores-per-worker") || args.count("case-timeout"))
     throw Error("--cores-per-worker and --case-timeout apply under mpirun only (this run has one process)");
   RunSession session(request, std::cout);

@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
+#include <set>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
@@ -27,19 +29,23 @@ namespace {
 // One run of the scenarios into the database, as `fusebench run` makes it (each case's
 // line printed as it is stored), with the engine slowed by `delay_us` where given (by the
 // case's place in the matrix); returns the stored cases.
-std::vector<StoredCase> run_once(const std::vector<std::string>& files, const std::string& db, const std::string& what,
-                                 const std::map<std::string, double>& delay_us = {}) {
+// With `against`, a paired A/B run against that binary (whose side never gets the delay).
+SelfCheckRun run_once(const std::vector<std::string>& files, const std::string& db, const std::string& what,
+                      bool slowed, const std::string& against, const std::map<std::string, double>& delay_us = {}) {
   std::cout << what << " (load " << format_number("%.2f", load_average()[0]) << ")" << std::endl;
   RunRequest request;
   request.scenario_files = files;
   request.db_path = db;
   request.command = "fusebench selfcheck (" + what + ")";
+  request.against = against;
   RunSession session(request, std::cout);
   for (PendingCase& p : session.pending())
     if (auto it = delay_us.find(matrix_identity(p.spec)); it != delay_us.end()) p.spec.timing.inject_delay_us = it->second;
   run_in_process(session);
   session.finish();
-  return session.store().load_cases(session.run_id());
+  SelfCheckRun run{slowed, session.store().load_cases(session.run_id()), {}};
+  if (session.baseline_run_id()) run.paired_baseline = session.store().load_cases(session.baseline_run_id());
+  return run;
 }
 
 constexpr const char* kSlowedLabel = "slowed run";
@@ -65,6 +71,8 @@ int cmd_selfcheck(int argc, char** argv) {
       "min-detection", "exit 1 when fewer than this fraction of slowed-down comparisons say slower",
       cxxopts::value<double>()->default_value("0.9"))(
       "from-db", "run nothing: judge the runs already in --db (those selfcheck labelled slowed as slowed runs, all others as A/A runs)")(
+      "paired", "A/A through the paired A/B path: every run is `run --against` this fusebench itself (or --against BIN), "
+      "judged pair by pair")("against", "with --paired: the other binary (default: this one)", cxxopts::value<std::string>())(
       "scenarios", "scenario files", cxxopts::value<std::vector<std::string>>());
   opts.parse_positional({"scenarios"});
   cxxopts::ParseResult args;
@@ -79,6 +87,12 @@ int cmd_selfcheck(int argc, char** argv) {
   o.alpha = args["alpha"].as<double>();
   o.min_effect = fraction_option(args, "min-effect");
   if (!(o.alpha > 0 && o.alpha < 1)) throw Error("--alpha must lie between 0 and 1");
+  // --paired: every run against this very binary (an A/A through the A/B path) or --against's.
+  std::string against;
+  if (args.count("against") && !args.count("paired")) throw Error("--against is for --paired runs");
+  if (args.count("paired"))
+    against = args.count("against") ? args["against"].as<std::string>()
+                                    : std::filesystem::read_symlink("/proc/self/exe").string();
   std::optional<double> inject;
   if (args.count("inject-delay")) {
     inject = args["inject-delay"].as<double>();
@@ -90,8 +104,16 @@ int cmd_selfcheck(int argc, char** argv) {
   if (from_db) {
     // Each run as selfcheck labelled it; runs `fusebench run` made are A/A runs.
     const ResultStore store = open_existing_store(db);
+    // A paired run's other side is read with it, not as a run of its own.
+    std::set<int64_t> other_sides;
     for (const StoredRun& r : store.list_runs())
-      runs.push_back({r.info.command.find(kSlowedLabel) != std::string::npos, store.load_cases(r.id, CaseDetail::kTiming)});
+      if (r.info.paired_with) other_sides.insert(r.info.paired_with);
+    for (const StoredRun& r : store.list_runs()) {
+      if (other_sides.count(r.id)) continue;
+      runs.push_back({r.info.command.find(kSlowedLabel) != std::string::npos, store.load_cases(r.id, CaseDetail::kTiming),
+                      r.info.paired_with ? store.load_cases(r.info.paired_with, CaseDetail::kTiming)
+                                         : std::vector<StoredCase>{}});
+    }
     const auto slowed = std::count_if(runs.begin(), runs.end(), [](const SelfCheckRun& r) { return r.slowed; });
     if (runs.size() - slowed < 2) throw Error(db + ": holds fewer than 2 A/A runs");
     if (slowed > 0 && !inject)
@@ -102,7 +124,7 @@ int cmd_selfcheck(int argc, char** argv) {
     // slowed run, so both see the same drift of the machine.
     const std::vector<std::string> files = args["scenarios"].as<std::vector<std::string>>();
     auto aa_run = [&](int i) {
-      runs.push_back({false, run_once(files, db, "A/A run " + std::to_string(i) + "/" + std::to_string(repeats))});
+      runs.push_back(run_once(files, db, "A/A run " + std::to_string(i) + "/" + std::to_string(repeats), false, against));
     };
     aa_run(1);
     // Each case slowed by the fraction of its engine median in the first run.
@@ -112,10 +134,10 @@ int cmd_selfcheck(int argc, char** argv) {
         if (sc.result.status != "error") delay_us[matrix_identity(sc.result.spec)] = *inject * sc.result.engine.stats.median * 1000;
     for (int a = 2, s = 1; a <= repeats || (inject && s <= inject_repeats);) {
       if (inject && s <= inject_repeats) {
-        runs.push_back({true, run_once(files, db,
-                                       std::string(kSlowedLabel) + " " + std::to_string(s) + "/" + std::to_string(inject_repeats) +
-                                           " (engine +" + pct(*inject) + ")",
-                                       delay_us)});
+        runs.push_back(run_once(files, db,
+                                std::string(kSlowedLabel) + " " + std::to_string(s) + "/" + std::to_string(inject_repeats) +
+                                    " (engine +" + pct(*inject) + ")",
+                                true, against, delay_us));
         ++s;
       }
       if (a <= repeats) aa_run(a++);

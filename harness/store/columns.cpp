@@ -26,6 +26,8 @@ const std::vector<Column<RunInfo>>& run_columns() {
       JSON_COLUMN(scenarios_json, scenarios),
       COLUMN(shard, shard),
       JSON_COLUMN(merged_from_json, merged_from),
+      COLUMN(paired_with, paired_with),
+      COLUMN(timed_by, timed_by),
   };
   return columns;
 }

@@ -312,7 +312,7 @@ ALTER TABLE cases ADD COLUMN engine_shapes TEXT NOT NULL DEFAULT 'static';
 ALTER TABLE cases ADD COLUMN specialize_ms REAL;
 )sql";
 
-// Version 9: disturbance (issue 40). What the machine did to each case's timing besides other
+// Version 9: disturbance and paired A/B runs (issue 40). What the machine did to each case's timing besides other
 // processes' CPU time: the hypervisor's steal time, the run queue, our involuntary context
 // switches; and why the case was flagged disturbed ('' when it was not) after re-timing
 // how many of its worker processes.
@@ -322,6 +322,9 @@ ALTER TABLE cases ADD COLUMN run_queue INTEGER;
 ALTER TABLE cases ADD COLUMN involuntary_switches INTEGER;
 ALTER TABLE cases ADD COLUMN disturbed TEXT NOT NULL DEFAULT '';
 ALTER TABLE cases ADD COLUMN retimed_processes INTEGER NOT NULL DEFAULT 0;
+-- paired A/B runs (run --against): the other binary's run, and which binary timed this one
+ALTER TABLE runs ADD COLUMN paired_with INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN timed_by TEXT NOT NULL DEFAULT '';
 )sql";
 
 struct Migration {
@@ -339,7 +342,7 @@ constexpr Migration kMigrations[] = {
     {6, "worker processes: sample process, process spread per case", kSchemaV6},
     {7, "plugin cost splits", kSchemaV7},
     {8, "static or dynamic engine, a dynamic engine's specialization time", kSchemaV8},
-    {9, "disturbance: steal time, run queue, preemptions, the disturbed flag", kSchemaV9},
+    {9, "disturbance (steal time, run queue, preemptions, the disturbed flag), paired A/B runs", kSchemaV9},
 };
 static_assert(kMigrations[std::size(kMigrations) - 1].to_version == kSchemaVersion,
               "the last migration must bring the schema to kSchemaVersion");
