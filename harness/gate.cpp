@@ -19,8 +19,9 @@ std::string noisy_why(const CaseResult& r) {
 
 // min_speedup: judged on the speedup's 95% interval, never on its median alone: pass where the
 // whole interval lies at or above the minimum, FAIL where it lies below, INCONCLUSIVE where it
-// straddles the minimum (the run cannot say which side the case is on). A case without an
-// interval (one sample) is judged on its median. Enough decimals to show which side.
+// straddles the minimum (the run cannot say which side the case is on), and on a disturbed
+// case. A case without an interval (one sample) is judged on its median. Enough decimals to
+// show which side.
 RuleResult min_speedup_rule(const CaseResult& r, double min) {
   RuleResult out{"min_speedup", Outcome::kPass, ""};
   const int d = decimals_apart({r.speedup, r.speedup_ci_low, r.speedup_ci_high}, min);
@@ -29,7 +30,12 @@ RuleResult min_speedup_rule(const CaseResult& r, double min) {
                format_number(" (engine %.3f ms", r.engine.stats.median) +
                format_number(", reference %.3f ms)", r.reference.stats.median);
   const bool has_interval = std::isfinite(r.speedup_ci_low) && std::isfinite(r.speedup_ci_high);
-  if (!has_interval) {
+  if (!r.disturbed.empty()) {
+    // Threads short of cores slow the engine and the reference unequally (a spinning thread
+    // pool waits for a core): the speedup itself is the machine's, either way.
+    out.outcome = Outcome::kInconclusive;
+    out.detail += ": the machine disturbed the timing";
+  } else if (!has_interval) {
     out.outcome = r.speedup >= min ? Outcome::kPass : Outcome::kFail;
   } else if (r.speedup_ci_low >= min) {
     out.outcome = Outcome::kPass;

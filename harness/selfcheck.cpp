@@ -50,6 +50,9 @@ SelfCheckReport summarize_self_check(const std::vector<SelfCheckRun>& runs, cons
         if (std::isfinite(c.judgement->engine.detectable)) detectables[c.case_key].push_back(c.judgement->engine.detectable);
       }
       if (!run.slowed) add_run(history, run.cases);
+      for (const StoredCase& sc : run.cases)
+        if (std::isfinite(sc.result.process_noise.speedup))
+          process_spreads[sc.result.spec.case_key()].push_back(sc.result.process_noise.speedup);
       continue;
     }
     if (run.slowed) {

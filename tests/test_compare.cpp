@@ -53,6 +53,32 @@ TEST(JudgeFigure, NoiseFromProcessesIsThePooledRobustSpreadWithStudentsT) {
             Verdict::kUnchanged);
 }
 
+// Paired: process k of each side ran next to each other, so a drift between the pairs (here
+// the machine 30% slower for the later pairs) is in both sides of each pair and cancels. The
+// unpaired judgement of the same values sees only their spread and cannot tell.
+TEST(JudgeFigure, PairedJudgesTheAdjacentProcessesRatios) {
+  fb::CompareOptions o;
+  const std::vector<double> drifting{1.0, 1.1, 1.2, 1.3, 1.25, 1.05};
+  std::vector<double> slowed = scaled(drifting, 1.05);
+  slowed[2] *= 1.01;  // the pairs agree within about 1%
+  slowed[4] /= 1.01;
+  const fb::FigureChange c = fb::judge_paired_figure(figure(1.15, drifting), figure(1.2, slowed), false, o);
+  EXPECT_NEAR(c.change, 0.05, 1e-12);  // the median pair ratio
+  std::vector<double> ratios;
+  for (size_t k = 0; k < drifting.size(); ++k) ratios.push_back(slowed[k] / drifting[k]);
+  const double se = 1.2533 * fb::robust_log_spread(ratios) / std::sqrt(6.0);
+  EXPECT_NEAR(c.noise, se, 1e-12);
+  EXPECT_NEAR(c.detectable, std::exp(fb::student_t_quantile(0.995, 5) * se) - 1, 1e-12);
+  EXPECT_EQ(c.noise_source, "paired processes (6)");
+  EXPECT_EQ(c.verdict, Verdict::kSlower);
+  EXPECT_EQ(fb::judge_figure(figure(1.15, drifting), figure(1.2, slowed), {}, false, o).verdict, Verdict::kNoisy);
+  // Higher is better for the speedup; fewer than three pairs judge nothing.
+  EXPECT_EQ(fb::judge_paired_figure(figure(1.15, drifting), figure(1.2, slowed), true, o).verdict, Verdict::kFaster);
+  const fb::FigureChange two = fb::judge_paired_figure(figure(1, {1, 1.1}), figure(1.1, {1.1, 1.2}), false, o);
+  EXPECT_EQ(two.verdict, Verdict::kNoisy);
+  EXPECT_EQ(two.noise_source, "paired processes (2): too few pairs");
+}
+
 TEST(JudgeFigure, NoiseAboveTheChangeToDetectIsNoisy) {
   const std::vector<double> wide{1.0, 1.08, 0.93, 1.05, 0.96};
   fb::CompareOptions o;
