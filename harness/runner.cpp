@@ -32,6 +32,25 @@ namespace {
 // Worker processes a case is timed in: timing.processes, but never more than max_iterations,
 // the case's cap on samples (every process takes at least one).
 int worker_count(const TimingConfig& t) { return std::min(t.processes, t.max_iterations); }
+
+// How often a disturbed worker process is timed again: never where the case has more
+// threads than the machine has cores (another try cannot help).
+int disturbance_retries(const CaseSpec& spec, const CaseResult& part) {
+  const int cores = part.timed_on.cores;
+  return cores > 0 && spec.threads > cores ? 0 : spec.timing.disturbance_retries;
+}
+
+// The merged result of a case's processes, under the spec as asked (not the per-process
+// share of its timing), with the processes it got and the model hash a worker read.
+CaseResult merged_as_asked(const std::vector<CaseResult>& parts, const CaseSpec& asked, int retimed) {
+  CaseResult r = merge_process_results(parts);
+  const std::string model_hash = r.spec.model_hash;
+  r.spec = asked;
+  r.spec.timing.processes = static_cast<int>(parts.size());
+  r.spec.model_hash = model_hash.empty() ? asked.model_hash : model_hash;
+  r.retimed_processes = retimed;
+  return r;
+}
 }  // namespace
 
 CaseResult CaseRunner::run(const CaseSpec& spec, const ProgressFn& progress) {
@@ -56,8 +75,8 @@ CaseResult CaseRunner::run_in_workers(const CaseSpec& spec, const ProgressFn& pr
     // other work passes, a machine that stays busy keeps the flag (and one with fewer cores
     // than the case has threads is not asked again).
     CaseResult part = run_in_worker_process(process_spec, p, worker_executable_);
-    const int retries = spec.threads > part.timed_on.cores && part.timed_on.cores > 0 ? 0 : spec.timing.disturbance_retries;
-    for (int retry = 0; retry < retries && part.status != "error" && !part.disturbed.empty(); ++retry) {
+    for (int retry = 0; retry < disturbance_retries(spec, part) && part.status != "error" && !part.disturbed.empty();
+         ++retry) {
       ++retimed;
       if (progress) progress(of_k + " timed again, disturbed: " + part.disturbed);
       part = run_in_worker_process(process_spec, p, worker_executable_);
@@ -65,13 +84,7 @@ CaseResult CaseRunner::run_in_workers(const CaseSpec& spec, const ProgressFn& pr
     parts.push_back(std::move(part));
     if (parts.back().status == "error") break;  // the case is an error; the other processes would not change that
   }
-  CaseResult r = merge_process_results(parts);
-  r.retimed_processes = retimed;
-  const std::string model_hash = r.spec.model_hash;
-  r.spec = spec;  // the case as asked for, not the per-process share of its timing...
-  r.spec.timing.processes = k;  // ...with the processes it got
-  r.spec.model_hash = model_hash.empty() ? spec.model_hash : model_hash;
-  return r;
+  return merged_as_asked(parts, spec, retimed);
 }
 
 std::pair<CaseResult, CaseResult> CaseRunner::run_paired(const CaseSpec& spec, const std::string& other,
@@ -101,9 +114,7 @@ std::pair<CaseResult, CaseResult> CaseRunner::run_paired(const CaseSpec& spec, c
       return ab;
     };
     auto [a, b] = time_pair();
-    const int retries =
-        spec.threads > a.timed_on.cores && a.timed_on.cores > 0 ? 0 : spec.timing.disturbance_retries;
-    for (int retry = 0; retry < retries && a.status != "error" && b.status != "error" &&
+    for (int retry = 0; retry < disturbance_retries(spec, a) && a.status != "error" && b.status != "error" &&
                         (!a.disturbed.empty() || !b.disturbed.empty());
          ++retry) {
       ++retimed;
@@ -114,18 +125,10 @@ std::pair<CaseResult, CaseResult> CaseRunner::run_paired(const CaseSpec& spec, c
     baseline.push_back(std::move(b));
     if (candidate.back().status == "error" || baseline.back().status == "error") break;
   }
-  auto finish = [&](std::vector<CaseResult>& parts, const CaseSpec& asked) {
-    CaseResult r = merge_process_results(parts);
-    const std::string model_hash = r.spec.model_hash;
-    r.spec = asked;
-    r.spec.timing.processes = static_cast<int>(parts.size());
-    r.spec.model_hash = model_hash.empty() ? spec.model_hash : model_hash;
-    r.retimed_processes = retimed;
-    return r;
-  };
   CaseSpec asked_baseline = spec;
   asked_baseline.timing.inject_delay_us = 0;
-  std::pair<CaseResult, CaseResult> sides{finish(candidate, spec), finish(baseline, asked_baseline)};
+  std::pair<CaseResult, CaseResult> sides{merged_as_asked(candidate, spec, retimed),
+                                          merged_as_asked(baseline, asked_baseline, retimed)};
   sides.second.spec.model_hash = sides.first.spec.model_hash;  // one case key, whatever the other build hashes
   return sides;
 }

@@ -26,61 +26,40 @@ SelfCheckReport summarize_self_check(const std::vector<SelfCheckRun>& runs, cons
     if (fresh) report.cases.push_back(SelfCheckCase{key, label});
     return report.cases[it->second];
   };
+  // One comparison of a slowed run (detected when `slower`) or of an A/A pair (a false
+  // alarm when `slower` or `faster`).
+  auto count = [&](const CaseComparison& c, bool slowed) {
+    if (!c.judgement) return;
+    SelfCheckCase& e = entry(c.case_key, c.label);
+    const Verdict v = c.judgement->verdict;
+    if (slowed) {
+      ++e.injected, ++report.injected;
+      if (v == Verdict::kSlower) ++e.detected, ++report.detected;
+      if (c.judgement->engine.verdict == Verdict::kSlower) ++e.engine_detected, ++report.engine_detected;
+      return;
+    }
+    ++e.comparisons, ++report.comparisons;
+    if (v == Verdict::kSlower || v == Verdict::kFaster) ++e.false_alarms, ++report.false_alarms;
+    e.environment += v == Verdict::kEnvironment;
+    e.noisy += v == Verdict::kNoisy;
+    e.unchanged += v == Verdict::kUnchanged;
+    if (std::isfinite(c.judgement->speedup.detectable)) detectables[c.case_key].push_back(c.judgement->speedup.detectable);
+  };
   HistoryByKey history;  // the A/A runs so far, up to and including the baseline, as compare has it
   const SelfCheckRun* last_aa = nullptr;
   for (const SelfCheckRun& run : runs) {
     if (!run.paired_baseline.empty()) {
       CompareOptions paired = o;
       paired.paired = true;
-      for (const CaseComparison& c : compare_runs(run.paired_baseline, run.cases, paired)) {
-        if (!c.judgement) continue;
-        SelfCheckCase& e = entry(c.case_key, c.label);
-        const Verdict v = c.judgement->verdict;
-        if (run.slowed) {
-          ++e.injected, ++report.injected;
-          if (v == Verdict::kSlower) ++e.detected, ++report.detected;
-          if (c.judgement->engine.verdict == Verdict::kSlower) ++e.engine_detected, ++report.engine_detected;
-          continue;
-        }
-        ++e.comparisons, ++report.comparisons;
-        if (v == Verdict::kSlower || v == Verdict::kFaster) ++e.false_alarms, ++report.false_alarms;
-        e.environment += v == Verdict::kEnvironment;
-        e.noisy += v == Verdict::kNoisy;
-        e.unchanged += v == Verdict::kUnchanged;
-        if (std::isfinite(c.judgement->engine.detectable)) detectables[c.case_key].push_back(c.judgement->engine.detectable);
-      }
-      if (!run.slowed) add_run(history, run.cases);
-      for (const StoredCase& sc : run.cases)
-        if (std::isfinite(sc.result.process_noise.speedup))
-          process_spreads[sc.result.spec.case_key()].push_back(sc.result.process_noise.speedup);
+      for (const CaseComparison& c : compare_runs(run.paired_baseline, run.cases, paired)) count(c, run.slowed);
+    } else if (run.slowed) {
+      if (last_aa)
+        for (const CaseComparison& c : compare_runs(last_aa->cases, run.cases, o, &history)) count(c, true);
       continue;
+    } else if (last_aa) {
+      for (const CaseComparison& c : compare_runs(last_aa->cases, run.cases, o, &history)) count(c, false);
     }
-    if (run.slowed) {
-      if (!last_aa) continue;
-      for (const CaseComparison& c : compare_runs(last_aa->cases, run.cases, o, &history)) {
-        if (!c.judgement) continue;
-        SelfCheckCase& e = entry(c.case_key, c.label);
-        ++e.injected;
-        ++report.injected;
-        if (c.judgement->verdict == Verdict::kSlower) ++e.detected, ++report.detected;
-        if (c.judgement->engine.verdict == Verdict::kSlower) ++e.engine_detected, ++report.engine_detected;
-      }
-      continue;
-    }
-    if (last_aa) {
-      for (const CaseComparison& c : compare_runs(last_aa->cases, run.cases, o, &history)) {
-        if (!c.judgement) continue;
-        SelfCheckCase& e = entry(c.case_key, c.label);
-        ++e.comparisons;
-        ++report.comparisons;
-        const Verdict v = c.judgement->verdict;
-        if (v == Verdict::kSlower || v == Verdict::kFaster) ++e.false_alarms, ++report.false_alarms;
-        e.environment += v == Verdict::kEnvironment;
-        e.noisy += v == Verdict::kNoisy;
-        e.unchanged += v == Verdict::kUnchanged;
-        if (std::isfinite(c.judgement->speedup.detectable)) detectables[c.case_key].push_back(c.judgement->speedup.detectable);
-      }
-    }
+    if (run.slowed) continue;
     add_run(history, run.cases);
     for (const StoredCase& sc : run.cases)
       if (std::isfinite(sc.result.process_noise.speedup))

@@ -69,7 +69,7 @@ int cmd_gate(int argc, char** argv) {
     std::optional<int64_t> base_run;
     if (args.count("baseline")) base_run = pick_run(bs, args["baseline"].as<int64_t>());
     else if (other) base_run = pick_run(*other, std::nullopt);
-    else if (const int64_t paired = store.load_run(run).info.paired_with) base_run = paired;
+    else if (const int64_t other_side = store.load_run(run).info.paired_with) base_run = other_side;
     else base_run = run_before(store, run);
     if (base_run && !other && *base_run == run)
       throw Error(store.path() + ": --baseline " + std::to_string(run) + " is the run being gated: a run compared with "
