@@ -1,0 +1,65 @@
+// What every CUDA layer shares: errors from the CUDA runtime, cuBLASLt and cuDNN as the
+// engine's Error, host copies of device tensors, and the float element type kernels take.
+#include <string>
+
+#include "engine/backend/cuda/cuda_context.h"
+#include "engine/backend/cuda/cuda_layer_table.h"
+
+namespace fb::cuda {
+
+namespace {
+
+// cuBLAS's own cublasGetStatusName lives in libcublas, which a cuBLASLt-only link lacks.
+const char* cublas_status_name(cublasStatus_t s) {
+  switch (s) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+  }
+  return "unknown cuBLAS status";
+}
+
+[[noreturn]] void fail(const char* call, const std::string& what, int code) {
+  throw Error(std::string(call) + " failed: " + what + " (" + std::to_string(code) + ")");
+}
+
+}  // namespace
+
+void check(cudaError_t status, const char* call) {
+  if (status != cudaSuccess) fail(call, cudaGetErrorString(status), int(status));
+}
+
+void check(cublasStatus_t status, const char* call) {
+  if (status != CUBLAS_STATUS_SUCCESS) fail(call, cublas_status_name(status), int(status));
+}
+
+void check(cudnnStatus_t status, const char* call) {
+  if (status != CUDNN_STATUS_SUCCESS) fail(call, cudnnGetErrorString(status), int(status));
+}
+
+Tensor to_host(const Tensor& device_tensor, cudaStream_t stream) {
+  Tensor host = Tensor::empty(device_tensor.dtype(), device_tensor.shape());
+  FB_CUDA(cudaStreamSynchronize(stream));
+  if (host.nbytes()) FB_CUDA(cudaMemcpy(host.raw(), device_tensor.raw(), host.nbytes(), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+Tensor CudaLayer::plain_copy(const Tensor& output) const { return to_host(output, ctx_.stream); }
+
+Elem elem_of(const Tensor& t) {
+  switch (t.dtype()) {
+    case DType::Float32: return Elem::F32;
+    case DType::Float16: return Elem::F16;
+    case DType::BFloat16: return Elem::BF16;
+    default: throw Error("CUDA kernels take float32, float16 or bfloat16 tensors, not " + dtype_name(t.dtype()));
+  }
+}
+
+}  // namespace fb::cuda
