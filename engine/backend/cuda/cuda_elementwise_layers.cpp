@@ -248,6 +248,17 @@ std::unique_ptr<Layer> make_clip(const LayerRequest& r, const CudaContext& ctx) 
   return b.layer(ctx, "cuda.clip", integer);
 }
 
+// PRelu(x, slope): x < 0 ? slope · x : x, the slope broadcast to x.
+std::unique_ptr<Layer> make_prelu(const LayerRequest& r, const CudaContext& ctx) {
+  MapBuilder b(r);
+  const int x = b.input(0), slope = b.input(1);
+  if (b.in(0).dtype() == DType::Bool) throw Error(r.node.describe() + ": PRelu on bool is not supported");
+  const int negative = b.emit(MapKind::Activation, int(Activation::IsNegative), x);
+  const int scaled = b.emit(MapKind::Binary, int(BinaryFn::Mul), slope, x);
+  b.emit(MapKind::Select, 0, negative, scaled, x);
+  return b.layer(ctx, "cuda.prelu", is_integer_type(b.in(0).dtype()));
+}
+
 // ---- Binary arithmetic and the variadic folds ------------------------------------------
 // Add, Sub, Mul, Div, Pow (two inputs); Min, Max, Sum, Mean (one or more, folded left to
 // right as engine/ops/variadic_ops.cpp does; Mean divides the sum at the end).
@@ -343,6 +354,7 @@ void add_elementwise_rows(std::vector<CudaOpRow>& rows) {
   for (const char* op : {"LeakyRelu", "HardSigmoid", "Elu", "Selu", "Celu", "ThresholdedRelu", "Shrink"})
     rows.push_back({"", op, any_float, make_activation});
   rows.push_back({"", "Clip", any_float, make_clip});
+  rows.push_back({"", "PRelu", any_float, make_prelu});
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow"}) rows.push_back({"", op, any_float, make_arithmetic});
   for (const char* op : {"Min", "Max", "Sum", "Mean"}) rows.push_back({"", op, within_map_limits, make_arithmetic});
   for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not"})

@@ -45,8 +45,9 @@ __device__ __forceinline__ C activation_value(Activation f, C v, double p0, doub
     return b < at_least ? b : at_least;  // std::min(.., hi)
   }
   if (f == Activation::DivideBy) return v / a;
+  if (f == Activation::IsNegative) return C(v < C(0));
   if constexpr (!std::is_floating_point_v<C>) {
-    return v;  // the layers give integers Clip and DivideBy only
+    return v;  // the layers give integers Clip, DivideBy and IsNegative only
   } else {
     switch (f) {
       case Activation::LeakyRelu: return v >= 0.f ? v : a * v;

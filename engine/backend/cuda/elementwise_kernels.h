@@ -33,8 +33,9 @@ enum class MapKind : uint8_t {
   Copy,        // a (Cast, Identity-like folds)
 };
 
-// The activations with parameters (engine/ops/activation_ops.cpp), and Mean's division.
-enum class Activation : uint8_t { LeakyRelu, HardSigmoid, Elu, Selu, Celu, ThresholdedRelu, Shrink, Clip, DivideBy };
+// The activations with parameters (engine/ops/activation_ops.cpp), Mean's division, and
+// IsNegative (1 where v < 0, else 0: PRelu's select).
+enum class Activation : uint8_t { LeakyRelu, HardSigmoid, Elu, Selu, Celu, ThresholdedRelu, Shrink, Clip, DivideBy, IsNegative };
 enum class Compare : uint8_t { Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor, Not };
 
 struct MapInstr {
