@@ -3,27 +3,13 @@
 # package already installed is skipped, and `apt-get update` runs only when one is missing.
 set -euo pipefail
 
-PACKAGES=(
-  g++ make cmake pkg-config git
-  libsqlite3-dev            # the result store
-  libonnx-dev               # ModelProto, checker, shape inference
-  libprotobuf-dev protobuf-compiler
-  libtbb-dev                # our kernels' intra-op threads
-  libdnnl-dev               # oneDNN: matrix and convolution kernels
-  ocl-icd-opencl-dev        # only "recommended" by libdnnl-dev, but its CMake config requires OpenCL
-  nlohmann-json3-dev        # scenario files, JSON output
-  libcxxopts-dev            # the command line
-  libgtest-dev              # tests
-  libbenchmark-dev          # build-time benchmark (tests/bench_*.cpp)
-  ccache                    # rebuilds (scripts/build.sh uses it when present)
-  openmpi-bin libopenmpi-dev  # `mpirun -np N fusebench run` (harness/mpi_run.cpp) and its tests
-  sqlite3                   # the sqlite3 command: scripts/nightly.sh and store tests read databases with it
-  chromium                  # test_report_browser opens HTML reports headless (about 290 MB; ~1 min to install)
-  nodejs                    # ... driven by tests/browser/check_report.mjs over the DevTools pipe (Debian's node 18)
-  # PyTorch agreement test and baseline (scripts/export_models.py, bench_pytorch.py): run
-  # with /usr/bin/python3. OpenBLAS so that torch's libblas.so.3 is not netlib's.
-  python3 python3-numpy python3-torch python3-torchvision libopenblas0-openmp
-)
+# The packages, with why each is needed, are in scripts/debian_packages.txt: the lines
+# marked `setup` (scripts/offline_deps.sh reads the same file for air-gapped nodes).
+mapfile -t PACKAGES < <(sed 's/#.*//' "$(dirname "$0")/debian_packages.txt" | awk '/(^|[ \t])setup([ \t]|$)/ {print $1}')
+if [ ${#PACKAGES[@]} -eq 0 ]; then
+  echo "setup: no package marked setup in scripts/debian_packages.txt" >&2
+  exit 1
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
