@@ -69,7 +69,7 @@ std::optional<nlohmann::json> manifest_entry(const std::string& model) {
   if (!f) return std::nullopt;
   const nlohmann::json manifest = nlohmann::json::parse(f);
   for (const auto& e : manifest.at("models"))
-    if (e.at("name") == model) return e;
+    if (e.at("name").get<std::string>() == model) return e;
   return std::nullopt;
 }
 
@@ -161,12 +161,15 @@ TEST(PytorchAgreementManifest, HoldsNoUntestedCase) {
   if (!f) GTEST_SKIP() << "no " << (models_dir() / "manifest.json") << " (run scripts/export_models.py)";
   const std::vector<Case> cases = all_cases();
   const nlohmann::json manifest = nlohmann::json::parse(f);
-  for (const auto& e : manifest.at("models"))
+  for (const auto& e : manifest.at("models")) {
+    // A std::string, not the json: C++20's reversed == makes `string == json` ambiguous (GCC 13).
+    const std::string name = e.at("name").get<std::string>();
     for (int opset : e.at("opsets"))
       for (int64_t batch : e.at("batches"))
         EXPECT_TRUE(std::any_of(cases.begin(), cases.end(),
-                                [&](const Case& c) { return c.model == e.at("name") && c.opset == opset && c.batch == batch; }))
-            << e.at("name") << " opset " << opset << " batch " << batch << " is exported but not tested: add it to kModels/kOpsets/kBatches";
+                                [&](const Case& c) { return c.model == name && c.opset == opset && c.batch == batch; }))
+            << name << " opset " << opset << " batch " << batch << " is exported but not tested: add it to kModels/kOpsets/kBatches";
+  }
 }
 
 }  // namespace
