@@ -10,6 +10,7 @@
 
 #include "harness/result_store.h"
 #include "shell_command.h"
+#include "sql_exec.h"
 
 namespace fb {
 namespace {
@@ -144,7 +145,7 @@ TEST_F(EndToEnd, RunStoresCasesWritesReportAndGates) {
   EXPECT_EQ(missing.code, 2) << missing.output;
 
   // The same run as if it had been interrupted: its stored cases pass, but it cannot.
-  ASSERT_EQ(sh("sqlite3 " + db + " 'UPDATE runs SET finished_at = NULL'").code, 0);
+  ASSERT_EQ(test::exec_sql(db, "UPDATE runs SET finished_at = NULL"), "");
   Outcome unfinished = sh(fb("gate --db " + db + " --min-speedup 0.0001"));
   EXPECT_EQ(unfinished.code, 1) << unfinished.output;
   EXPECT_NE(unfinished.output.find("run 1 never finished"), std::string::npos) << unfinished.output;

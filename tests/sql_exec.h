@@ -1,0 +1,26 @@
+// Runs SQL on a database file through the SQLite library, for tests that change a stored
+// run by hand (the suite needs no sqlite3 command).
+#pragma once
+#include <sqlite3.h>
+
+#include <string>
+
+namespace fb::test {
+
+// "" when every statement ran, else SQLite's message.
+inline std::string exec_sql(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::string error;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+    error = db ? sqlite3_errmsg(db) : "cannot open " + db_path;
+  } else {
+    sqlite3_busy_timeout(db, 2000);
+    char* message = nullptr;
+    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) error = message ? message : "error";
+    sqlite3_free(message);
+  }
+  sqlite3_close(db);
+  return error;
+}
+
+}  // namespace fb::test
