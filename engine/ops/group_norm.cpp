@@ -17,9 +17,9 @@ namespace fb {
 
 namespace {
 
-// Sums in float lanes over blocks this long, and the block sums in double: vector speed,
-// and a million-element group still sums to float accuracy.
-constexpr int64_t kSumBlock = 4096;
+// Sums in float lanes over blocks of kGroupNormSumBlock, and the block sums in double:
+// vector speed, and a million-element group still sums to float accuracy.
+constexpr int64_t kSumBlock = kGroupNormSumBlock;
 
 double block_sum(const float* x, int64_t len) {
   double total = 0;
@@ -33,16 +33,46 @@ double block_sum(const float* x, int64_t len) {
   return total;
 }
 
-double block_squared_deviation(const float* x, int64_t len, float mean) {
-  double total = 0;
+// Σ (x - shift) and Σ (x - shift)², summed as block_sum sums.
+struct Deviations {
+  double sum = 0, squares = 0;
+};
+
+Deviations block_deviations(const float* x, int64_t len, float shift) {
+  Deviations d;
   for (int64_t at = 0; at < len; at += kSumBlock) {
     const int64_t end = std::min(len, at + kSumBlock);
-    float s = 0.f;
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = at; i < end; ++i) s += (x[i] - mean) * (x[i] - mean);
-    total += s;
+    float s = 0.f, s2 = 0.f;
+#pragma omp simd reduction(+ : s, s2)
+    for (int64_t i = at; i < end; ++i) {
+      const float e = x[i] - shift;
+      s += e;
+      s2 += e * e;
+    }
+    d.sum += s;
+    d.squares += s2;
   }
-  return total;
+  return d;
+}
+
+// The statistics of `len` values from their deviations from `shift`, by the corrected
+// two-pass algorithm (Chan, Golub and LeVeque, 1983): the mean is shift + c with
+// c = Σ(x - shift) / len, the variance Σ(x - shift)² / len - c². `shift` is the first
+// pass's mean rounded to float: neither that sum's rounding error (which grows with the
+// mean, not the spread) nor the rounding of the mean to float reaches the output, since
+// the kernels subtract `shift` from x (exact for values near it) and fold c into the shift
+// of the scale and shift. What is left is the float sums' error relative to the spread.
+struct GroupStats {
+  float inv_std = 0;      // 1 / sqrt(variance + eps)
+  double correction = 0;  // c: the mean less shift
+};
+
+GroupStats group_stats(const Deviations& d, int64_t len, float eps) {
+  GroupStats g;
+  g.correction = len ? d.sum / double(len) : 0.0;
+  const double var = len ? std::max(0.0, d.squares / double(len) - g.correction * g.correction) : 0.0;
+  g.inv_std = float(1.0 / std::sqrt(var + double(eps)));
+  return g;
 }
 
 // y[i] = act((x[i] - mean) · scale + shift) for i < n, with one mean, scale and shift for
@@ -75,18 +105,14 @@ void apply_row(GroupNormActivation a, const float* x, float* y, int64_t n, const
   }
 }
 
-// Channel ch's multiply-add, given its group's 1/σ:
-// ((x - mean) · inv · gs + gb) · cs + cb = (x - mean) · scale + shift.
-void channel_scale_shift(const GroupNormArgs& a, int64_t ch, float inv, float* scale, float* shift) {
+// Channel ch's multiply-add, given its group's statistics, for x less the shift:
+// ((x - mean) · inv · gs + gb) · cs + cb = (x - shift) · scale + (gb · cs + cb - c · scale).
+void channel_scale_shift(const GroupNormArgs& a, int64_t ch, const GroupStats& st, float* scale, float* shift) {
   const int64_t g = ch / (a.channels / a.groups);
   const float gs = a.group_scale ? a.group_scale[g] : 1.f, gb = a.group_bias ? a.group_bias[g] : 0.f;
   const float cs = a.channel_scale ? a.channel_scale[ch] : 1.f, cb = a.channel_bias ? a.channel_bias[ch] : 0.f;
-  *scale = inv * gs * cs;
-  *shift = gb * cs + cb;
-}
-
-float inverse_std(double squared_deviation, int64_t len, float eps) {
-  return float(1.0 / std::sqrt((len ? squared_deviation / double(len) : 0.0) + double(eps)));
+  *scale = st.inv_std * gs * cs;
+  *shift = float(double(gb * cs + cb) - st.correction * double(*scale));
 }
 
 }  // namespace
@@ -109,12 +135,12 @@ void group_norm(const float* x, float* y, const GroupNormArgs& a) {
       const int64_t g = block % a.groups;
       const float* xb = x + block * len;
       float* yb = y + block * len;
-      // Two passes (mean, then squared deviations): no cancellation for large means.
+      // Two passes (mean, then deviations from it): no cancellation for large means.
       const float mean = len ? float(block_sum(xb, len) / double(len)) : 0.f;
-      const float inv = inverse_std(block_squared_deviation(xb, len, mean), len, a.epsilon);
+      const GroupStats st = group_stats(block_deviations(xb, len, mean), len, a.epsilon);
       for (int64_t k = 0; k < per_group; ++k) {
         float scale = 0, shift = 0;
-        channel_scale_shift(a, g * per_group + k, inv, &scale, &shift);
+        channel_scale_shift(a, g * per_group + k, st, &scale, &shift);
         apply_row<false>(a.activation, xb + k * a.inner, yb + k * a.inner, a.inner, &mean, &scale, &shift);
       }
     }
@@ -126,21 +152,28 @@ void group_norm_channels_last(const float* x, float* y, const GroupNormArgs& a) 
   // Pixels per task: float sums over at most this many, then in double across tasks.
   const int64_t chunk = std::clamp<int64_t>(16384 / std::max<int64_t>(c, 1), 16, 1024);
   const int64_t chunks = (a.inner + chunk - 1) / chunk;
-  std::vector<float> partial(size_t(a.batch * chunks * c));
+  std::vector<float> partial(size_t(a.batch * chunks * c)), partial_squares(partial.size());
   // Per (sample, chunk): per-channel sums over the chunk's pixels of x, or with `center`
-  // (the sample's per-channel means) of (x - center)², into `partial`.
+  // (the sample's per-channel shifts) of x - center and of (x - center)², into `partial`
+  // and `partial_squares`.
   auto channel_sums = [&](const float* center) {
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, a.batch * chunks), [&](const tbb::blocked_range<int64_t>& r) {
       for (int64_t task = r.begin(); task < r.end(); ++task) {
         const int64_t n = task / chunks, p0 = task % chunks * chunk, p1 = std::min(a.inner, p0 + chunk);
         float* __restrict sum = partial.data() + task * c;
+        float* __restrict sum2 = partial_squares.data() + task * c;
         std::fill(sum, sum + c, 0.f);
+        std::fill(sum2, sum2 + c, 0.f);
         const float* __restrict m = center ? center + n * c : nullptr;
         for (int64_t p = p0; p < p1; ++p) {
           const float* __restrict row = x + (n * a.inner + p) * c;
           if (m) {
 #pragma omp simd
-            for (int64_t k = 0; k < c; ++k) sum[k] += (row[k] - m[k]) * (row[k] - m[k]);
+            for (int64_t k = 0; k < c; ++k) {
+              const float e = row[k] - m[k];
+              sum[k] += e;
+              sum2[k] += e * e;
+            }
           } else {
 #pragma omp simd
             for (int64_t k = 0; k < c; ++k) sum[k] += row[k];
@@ -149,12 +182,12 @@ void group_norm_channels_last(const float* x, float* y, const GroupNormArgs& a) 
       }
     });
   };
-  // Per (sample, group): the sum over its channels and the chunks, in double.
-  auto group_totals = [&](std::vector<double>& total) {
+  // Per (sample, group): the sum of `sums` over its channels and the chunks, in double.
+  auto group_totals = [&](const std::vector<float>& sums_of, std::vector<double>& total) {
     total.assign(size_t(a.batch * a.groups), 0.0);
     for (int64_t n = 0; n < a.batch; ++n)
       for (int64_t t = 0; t < chunks; ++t) {
-        const float* sums = partial.data() + (n * chunks + t) * c;
+        const float* sums = sums_of.data() + (n * chunks + t) * c;
         for (int64_t g = 0; g < a.groups; ++g) {
           float s = 0.f;
           for (int64_t k = g * per_group; k < (g + 1) * per_group; ++k) s += sums[k];
@@ -162,22 +195,25 @@ void group_norm_channels_last(const float* x, float* y, const GroupNormArgs& a) 
         }
       }
   };
-  std::vector<double> total;
+  std::vector<double> total, total_squares;
   channel_sums(nullptr);
-  group_totals(total);
-  // Each channel's group mean, so the second pass reads it as a row.
+  group_totals(partial, total);
+  // Each channel's group mean rounded to float, the shift (group_stats), so that the second
+  // pass reads it as a row.
   std::vector<float> mean(size_t(a.batch * c));
   for (int64_t n = 0; n < a.batch; ++n)
     for (int64_t g = 0; g < a.groups; ++g)
       std::fill_n(mean.begin() + n * c + g * per_group, per_group, len ? float(total[size_t(n * a.groups + g)] / double(len)) : 0.f);
   channel_sums(mean.data());
-  group_totals(total);
+  group_totals(partial, total);
+  group_totals(partial_squares, total_squares);
   std::vector<float> scale(size_t(a.batch * c)), shift(size_t(a.batch * c));
   for (int64_t n = 0; n < a.batch; ++n)
     for (int64_t g = 0; g < a.groups; ++g) {
-      const float inv = inverse_std(total[size_t(n * a.groups + g)], len, a.epsilon);
+      const size_t ng = size_t(n * a.groups + g);
+      const GroupStats st = group_stats(Deviations{total[ng], total_squares[ng]}, len, a.epsilon);
       for (int64_t k = g * per_group; k < (g + 1) * per_group; ++k)
-        channel_scale_shift(a, k, inv, &scale[size_t(n * c + k)], &shift[size_t(n * c + k)]);
+        channel_scale_shift(a, k, st, &scale[size_t(n * c + k)], &shift[size_t(n * c + k)]);
     }
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, a.batch * chunks), [&](const tbb::blocked_range<int64_t>& r) {
     for (int64_t task = r.begin(); task < r.end(); ++task) {

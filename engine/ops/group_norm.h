@@ -31,6 +31,12 @@ struct GroupNormArgs {
 // optional parameters; nullptr where omitted).
 GroupNormArgs group_norm_args(const Node& node, const std::vector<const Tensor*>& inputs);
 
+// The plain kernel sums in float over runs this long and adds the runs' sums in double; the
+// channels-last kernel's float sums are shorter (at most 1024 pixels of a channel, then one
+// group's channels). The length bounds the rounding error of a group's statistics relative
+// to its spread (the tests derive their tolerance from it).
+constexpr int64_t kGroupNormSumBlock = 4096;
+
 // x and y plain ([batch, channels, inner]); y may be x (each block is read before it is written).
 void group_norm(const float* x, float* y, const GroupNormArgs& args);
 // x and y channels-last ([batch, inner, channels], the conv-layout pass's layout); y may be x.
