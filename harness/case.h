@@ -55,6 +55,9 @@ struct TimingConfig {
   // is timed again, up to disturbance_retries times; a case with one still disturbed after
   // that is stored flagged. Defaults measured in the README ("Disturbance").
   double disturbance_cpus = 0.25;
+  // A GPU case's samples: the device's own time for the layers (CUDA events, trtexec's
+  // "GPU Compute Time"), plus the copies in and out when this is true (its "Host Latency").
+  bool include_copies = false;
   double disturbance_steal = 0.05;
   int disturbance_retries = 2;
 
@@ -113,6 +116,8 @@ struct CaseSpec {
   int64_t batch = 1;
   std::string fusion = "standard";
   int threads = 1;
+  // Where both executors run: "cpu", "cuda" (device 0) or "cuda:N" (BuildConfig::device).
+  std::string device = "cpu";
   // "static": an engine built for this batch; "dynamic": one built for the range
   // dynamic_batch (engine/builder/dynamic_engine.h), timed at this batch.
   std::string engine_shapes = "static";

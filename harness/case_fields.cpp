@@ -143,6 +143,15 @@ std::string one_of(const Json& j, const std::string& field, const FieldReader& r
   return s;
 }
 
+// "cpu", "cuda" or "cuda:N": its form only; whether the device is there is the run's to say.
+std::string device(const Json& j, const std::string& f, const FieldReader& r) {
+  const std::string s = non_empty_string(j, f, r);
+  const bool numbered = s.rfind("cuda:", 0) == 0 && s.size() > 5 && s.size() < 9 &&
+                        s.find_first_not_of("0123456789", 5) == std::string::npos;
+  if (s != "cpu" && s != "cuda" && !numbered) r.error(f, "expected \"cpu\", \"cuda\" or \"cuda:N\", got " + show(j));
+  return s;
+}
+
 std::string stop_rule(const Json& j, const std::string& f, const FieldReader& r) {
   return one_of(j, f, r, {"median-ci", "speedup-ci"});
 }
@@ -320,6 +329,22 @@ const std::vector<CaseField>& case_fields() {
        .from_flags = [](const cxxopts::ParseResult& a, bool only_given, BuildConfig& c) {
          if (!only_given || a.count("fusion")) c.fusion = parse_fusion_level(a["fusion"].as<std::string>());
        }},
+      // Where the case runs: in the key (and the stored config) of device cases only, so a
+      // CPU case keeps its key.
+      {.path = "device", .in_scenario = kInMatrix,
+       .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) { s.device = device(v, f, r); },
+       .write = [](const CaseSpec& s) { return s.device == "cpu" ? nlohmann::json() : nlohmann::json(s.device); },
+       .in_key = [](const CaseSpec& s) { return s.device != "cpu"; },
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.device = s.device; },
+       .add_flags = [](cxxopts::Options& o, const std::string&) {
+         o.add_options()("device", "cpu, cuda or cuda:N: where the layers run", cxxopts::value<std::string>()->default_value("cpu"));
+       },
+       .from_flags = [](const cxxopts::ParseResult& a, bool only_given, BuildConfig& c) {
+         if (only_given && !a.count("device")) return;
+         const std::string d = a["device"].as<std::string>();
+         FieldReader r{[](const std::string& field, const std::string& msg) -> void { throw Error("--device: " + msg); }};
+         c.device = device(nlohmann::ordered_json(d), "--device", r);
+       }},
       // A scenario also takes "threads": N at the top level (scenario.cpp).
       {.path = "threads", .in_scenario = kInMatrix, VALUE(threads, thread_count), .in_key = always,
        .to_build = [](const CaseSpec& s, BuildConfig& c) { c.threads = s.threads; }},
@@ -372,6 +397,11 @@ const std::vector<CaseField>& case_fields() {
       {.path = "timing.block_iterations", .in_scenario = kAtPath, VALUE(timing.block_iterations, (int_in<1, 100000>))},
       {.path = "timing.disturbance_cpus", .in_scenario = kAtPath, VALUE(timing.disturbance_cpus, non_negative)},
       {.path = "timing.disturbance_steal", .in_scenario = kAtPath, VALUE(timing.disturbance_steal, fraction)},
+      {.path = "timing.include_copies", .in_scenario = kAtPath,
+       .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) {
+         s.timing.include_copies = boolean(v, f, r);
+       },
+       .write = [](const CaseSpec& s) { return s.timing.include_copies ? nlohmann::json(true) : nlohmann::json(); }},
       {.path = "timing.disturbance_retries", .in_scenario = kAtPath, VALUE(timing.disturbance_retries, (int_in<0, 10>))},
 
       // Tolerances: a scenario's "accuracy" block is for fp32 cases and holds a block per

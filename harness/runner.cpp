@@ -8,6 +8,7 @@
 #include "engine/builder/dynamic_engine.h"
 #include "engine/builder/static_shapes.h"
 #include "engine/ir/error.h"
+#include "engine/reference/device_reference.h"
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
 #include "harness/accuracy.h"
@@ -143,6 +144,8 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
     r.spec.model_hash = m.hash;
     r.onnx_nodes = int(m.onnx_nodes);
     BuildConfig cfg = build_config_of(r.spec);
+    const bool on_device = r.spec.device != "cpu";
+    if (on_device) backend_named(r.spec.device);  // no GPU: say so (no driver, no device, busy) before building
 
     // Plugins: the libraries' ops join this case's registry; placements edit the model
     // both executors run (the model without them is the cost analysis' baseline).
@@ -200,14 +203,41 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
       r.layers.push_back(LayerRecord{int(i), l.name, l.kind, l.sources, l.kernel, l.precision, l.input_shapes,
                                      l.output_shapes, l.flops, l.bytes, l.precision_reason});
     }
-    auto run_engine = [&] { dynamic ? dynamic->run(engine_inputs) : engine->run(engine_inputs); };
+    const bool copies = r.spec.timing.include_copies;
+    auto run_engine = [&] {
+      dynamic ? dynamic->run(engine_inputs) : engine->run(engine_inputs);
+      if (copies && on_device) engine->outputs();
+    };
+    // On a GPU the reference runs there too (gpu_reference.h); the CPU's eager reference
+    // still computes the expected outputs both are checked against.
+    std::unique_ptr<Engine> device_reference = on_device ? build_device_reference(graph, cfg, ops) : nullptr;
+    std::function<void()> run_reference = [&] { reference.run(inputs); };
+    if (device_reference)
+      run_reference = [&] {
+        device_reference->run(engine_inputs);
+        if (copies) device_reference->outputs();
+      };
+    DeviceClocks clocks;
+    if (on_device) {
+      clocks.engine = [&] { return device_ms(*engine, copies); };
+      clocks.reference = [&] { return device_ms(*device_reference, copies); };
+    }
 
     threads.run([&] {
       const std::vector<Tensor> expected = reference.run(inputs);
       r.reference_memory_bytes = static_cast<int64_t>(reference.peak_activation_bytes());
       run_engine();
       r.accuracy = compare_outputs(dynamic ? dynamic->outputs() : engine->outputs(), expected, graph.outputs, r.spec.accuracy);
-      SideBySide timed = time_side_by_side(run_engine, [&] { reference.run(inputs); }, r.spec.timing, r.spec.batch, progress);
+      if (device_reference) {
+        device_reference->run(engine_inputs);
+        r.reference_memory_bytes = static_cast<int64_t>(device_reference->arena_bytes());
+        const AccuracyResult gpu = compare_outputs(device_reference->outputs(), expected, graph.outputs, AccuracyConfig{});
+        if (!gpu.passed)
+          throw Error("the " + r.spec.device + " reference disagrees with the CPU reference beyond fp32 tolerances: " +
+                      gpu.detail);
+      }
+      SideBySide timed = time_side_by_side(run_engine, run_reference, r.spec.timing, r.spec.batch, progress,
+                                           on_device ? &clocks : nullptr);
       store_timing(std::move(timed), r);
       const int cores = r.pinned_cpus.empty() ? r.timed_on.cores : int(r.spec.timing.pin_cpus.size());
       r.disturbed = disturbance_of(r.interference, r.spec.threads, cores, r.spec.timing);

@@ -236,6 +236,7 @@ void ScenarioReader::matrix(const Json& doc, Scenario& s) const {
     if (m.contains("fusion")) s.fusions = axis("fusion", &CaseSpec::fusion);
     if (m.contains("threads")) s.threads = axis("threads", &CaseSpec::threads);
     if (m.contains("engine_shapes")) s.engine_shapes = axis("engine_shapes", &CaseSpec::engine_shapes);
+    if (m.contains("device")) s.devices = axis("device", &CaseSpec::device);
   }
   // "threads": N, for a scenario that does not sweep threads.
   if (doc.contains("threads")) {
@@ -407,7 +408,9 @@ Scenario load_scenario(const std::string& path) {
 
 std::vector<CaseSpec> expand_cases(const Scenario& s) {
   std::vector<CaseSpec> cases;
-  cases.reserve(s.precisions.size() * s.batches.size() * s.fusions.size() * s.threads.size() * s.engine_shapes.size());
+  cases.reserve(s.devices.size() * s.precisions.size() * s.batches.size() * s.fusions.size() * s.threads.size() *
+                s.engine_shapes.size());
+  for (const auto& device : s.devices)
   for (const auto& precision : s.precisions)
     for (int64_t batch : s.batches)
       for (const auto& fusion : s.fusions)
@@ -423,6 +426,7 @@ std::vector<CaseSpec> expand_cases(const Scenario& s) {
             c.batch = batch;
             c.fusion = fusion;
             c.threads = threads;
+            c.device = device;
             auto own = s.precision_accuracy.find(precision);
             c.accuracy = precision == "fp32"                    ? s.settings.accuracy
                          : own != s.precision_accuracy.end() ? own->second

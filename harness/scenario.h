@@ -22,7 +22,8 @@ struct Scenario {
   std::vector<std::string> precisions{"fp32"};
   std::vector<int64_t> batches{1};
   std::vector<std::string> fusions{"standard"};
-  std::vector<int> threads{1};  // "threads": 2  or  "matrix": {"threads": [1, 2]}
+  std::vector<int> threads{1};
+  std::vector<std::string> devices{"cpu"};  // "matrix": {"device": ["cpu", "cuda"]}  // "threads": 2  or  "matrix": {"threads": [1, 2]}
   // "matrix": {"engine_shapes": ["static", "dynamic"]}: static engines, built for each
   // case's batch, and/or dynamic ones built for "dynamic_batch" (harness/case.h).
   std::vector<std::string> engine_shapes{"static"};

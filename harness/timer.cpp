@@ -22,7 +22,9 @@ constexpr int kStopCheckResamples = 200;
 double elapsed_ms(Clock::time_point since) { return std::chrono::duration<double, std::milli>(Clock::now() - since).count(); }
 
 // Times one call and adds its page faults to `faults` (read outside the timed interval).
-double time_once(const std::function<void()>& f, std::vector<FaultCounters>* faults = nullptr) {
+// With a device clock, the call's time is the device's (read after the call returned).
+double time_once(const std::function<void()>& f, std::vector<FaultCounters>* faults = nullptr,
+                 const std::function<double()>* device_clock = nullptr) {
   const FaultCounters f0 = faults ? read_fault_counters() : FaultCounters{};
   const auto t0 = Clock::now();
   f();
@@ -31,6 +33,7 @@ double time_once(const std::function<void()>& f, std::vector<FaultCounters>* fau
     const FaultCounters f1 = read_fault_counters();
     faults->push_back({f1.minor - f0.minor, f1.major - f0.major});
   }
+  if (device_clock && *device_clock) return (*device_clock)();
   return std::chrono::duration<double, std::milli>(t1 - t0).count();
 }
 
@@ -103,7 +106,7 @@ double measure_timer_overhead_ns(int reps) {
 }
 
 SideBySide time_side_by_side(const std::function<void()>& engine_fn, const std::function<void()>& reference,
-                             const TimingConfig& t, int64_t batch, const ProgressFn& progress) {
+                             const TimingConfig& t, int64_t batch, const ProgressFn& progress, const DeviceClocks* clocks) {
   if (!is_stop_rule(t.stop_rule))
     throw Error("timing.stop_rule: unknown rule '" + t.stop_rule + "' (known: median-ci, speedup-ci)");
   if (t.alternation != "iteration" && t.alternation != "block")
@@ -124,8 +127,10 @@ SideBySide time_side_by_side(const std::function<void()>& engine_fn, const std::
   if (t.inject_delay_us > 0) engine = [&engine_fn, us = t.inject_delay_us] { busy_wait_us(us); engine_fn(); };
 
   r.timer_overhead_ns = measure_timer_overhead_ns();
-  r.engine.first_iteration_ms = time_once(engine);
-  r.reference.first_iteration_ms = time_once(reference);
+  const std::function<double()>* engine_clock = clocks ? &clocks->engine : nullptr;
+  const std::function<double()>* reference_clock = clocks ? &clocks->reference : nullptr;
+  r.engine.first_iteration_ms = time_once(engine, nullptr, engine_clock);
+  r.reference.first_iteration_ms = time_once(reference, nullptr, reference_clock);
 
   const auto warm_start = Clock::now();
   for (int i = 0; i < t.warmup_iterations || elapsed_ms(warm_start) < t.warmup_ms; ++i) {
@@ -147,8 +152,8 @@ SideBySide time_side_by_side(const std::function<void()>& engine_fn, const std::
   const int block = t.alternation == "block" ? t.block_iterations : 1;
   for (int i = 0; i < t.max_iterations; i += block) {
     const int b = std::min(block, t.max_iterations - i);
-    for (int k = 0; k < b; ++k) r.engine.samples_ms.push_back(time_once(engine, &engine_faults));
-    for (int k = 0; k < b; ++k) r.reference.samples_ms.push_back(time_once(reference, &reference_faults));
+    for (int k = 0; k < b; ++k) r.engine.samples_ms.push_back(time_once(engine, &engine_faults, engine_clock));
+    for (int k = 0; k < b; ++k) r.reference.samples_ms.push_back(time_once(reference, &reference_faults, reference_clock));
     const int n = i + b;
     if (n >= next_check) {
       next_check = t.stop_rule == "speedup-ci" ? std::max(n + 5, n + n / 10) : n + 5;

@@ -28,8 +28,15 @@ struct SideBySide {
 
 using ProgressFn = std::function<void(const std::string&)>;
 
+// Where an executor's time comes from a device's own clock (a GPU's events), these return
+// the last call's milliseconds by it; the host's clock then only paces the loop.
+struct DeviceClocks {
+  std::function<double()> engine, reference;
+};
+
 SideBySide time_side_by_side(const std::function<void()>& engine, const std::function<void()>& reference,
-                             const TimingConfig& timing, int64_t batch, const ProgressFn& progress = nullptr);
+                             const TimingConfig& timing, int64_t batch, const ProgressFn& progress = nullptr,
+                             const DeviceClocks* clocks = nullptr);
 
 // Moves the timing results into the case result (measurements, stop reason, noise flag,
 // speedup interval, overhead, interference, pinning).

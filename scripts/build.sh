@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 launcher=()
-if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache); fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" > build.log 2>&1 || { cat build.log; exit 1; }
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done

@@ -2,19 +2,22 @@
 // kind of device (ggml's ggml-backend.h, ONNX Runtime's execution providers). The op
 // definitions (engine/ops/: shapes, attributes, dtypes, the portable kernels the
 // reference executor runs) live once; a backend says which nodes it can run at which
-// precisions, makes their layers, and owns the memory they run in.
+// precisions and in which layouts, makes their layers, and owns the memory they run in.
+// Passes ask it (PassContext::backend) instead of naming one.
 //
-//   cpu/   oneDNN primitives and the engine's own kernels, on host memory (the only one)
-//   cuda/  later: nothing here assumes host memory. Buffers are DeviceBuffers that say
-//          where they live; initializers reach the device through upload(); a layer's
-//          run() may be asynchronous, and the engine calls synchronize() before it reads
-//          outputs or stops a layer's clock.
+//   cpu/   oneDNN primitives and the engine's own kernels, on host memory
+//   cuda/  cuBLASLt, cuDNN and kernels of our own on one CUDA device (built when the CUDA
+//          toolkit is found: FUSEBENCH_HAVE_CUDA). Buffers are DeviceBuffers that say where
+//          they live; initializers reach the device through upload(); a layer's run()
+//          enqueues on the backend's stream, and the engine calls synchronize() before it
+//          reads outputs or stops a layer's clock.
 //
 // Adding a backend: implement this interface in backend/NAME/, and add it to
 // backend_named() (backend.cpp). Adding a kernel to the CPU backend: a Layer class in
-// backend/cpu/ and a line in CpuBackend::make_layer (cpu_backend.cpp). An op with no
-// dedicated layer runs its OpDef::compute from the engine's op registry, which is how a
-// plugin's kernel runs (engine/ops/op_registry.h: OpRegistry::add before seal()).
+// backend/cpu/ and a line in CpuBackend::make_layer (cpu_backend.cpp); to the CUDA
+// backend, a row in its table (cuda/cuda_layer_table.h). An op with no dedicated CPU
+// layer runs its OpDef::compute from the engine's op registry, which is how a plugin's
+// kernel runs (engine/ops/op_registry.h: OpRegistry::add before seal()).
 #pragma once
 #include <memory>
 #include <string>
@@ -53,15 +56,32 @@ struct LayerRequest {
   std::vector<const Tensor*> inputs;   // nullptr for an omitted optional input
   std::vector<Tensor*> outputs;        // nullptr for an omitted optional output
   std::vector<bool> constant_inputs;   // per input: an initializer, never changed between runs
+  // Per input: the initializer's host copy where it is one (nullptr otherwise), for a
+  // device backend's layer that needs a constant's values at build time (Clip's bounds,
+  // Pad's pads) while `inputs` points into device memory.
+  std::vector<const Tensor*> host_constants;
   bool winograd = true;                // the build allows Winograd convolutions (BuildConfig::winograd)
   // Input 1 (the weights) is constant: a kernel may repack it once.
   bool weights_constant() const { return constant_inputs.size() > 1 && constant_inputs[1]; }
 };
 
+// Brackets work queued on a backend for timing: CUDA events on its stream (the GPU's own
+// clock, as trtexec's "GPU Compute Time"); a host backend has none (make_timer: nullptr).
+class DeviceTimer {
+ public:
+  virtual ~DeviceTimer() = default;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+  // Milliseconds between start and stop; waits for stop to be reached.
+  virtual double elapsed_ms() = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
-  virtual std::string name() const = 0;  // "cpu"
+  virtual std::string name() const = 0;  // "cpu", "cuda"
+  // The device string a case names it by: "cpu", "cuda:0".
+  virtual std::string device_name() const { return name(); }
   virtual Device device() const = 0;     // where its buffers live
   // The precisions this backend can run `node` in (empty: it cannot run it at all).
   // `def` is the node's op definition; its `precisions` say what the op's own kernel takes.
@@ -76,9 +96,24 @@ class Backend {
   virtual Tensor upload(const Tensor& host) const = 0;
   // Returns when every layer run so far has finished.
   virtual void synchronize() const = 0;
+  // Copies between host memory and this backend's, queued after the work before them
+  // (a host backend copies at once).
+  virtual void copy_to_device(void* dst, const void* host_src, size_t bytes) const = 0;
+  virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) const = 0;
+  // A host copy of one of its tensors (after the work queued so far).
+  virtual Tensor to_host(const Tensor& t) const = 0;
+  // Convolutions' activations may be kept channels-last between layers (the conv-layout pass).
+  virtual bool channels_last_convolutions() const = 0;
+  // A timer on this backend's queue; nullptr where the host's clock is the device's.
+  virtual std::unique_ptr<DeviceTimer> make_timer() const { return nullptr; }
+  // "NVIDIA H200 (sm_90, GPU-…)": what a plan records and checks; "" for the host (a
+  // plan records the CPU separately).
+  virtual std::string device_identity() const { return ""; }
 };
 
-// The backend called `name` ("cpu"); Error listing the known names for another.
-std::shared_ptr<const Backend> backend_named(const std::string& name);
+// The backend for a device string: "cpu", "cuda" (device 0) or "cuda:N", one per device
+// per process. Error naming the device and what was found where it cannot be used (no
+// driver, no device, this build has no CUDA backend), or listing the known names.
+std::shared_ptr<const Backend> backend_named(const std::string& device);
 
 }  // namespace fb

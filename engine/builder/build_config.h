@@ -73,6 +73,8 @@ struct BuildConfig {
   FusionLevel fusion = FusionLevel::Standard;
   int64_t batch = 1;
   int threads = 1;
+  // Where the layers run: "cpu", "cuda" (device 0) or "cuda:N" (engine/backend/backend.h).
+  std::string device = "cpu";
   std::vector<std::string> exclude_nodes;     // node-name globs fusion leaves alone
   std::vector<std::string> exclude_op_types;  // op types fusion leaves alone
   std::vector<std::string> partition_points;  // tensor names fusion may not cross

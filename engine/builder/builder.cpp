@@ -84,6 +84,9 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
 std::unique_ptr<Engine> build_engine(const Graph& imported, const BuildConfig& config, EngineKernels kernels) {
   std::vector<std::string> log;
   std::vector<FusionEvent> events;
+  if (!kernels.backend) kernels.backend = backend_named(config.device);
+  if (const std::string id = kernels.backend->device_identity(); !id.empty())
+    log.push_back("device: " + kernels.backend->device_name() + ", " + id);
   Graph g = optimize_graph(imported, config, &log, *kernels.ops, &events, kernels.backend.get());
   log.push_back("after fusion: " + std::to_string(g.nodes.size()) + " layers from " + std::to_string(imported.nodes.size()) +
                 " ONNX nodes");

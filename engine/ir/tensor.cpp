@@ -34,6 +34,12 @@ Tensor Tensor::view(DType dtype, Shape shape, void* data, Device device) {
   return t;
 }
 
+Tensor Tensor::adopt(DType dtype, Shape shape, std::shared_ptr<std::byte> storage, Device device) {
+  Tensor t = view(dtype, std::move(shape), storage.get(), device);
+  t.storage_ = std::move(storage);
+  return t;
+}
+
 Tensor Tensor::clone() const {
   FB_CHECK(device_ == Device::Host, "clone of a device tensor (its backend copies it to the host)");
   Tensor t(dtype_, shape_);

@@ -12,9 +12,9 @@
 
 namespace fb {
 
-// Where a tensor's bytes live. Host memory is the only kind today; a device backend's
-// tensors (engine/backend/backend.h) are addresses host code must not dereference.
-enum class Device : uint8_t { Host };
+// Where a tensor's bytes live: host memory, or a CUDA device's (engine/backend/cuda/),
+// whose addresses host code must not dereference.
+enum class Device : uint8_t { Host, Cuda };
 
 class Tensor {
  public:
@@ -26,6 +26,8 @@ class Tensor {
   static Tensor empty(DType dtype, Shape shape);
   // A non-owning view of `data`, which lives on `device`.
   static Tensor view(DType dtype, Shape shape, void* data, Device device = Device::Host);
+  // A tensor owning `storage` (a device backend's allocation, with its own deleter).
+  static Tensor adopt(DType dtype, Shape shape, std::shared_ptr<std::byte> storage, Device device);
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }

@@ -36,6 +36,7 @@
 #include <algorithm>
 #include <set>
 
+#include "engine/backend/backend.h"
 #include "engine/backend/cpu/channels_last_layers.h"
 #include "engine/backend/cpu/conv.h"
 #include "engine/ops/resize.h"
@@ -200,6 +201,9 @@ void as_channels_last_view(Graph& g, std::vector<size_t> nodes, const std::strin
 }  // namespace
 
 int conv_layout_propagation(PassContext& ctx) {
+  // The backend says whether it keeps convolutions' activations channels-last (the CPU's
+  // oneDNN kernels do; the CUDA backend's cuDNN layers read plain NCHW).
+  if (ctx.backend && !ctx.backend->channels_last_convolutions()) return 0;
   Graph& g = ctx.graph;
   std::set<std::string> body_reads;
   for (const Node& n : g.nodes) add_subgraph_reads(n, body_reads);

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "engine/backend/backend.h"
+
 namespace fb {
 
 bool glob_match(const std::string& p, const std::string& s) {
@@ -55,6 +57,17 @@ std::string fusion_refusal(const PassContext& ctx, const FusionMatch& m, size_t 
     if (n.precision != first.precision)
       return first.describe() + " runs in " + precision_name(first.precision) + ", " + n.describe() + " in " +
              precision_name(n.precision);
+  }
+  // The fused form must be a layer the build's backend can run at the match's precision,
+  // where it runs the first node at that precision (a precision no node has a kernel for
+  // is precision lowering's to settle, later).
+  if (ctx.backend && !m.fused.op_type.empty()) {
+    const OpDef* def = ctx.ops.find(m.fused.domain, m.fused.op_type);
+    const OpDef* first_def = ctx.ops.find(first.domain, first.op_type);
+    if (def && first_def && ctx.backend->supports(first, *first_def, first.precision) &&
+        !ctx.backend->supports(m.fused, *def, first.precision))
+      return "the " + ctx.backend->name() + " backend has no " + precision_name(first.precision) + " kernel for " +
+             (m.fused.domain.empty() ? "" : m.fused.domain + ".") + m.fused.op_type;
   }
   for (size_t i : inside)
     for (const std::string& v : g.nodes[i].outputs) {

@@ -72,6 +72,9 @@ const Field kFields[] = {
      [](const nlohmann::json& j, BuildConfig& c) { c.fusion = parse_fusion_level(j.get<std::string>()); }},
     MEMBER("batch", batch),
     MEMBER("threads", threads),
+    // Plans written before this setting ran on the CPU.
+    {"device", [](const BuildConfig& c) { return nlohmann::json(c.device); },
+     [](const nlohmann::json& j, BuildConfig& c) { c.device = j.is_null() ? "cpu" : j.get<std::string>(); }},
     MEMBER("exclude_nodes", exclude_nodes),
     MEMBER("exclude_op_types", exclude_op_types),
     MEMBER("partition_points", partition_points),

@@ -9,6 +9,7 @@
 
 #include "engine/onnx/onnx_import.h"
 #include "engine/plan/build_config_json.h"
+#include "engine/backend/backend.h"
 #include "engine/plan/cpu_features.h"
 #include "engine/plan/graph_proto.h"
 #include "engine/util/build_info.h"
@@ -93,6 +94,7 @@ Plan make_plan(const Engine& engine, const std::string& source_name, const onnx:
                const std::string& source_base_dir) {
   Plan p;
   p.stamp = this_binary_stamp();
+  p.stamp.gpu = engine.kernels().backend->device_identity();
   p.config = engine.config();
   p.build_log = engine.build_log();
   p.optimized = engine.graph();
@@ -110,6 +112,7 @@ std::string serialize_plan(const Plan& plan) {
                               {"git_commit", plan.stamp.git_commit},
                               {"cpu_features", plan.stamp.cpu_features},
                               {"built_at", plan.stamp.built_at},
+                              {"gpu", plan.stamp.gpu},
                               {"source", plan.source_name},
                               {"build_config", build_config_to_json(plan.config)},
                               {"build_log", plan.build_log}};
@@ -158,10 +161,17 @@ Plan parse_plan(std::string_view bytes, const std::string& name) {
     p.stamp.git_commit = header.at("git_commit").get<std::string>();
     p.stamp.cpu_features = header.at("cpu_features").get<std::vector<std::string>>();
     p.stamp.built_at = header.at("built_at").get<std::string>();
+    p.stamp.gpu = header.value("gpu", "");  // plans from before device plans have none
     p.source_name = header.at("source").get<std::string>();
     p.build_log = header.at("build_log").get<std::vector<std::string>>();
     check_usable_here(p.stamp, name);
     p.config = build_config_from_json(header.at("build_config"));
+    if (!p.stamp.gpu.empty()) {
+      const std::string here = backend_named(p.config.device)->device_identity();
+      if (here != p.stamp.gpu)
+        throw Error(name + ": the plan cannot be used here: it was built for " + p.stamp.gpu + " and " + p.config.device +
+                    " is " + here + ". Rebuild it with `fusebench build` on this machine.");
+    }
   } catch (const nlohmann::json::exception& e) {
     throw Error(name + ": bad plan header: " + e.what());
   } catch (const Error& e) {

@@ -34,6 +34,9 @@ struct PlanStamp {
   std::string git_commit;                 // fusebench_git_commit() (as of the last cmake configure)
   std::vector<std::string> cpu_features;  // what the binary was compiled for (-march=native)
   std::string built_at;                   // ISO 8601 UTC
+  // The GPU a device plan was built for (Backend::device_identity: name and compute
+  // capability); "" for a CPU plan. Another GPU refuses it, as TensorRT's engines do.
+  std::string gpu;
 };
 
 // This binary's stamp, built now.

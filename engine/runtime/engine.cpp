@@ -18,7 +18,9 @@ std::string qualified(const Node& n) { return n.domain.empty() ? n.op_type : n.d
 Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::string> build_log, EngineKernels kernels)
     : graph_(std::move(optimized)), config_(config), log_(std::move(build_log)), kernels_(std::move(kernels)) {
   if (!kernels_.ops->sealed()) throw Error("the engine's op registry must be sealed before the engine is built");
+  if (!kernels_.backend) kernels_.backend = backend_named(config_.device);
   const Backend& backend = *kernels_.backend;
+  const bool on_host = backend.device() == Device::Host;
   Graph& g = graph_;
   // One slot per value.
   std::map<std::string, int> slot_of;
@@ -122,6 +124,11 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
   const std::vector<size_t>& root_offset = plan.offset;
   for (const auto& [name, t] : g.initializers) constants_.emplace(name, backend.upload(t));
 
+  if (!on_host)
+    for (int s : input_slots_) {
+      const ValueInfo& vi = g.value(name_of[s]);
+      input_buffers_.push_back(backend.allocate(checked_tensor_bytes(vi.shape, dtype_size(vi.dtype))));
+    }
   slots_.resize(n_slots);
   for (const auto& [name, s] : slot_of) {
     const ValueInfo& vi = g.value(name);
@@ -133,9 +140,14 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
         slots_[s] = Tensor::view(vi.dtype, vi.shape, const_cast<void*>(constants_.at(name_of[r]).raw()), backend.device());
         break;
       case Root::Input: {
+        // On the host a graph input's slots are views of the caller's tensor, rebound per
+        // run; on a device they are views of the input's device buffer, copied into per run.
         slots_[s] = Tensor::view(vi.dtype, vi.shape, nullptr, backend.device());
-        for (size_t i = 0; i < input_slots_.size(); ++i)
-          if (input_slots_[i] == r) input_aliases_.emplace_back(s, int(i));
+        for (size_t i = 0; i < input_slots_.size(); ++i) {
+          if (input_slots_[i] != r) continue;
+          if (on_host) input_aliases_.emplace_back(s, int(i));
+          else slots_[s].rebind(input_buffers_[i].data());
+        }
         break;
       }
     }
@@ -174,9 +186,14 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
         layers_.push_back(std::make_unique<PluginLayer>(plugin_ops[i], ins, outs, ws, w < 0 ? 0 : plan_values[size_t(w)].bytes));
       } else {
         std::vector<bool> constant_inputs;
-        for (const std::string& in : n.inputs) constant_inputs.push_back(!in.empty() && g.is_initializer(in));
-        layers_.push_back(backend.make_layer(
-            LayerRequest{n, op_for(n, *kernels_.ops), *kernels_.ops, ins, outs, std::move(constant_inputs), config_.winograd}));
+        std::vector<const Tensor*> host_constants;
+        for (const std::string& in : n.inputs) {
+          constant_inputs.push_back(!in.empty() && g.is_initializer(in));
+          host_constants.push_back(constant_inputs.back() ? &g.initializers.at(in) : nullptr);
+        }
+        layers_.push_back(backend.make_layer(LayerRequest{n, op_for(n, *kernels_.ops), *kernels_.ops, ins, outs,
+                                                          std::move(constant_inputs), std::move(host_constants),
+                                                          config_.winograd}));
       }
       info.kernel = layers_.back()->kernel();
       info.flops = layers_.back()->flops();
@@ -200,7 +217,19 @@ void Engine::run(const std::vector<Tensor>& inputs, std::vector<double>* layer_m
       throw Error("input '" + graph_.inputs[i].name + "' must be " + dtype_name(s.dtype()) + shape_str(s.shape()) +
                   ", got " + dtype_name(inputs[i].dtype()) + shape_str(inputs[i].shape()));
   }
-  for (const auto& [slot, i] : input_aliases_) slots_[slot].rebind(const_cast<void*>(inputs[i].raw()));
+  const Backend& backend = *kernels_.backend;
+  if (backend.device() == Device::Host) {
+    for (const auto& [slot, i] : input_aliases_) slots_[slot].rebind(const_cast<void*>(inputs[i].raw()));
+  } else {
+    // The copies in and the layers each between two events on the device's queue: the
+    // GPU's own clock for each (trtexec's H2D and GPU compute times).
+    if (!h2d_timer_) h2d_timer_ = backend.make_timer(), compute_timer_ = backend.make_timer();
+    h2d_timer_->start();
+    for (size_t i = 0; i < inputs.size(); ++i)
+      backend.copy_to_device(input_buffers_[i].data(), inputs[i].raw(), inputs[i].nbytes());
+    h2d_timer_->stop();
+    compute_timer_->start();
+  }
   if (layer_ms) layer_ms->assign(layers_.size(), 0.0);
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (!layers_[i]) continue;
@@ -213,7 +242,13 @@ void Engine::run(const std::vector<Tensor>& inputs, std::vector<double>* layer_m
     kernels_.backend->synchronize();
     (*layer_ms)[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
-  kernels_.backend->synchronize();
+  if (compute_timer_) compute_timer_->stop();
+  backend.synchronize();
+}
+
+std::optional<DeviceTimes> Engine::last_device_times() const {
+  if (!compute_timer_) return std::nullopt;
+  return DeviceTimes{h2d_timer_->elapsed_ms(), compute_timer_->elapsed_ms(), d2h_ms_};
 }
 
 std::map<std::string, Tensor> Engine::run_capture(const std::vector<Tensor>& inputs) {
@@ -225,7 +260,8 @@ std::map<std::string, Tensor> Engine::run_capture(const std::vector<Tensor>& inp
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layers_[i]) layers_[i]->run();
     kernels_.backend->synchronize();
-    for (const auto& [name, t] : layer_outputs_[i]) captured[name] = layers_[i] ? layers_[i]->plain_copy(*t) : t->clone();
+    for (const auto& [name, t] : layer_outputs_[i])
+      captured[name] = layers_[i] ? layers_[i]->plain_copy(*t) : kernels_.backend->to_host(*t);
   }
   return captured;
 }
@@ -234,18 +270,31 @@ std::vector<std::pair<std::string, Tensor>> Engine::kept_values() const {
   std::vector<std::pair<std::string, Tensor>> kept;
   if (config_.fusion != FusionLevel::MarkAll) {
     const std::vector<Tensor> outs = outputs();
-    for (size_t i = 0; i < outs.size(); ++i) kept.emplace_back(graph_.outputs[i], outs[i].clone());
+    for (size_t i = 0; i < outs.size(); ++i) kept.emplace_back(graph_.outputs[i], outs[i].clone());  // host copies
     return kept;
   }
   for (size_t i = 0; i < layers_.size(); ++i)
-    for (const auto& [name, t] : layer_outputs_[i]) kept.emplace_back(name, layers_[i] ? layers_[i]->plain_copy(*t) : t->clone());
+    for (const auto& [name, t] : layer_outputs_[i])
+      kept.emplace_back(name, layers_[i] ? layers_[i]->plain_copy(*t) : kernels_.backend->to_host(*t));
   return kept;
 }
 
 std::vector<Tensor> Engine::outputs() const {
   std::vector<Tensor> r;
-  for (int s : output_slots_) r.push_back(slots_[s]);
-  return r;
+  const Backend& backend = *kernels_.backend;
+  if (backend.device() == Device::Host) {
+    for (int s : output_slots_) r.push_back(slots_[s]);
+    return r;
+  }
+  // Copied out of device memory into host tensors kept for the next call, timed apart.
+  if (host_outputs_.empty())
+    for (int s : output_slots_) host_outputs_.push_back(Tensor::empty(slots_[s].dtype(), slots_[s].shape()));
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < output_slots_.size(); ++i)
+    backend.copy_to_host(host_outputs_[i].raw(), slots_[output_slots_[i]].raw(), host_outputs_[i].nbytes());
+  backend.synchronize();
+  d2h_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return host_outputs_;
 }
 
 }  // namespace fb

@@ -6,6 +6,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,10 +34,17 @@ struct LayerInfo {
 };
 
 // What an engine's layers are made from: its op registry (sealed; a plugin's ops are
-// added before sealing) and its backend. By default the shipped ops on the CPU backend.
+// added before sealing) and its backend. By default the shipped ops on the backend of the
+// build's device (BuildConfig::device; nullptr here: that one).
 struct EngineKernels {
   std::shared_ptr<const OpRegistry> ops = OpRegistry::builtin();
-  std::shared_ptr<const Backend> backend = backend_named("cpu");
+  std::shared_ptr<const Backend> backend = nullptr;
+};
+
+// A device backend's own clock for the last run: the copies in and the layers between
+// events on its queue, and the host's time for the copies out (Engine::outputs).
+struct DeviceTimes {
+  double h2d_ms = 0, compute_ms = 0, d2h_ms = 0;
 };
 
 class Engine {
@@ -52,8 +60,11 @@ class Engine {
   // Runs the same plan and returns a copy of every tensor it computes, by value name
   // (for debugging: looking at intermediates never changes the plan being timed).
   std::map<std::string, Tensor> run_capture(const std::vector<Tensor>& inputs);
-  // Views of the outputs of the last run (valid until the next run).
+  // The outputs of the last run in host memory (valid until the next run): views on the
+  // host, copies out of device memory on a device backend.
   std::vector<Tensor> outputs() const;
+  // The device's own times for the last run; nullopt on a host backend.
+  std::optional<DeviceTimes> last_device_times() const;
   // Copies (in plain layout) of what the last run kept, in the order layers computed it:
   // every tensor under mark-all (which plans no memory reuse for exactly this), else the
   // graph outputs. What `exec --fusion mark-all --save-outputs` writes.
@@ -89,6 +100,11 @@ class Engine {
   std::vector<LayerInfo> infos_;
   DeviceBuffer arena_;
   size_t arena_bytes_ = 0;
+  // Device backends: the graph inputs' buffers, the outputs' host copies, the timers.
+  std::vector<DeviceBuffer> input_buffers_;
+  mutable std::vector<Tensor> host_outputs_;
+  mutable double d2h_ms_ = 0;
+  std::unique_ptr<DeviceTimer> h2d_timer_, compute_timer_;
 };
 
 }  // namespace fb

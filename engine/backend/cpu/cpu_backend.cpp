@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 namespace fb {
 
@@ -31,5 +32,8 @@ DeviceBuffer CpuBackend::allocate(size_t bytes) const {
   if (!p) throw Error("out of memory allocating " + std::to_string(bytes) + " bytes");
   return DeviceBuffer(p, bytes, Device::Host, std::free);
 }
+
+void CpuBackend::copy_to_device(void* dst, const void* host_src, size_t bytes) const { std::memcpy(dst, host_src, bytes); }
+void CpuBackend::copy_to_host(void* host_dst, const void* src, size_t bytes) const { std::memcpy(host_dst, src, bytes); }
 
 }  // namespace fb

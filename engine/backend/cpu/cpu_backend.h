@@ -18,6 +18,10 @@ class CpuBackend final : public Backend {
   DeviceBuffer allocate(size_t bytes) const override;
   Tensor upload(const Tensor& host) const override { return host; }
   void synchronize() const override {}
+  void copy_to_device(void* dst, const void* host_src, size_t bytes) const override;
+  void copy_to_host(void* host_dst, const void* src, size_t bytes) const override;
+  Tensor to_host(const Tensor& t) const override { return t.clone(); }
+  bool channels_last_convolutions() const override { return true; }
 };
 
 // The CPU layer for one node: a prebuilt oneDNN primitive where one fits, else the op's

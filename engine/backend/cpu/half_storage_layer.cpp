@@ -58,7 +58,7 @@ HalfStorageLayer::HalfStorageLayer(const LayerRequest& request, MakeInner inner)
   }
   FB_CHECK(!storage_.empty(), "HalfStorageLayer without a 16-bit tensor: " + node.describe());
   inner_ = inner(LayerRequest{node, request.def, request.ops, std::move(wide_ins), std::move(wide_outs),
-                              request.constant_inputs, request.winograd});
+                              request.constant_inputs, request.host_constants, request.winograd});
 }
 
 void HalfStorageLayer::run() {

@@ -1,0 +1,136 @@
+#include "engine/backend/cuda/cuda_backend.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace fb::cuda {
+
+namespace {
+
+// cuBLASLt's and cuDNN's scratch: the largest any layer may ask for (algorithms wanting
+// more are passed over when a layer is made).
+constexpr size_t kWorkspaceBytes = size_t(64) << 20;
+
+class EventTimer final : public DeviceTimer {
+ public:
+  explicit EventTimer(cudaStream_t stream) : stream_(stream) {
+    FB_CUDA(cudaEventCreate(&start_));
+    FB_CUDA(cudaEventCreate(&stop_));
+  }
+  ~EventTimer() override {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  void start() override { FB_CUDA(cudaEventRecord(start_, stream_)); }
+  void stop() override { FB_CUDA(cudaEventRecord(stop_, stream_)); }
+  double elapsed_ms() override {
+    FB_CUDA(cudaEventSynchronize(stop_));
+    float ms = 0;
+    FB_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms;
+  }
+
+ private:
+  cudaStream_t stream_;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+}  // namespace
+
+CudaBackend::CudaBackend(int device_index) : props_(probe_device(device_index)) {
+  ctx_.device = device_index;
+  FB_CUDA(cudaSetDevice(device_index));
+  FB_CUDA(cudaStreamCreateWithFlags(&ctx_.stream, cudaStreamNonBlocking));
+  FB_CUDA(cublasLtCreate(&ctx_.blas_lt));
+  FB_CUDA(cublasCreate(&ctx_.blas));
+  FB_CUDA(cublasSetStream(ctx_.blas, ctx_.stream));
+  // Full fp32 arithmetic unless a layer asks for tensor cores (TF32 off, as the issue's
+  // reference and PyTorch with allow_tf32 = False).
+  FB_CUDA(cublasSetMathMode(ctx_.blas, CUBLAS_PEDANTIC_MATH));
+  FB_CUDA(cudnnCreate(&ctx_.cudnn));
+  FB_CUDA(cudnnSetStream(ctx_.cudnn, ctx_.stream));
+  FB_CUDA(cudaMalloc(&ctx_.workspace, kWorkspaceBytes));
+  ctx_.workspace_bytes = kWorkspaceBytes;
+  add_elementwise_rows(rows_);
+  add_normalization_rows(rows_);
+  add_data_movement_rows(rows_);
+  add_matmul_rows(rows_);
+  add_conv_rows(rows_);
+}
+
+CudaBackend::~CudaBackend() {
+  // Process exit may come after the driver unloaded: errors here are not reported.
+  cudaFree(ctx_.workspace);
+  cudnnDestroy(ctx_.cudnn);
+  cublasDestroy(ctx_.blas);
+  cublasLtDestroy(ctx_.blas_lt);
+  cudaStreamDestroy(ctx_.stream);
+}
+
+const CudaOpRow* CudaBackend::row_for(const Node& node) const {
+  for (const CudaOpRow& r : rows_)
+    if (node.domain == r.domain && node.op_type == r.op_type) return &r;
+  return nullptr;
+}
+
+PrecisionSet CudaBackend::supported_precisions(const Node& node, const OpDef& def) const {
+  // A view (Reshape, Flatten, ...) is no layer: the engine aliases its input's bytes.
+  if (def.alias_input0) return {Precision::FP32, Precision::FP16, Precision::BF16};
+  const CudaOpRow* r = row_for(node);
+  return r ? r->precisions(node) : PrecisionSet{};
+}
+
+std::unique_ptr<Layer> CudaBackend::make_layer(const LayerRequest& request) const {
+  const CudaOpRow* r = row_for(request.node);
+  const std::string op = (request.node.domain.empty() ? "" : request.node.domain + ".") + request.node.op_type;
+  if (!r) throw Error(request.node.describe() + ": the CUDA backend has no kernel for " + op);
+  if (r->precisions(request.node).empty())
+    throw Error(request.node.describe() + ": the CUDA backend cannot run this " + op + " (its attributes)");
+  FB_CUDA(cudaSetDevice(ctx_.device));
+  return r->make(request, ctx_);
+}
+
+DeviceBuffer CudaBackend::allocate(size_t bytes) const {
+  FB_CUDA(cudaSetDevice(ctx_.device));
+  void* p = nullptr;
+  if (bytes == 0) return DeviceBuffer(nullptr, 0, Device::Cuda, nullptr);
+  if (const cudaError_t e = cudaMalloc(&p, bytes); e != cudaSuccess) {
+    cudaGetLastError();
+    throw Error("out of device memory allocating " + std::to_string(bytes) + " bytes on " + device_name() + " (" +
+                cudaGetErrorString(e) + ")");
+  }
+  return DeviceBuffer(p, bytes, Device::Cuda, [](void* q) { cudaFree(q); });
+}
+
+Tensor CudaBackend::upload(const Tensor& host) const {
+  FB_CHECK(host.device() == Device::Host, "upload of a tensor that is not in host memory");
+  FB_CUDA(cudaSetDevice(ctx_.device));
+  void* p = nullptr;
+  if (const cudaError_t e = cudaMalloc(&p, std::max<size_t>(host.nbytes(), 1)); e != cudaSuccess) {
+    cudaGetLastError();
+    throw Error("out of device memory uploading a " + std::to_string(host.nbytes()) + "-byte constant to " + device_name());
+  }
+  std::shared_ptr<std::byte> storage(static_cast<std::byte*>(p), [](std::byte* q) { cudaFree(q); });
+  if (host.nbytes()) FB_CUDA(cudaMemcpy(p, host.raw(), host.nbytes(), cudaMemcpyHostToDevice));
+  return Tensor::adopt(host.dtype(), host.shape(), std::move(storage), Device::Cuda);
+}
+
+void CudaBackend::synchronize() const { FB_CUDA(cudaStreamSynchronize(ctx_.stream)); }
+
+void CudaBackend::copy_to_device(void* dst, const void* host_src, size_t bytes) const {
+  if (bytes) FB_CUDA(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, ctx_.stream));
+}
+
+void CudaBackend::copy_to_host(void* host_dst, const void* src, size_t bytes) const {
+  if (bytes) FB_CUDA(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, ctx_.stream));
+}
+
+Tensor CudaBackend::to_host(const Tensor& t) const { return cuda::to_host(t, ctx_.stream); }
+
+std::unique_ptr<DeviceTimer> CudaBackend::make_timer() const { return std::make_unique<EventTimer>(ctx_.stream); }
+
+std::string CudaBackend::device_identity() const {
+  return props_.name + " (sm_" + std::to_string(props_.cc_major) + std::to_string(props_.cc_minor) + ")";
+}
+
+}  // namespace fb::cuda

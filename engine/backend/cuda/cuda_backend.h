@@ -1,0 +1,46 @@
+// The CUDA backend: one device, one stream, cuBLASLt and cuDNN handles and a workspace,
+// made once per process and device (backend_named). Its layers come from the op table
+// (cuda_layer_table.h): cuBLASLt matrix products with bias/activation epilogues, cuDNN
+// convolutions, and kernels of our own for the rest. A node without a row has no CUDA
+// layer; the build then fails naming it (no CPU fallback yet).
+#pragma once
+#include <vector>
+
+#include "engine/backend/backend.h"
+#include "engine/backend/cuda/cuda_context.h"
+#include "engine/backend/cuda/cuda_device.h"
+#include "engine/backend/cuda/cuda_layer_table.h"
+
+namespace fb::cuda {
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int device_index);
+  ~CudaBackend() override;
+  std::string name() const override { return "cuda"; }
+  std::string device_name() const override { return "cuda:" + std::to_string(props_.index); }
+  Device device() const override { return Device::Cuda; }
+  PrecisionSet supported_precisions(const Node& node, const OpDef& def) const override;
+  std::unique_ptr<Layer> make_layer(const LayerRequest& request) const override;
+  DeviceBuffer allocate(size_t bytes) const override;
+  Tensor upload(const Tensor& host) const override;
+  void synchronize() const override;
+  void copy_to_device(void* dst, const void* host_src, size_t bytes) const override;
+  void copy_to_host(void* host_dst, const void* src, size_t bytes) const override;
+  Tensor to_host(const Tensor& t) const override;
+  bool channels_last_convolutions() const override { return false; }
+  std::unique_ptr<DeviceTimer> make_timer() const override;
+  std::string device_identity() const override;
+  const DeviceProperties& properties() const { return props_; }
+
+ private:
+  const CudaOpRow* row_for(const Node& node) const;
+
+  DeviceProperties props_;
+  CudaContext ctx_;
+  std::vector<CudaOpRow> rows_;
+  // Uploaded initializers live as long as the backend (an engine's constants point here
+  // only through the Tensors upload returns, which share these buffers).
+};
+
+}  // namespace fb::cuda

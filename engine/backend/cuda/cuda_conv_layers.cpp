@@ -1,0 +1,162 @@
+// Convolutions on the GPU: Conv and fusebench.FusedConv on cuDNN's convolution (its
+// heuristic's first algorithm that fits the workspace, as PyTorch with cudnn.benchmark
+// off), then bias, residual and activation in one pass of our epilogue kernel. float32
+// convolutions run in full fp32 (CUDNN_FMA_MATH: no TF32); fp16/bf16 ones on tensor cores.
+// Not yet: cuDNN's fused conv+bias+activation (one pass less), asymmetric padding.
+#include <algorithm>
+
+#include "engine/backend/cuda/epilogue_kernels.h"
+#include "engine/ops/nn_common.h"
+
+namespace fb::cuda {
+
+namespace {
+
+cudnnDataType_t cudnn_type(Elem e) {
+  return e == Elem::F16 ? CUDNN_DATA_HALF : e == Elem::BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+}
+
+Activation conv_activation(const Node& n, float* lo, float* hi) {
+  const std::string a = n.attr_string("activation", "");
+  if (a.empty()) return Activation::None;
+  if (a == "relu") return Activation::Relu;
+  if (a == "clip") {
+    *lo = n.attr_float("activation_min", 0.f);
+    *hi = n.attr_float("activation_max", 6.f);
+    return Activation::Clip;
+  }
+  if (a == "sigmoid") return Activation::Sigmoid;
+  if (a == "hardswish") return Activation::HardSwish;
+  if (a == "silu") return Activation::Silu;
+  if (a == "gelu") return Activation::Gelu;
+  if (a == "gelu_tanh") return Activation::GeluTanh;
+  throw Error(n.describe() + ": unknown conv activation '" + a + "'");
+}
+
+// 1-D convolutions run as 2-D ones of height 1 (cuDNN wants at least 4-D descriptors).
+std::vector<int> dims4(const Shape& s) {
+  std::vector<int> d(s.begin(), s.end());
+  if (d.size() == 3) d.insert(d.begin() + 2, 1);
+  return d;
+}
+std::vector<int> packed_strides(const std::vector<int>& d) {
+  std::vector<int> st(d.size(), 1);
+  for (size_t i = d.size() - 1; i-- > 0;) st[i] = st[i + 1] * d[i + 1];
+  return st;
+}
+
+class ConvLayer final : public CudaLayer {
+ public:
+  ConvLayer(const LayerRequest& r, const CudaContext& ctx) : CudaLayer(ctx) {
+    const Node& n = r.node;
+    x_ = r.inputs[0], w_ = r.inputs[1], y_ = r.outputs[0];
+    const Elem e = elem_of(*y_);
+    if (elem_of(*x_) != e || elem_of(*w_) != e) throw Error(n.describe() + ": input, weights and output must share one float type on the GPU");
+    const Shape& xs = x_->shape();
+    const Shape& ws = w_->shape();
+    if (xs.size() < 3 || xs.size() > 5) throw Error(n.describe() + ": the CUDA backend runs 1-D to 3-D convolutions");
+    const size_t nd = xs.size() - 2;
+    const WindowGeometry geo = window_geometry(n, Shape(xs.begin() + 2, xs.end()), Shape(ws.begin() + 2, ws.end()), false);
+    std::vector<int> pad, stride, dilation;
+    for (size_t d = 0; d < nd; ++d) {
+      if (geo.pad_begin[d] != geo.pad_end[d])
+        throw Error(n.describe() + ": asymmetric padding is not run on the GPU yet (pads " + std::to_string(geo.pad_begin[d]) +
+                    " and " + std::to_string(geo.pad_end[d]) + ")");
+      pad.push_back(int(geo.pad_begin[d]));
+      stride.push_back(int(geo.stride[d]));
+      dilation.push_back(int(geo.dilation[d]));
+    }
+    if (nd == 1) pad.insert(pad.begin(), 0), stride.insert(stride.begin(), 1), dilation.insert(dilation.begin(), 1);
+    const cudnnDataType_t t = cudnn_type(e);
+    const std::vector<int> xd = dims4(xs), wd = dims4(ws), yd = dims4(y_->shape());
+    FB_CUDA(cudnnCreateTensorDescriptor(&xdesc_));
+    FB_CUDA(cudnnCreateTensorDescriptor(&ydesc_));
+    FB_CUDA(cudnnCreateFilterDescriptor(&wdesc_));
+    FB_CUDA(cudnnCreateConvolutionDescriptor(&conv_));
+    FB_CUDA(cudnnSetTensorNdDescriptor(xdesc_, t, int(xd.size()), xd.data(), packed_strides(xd).data()));
+    FB_CUDA(cudnnSetTensorNdDescriptor(ydesc_, t, int(yd.size()), yd.data(), packed_strides(yd).data()));
+    FB_CUDA(cudnnSetFilterNdDescriptor(wdesc_, t, CUDNN_TENSOR_NCHW, int(wd.size()), wd.data()));
+    FB_CUDA(cudnnSetConvolutionNdDescriptor(conv_, int(pad.size()), pad.data(), stride.data(), dilation.data(),
+                                            CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    FB_CUDA(cudnnSetConvolutionGroupCount(conv_, int(n.attr_int("group", 1))));
+    FB_CUDA(cudnnSetConvolutionMathType(conv_, e == Elem::F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int found = 0;
+    FB_CUDA(cudnnGetConvolutionForwardAlgorithm_v7(ctx.cudnn, xdesc_, wdesc_, conv_, ydesc_, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                   &found, perf));
+    bool chosen = false;
+    for (int i = 0; i < found && !chosen; ++i) {
+      // Heuristics may list an algorithm that needs TF32 for a float32 layer: keep FMA math.
+      if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > ctx.workspace_bytes) continue;
+      if (e == Elem::F32 && perf[i].mathType == CUDNN_TENSOR_OP_MATH) continue;
+      algo_ = perf[i].algo;
+      chosen = true;
+    }
+    if (!chosen) throw Error(n.describe() + ": cuDNN has no convolution algorithm for this layer within the workspace");
+    Epilogue& ep = epilogue_;
+    ep.outer = y_->shape()[0];
+    ep.channels = y_->shape()[1];
+    ep.inner = y_->numel() / std::max<int64_t>(ep.outer * ep.channels, 1);
+    if (r.inputs.size() > 2 && r.inputs[2]) ep.bias = r.inputs[2]->raw(), ep.bias_elem = elem_of(*r.inputs[2]);
+    if (n.domain == "fusebench") {
+      if (r.inputs.size() > 3 && r.inputs[3]) ep.residual = r.inputs[3]->raw();
+      ep.act = conv_activation(n, &ep.lo, &ep.hi);
+    }
+    epilogue_needed_ = ep.bias || ep.residual || ep.act != Activation::None;
+    // The residual may be y itself (the arena reuses a dying input in place): then cuDNN
+    // would overwrite it before the epilogue reads it. The engine only does that when the
+    // op allows it for input 3; cuDNN's output would then alias the residual, so refuse.
+    if (ep.residual && ep.residual == y_->raw())
+      throw Error(n.describe() + ": the residual shares the output's memory, which this CUDA layer cannot run");
+    int64_t k = 1;
+    for (size_t i = 1; i < ws.size(); ++i) k *= ws[i];
+    flops_ = 2.0 * double(y_->numel()) * double(k);
+    kernel_ = "cudnn.conv[algo " + std::to_string(int(algo_)) + "]" + (epilogue_needed_ ? "+epilogue" : "") +
+              (e == Elem::F32 ? "" : e == Elem::F16 ? " fp16" : " bf16");
+  }
+  ~ConvLayer() override {
+    cudnnDestroyConvolutionDescriptor(conv_);
+    cudnnDestroyFilterDescriptor(wdesc_);
+    cudnnDestroyTensorDescriptor(ydesc_);
+    cudnnDestroyTensorDescriptor(xdesc_);
+  }
+  void run() override {
+    const float one = 1.f, zero = 0.f;
+    FB_CUDA(cudnnConvolutionForward(ctx_.cudnn, &one, xdesc_, x_->raw(), wdesc_, w_->raw(), conv_, algo_, ctx_.workspace,
+                                    ctx_.workspace_bytes, &zero, ydesc_, y_->raw()));
+    if (epilogue_needed_) launch_epilogue(elem_of(*y_), y_->raw(), epilogue_, ctx_.stream);
+  }
+  std::string kernel() const override { return kernel_; }
+  double flops() const override { return flops_; }
+
+ private:
+  const Tensor *x_, *w_;
+  Tensor* y_;
+  cudnnTensorDescriptor_t xdesc_ = nullptr, ydesc_ = nullptr;
+  cudnnFilterDescriptor_t wdesc_ = nullptr;
+  cudnnConvolutionDescriptor_t conv_ = nullptr;
+  cudnnConvolutionFwdAlgo_t algo_{};
+  Epilogue epilogue_;
+  bool epilogue_needed_ = false;
+  double flops_ = 0;
+  std::string kernel_;
+};
+
+// Channels-last layouts and int8 attributes are the CPU backend's (it answers that it
+// keeps convolutions channels-last; this one does not), so a node carrying them is not ours.
+PrecisionSet conv_precisions(const Node& n) {
+  for (const char* key : {"x_layout", "residual_layout", "y_layout", "int8_input_amax"})
+    if (n.has_attr(key)) return {};
+  return {Precision::FP32, Precision::FP16, Precision::BF16};
+}
+
+std::unique_ptr<Layer> make_conv(const LayerRequest& r, const CudaContext& ctx) { return std::make_unique<ConvLayer>(r, ctx); }
+
+}  // namespace
+
+void add_conv_rows(std::vector<CudaOpRow>& rows) {
+  rows.push_back({"", "Conv", conv_precisions, make_conv});
+  rows.push_back({"fusebench", "FusedConv", conv_precisions, make_conv});
+}
+
+}  // namespace fb::cuda

@@ -1,0 +1,52 @@
+// Which ops the CUDA backend runs and how: one row per op, each row's layer made from the
+// node, its tensors (device memory, shapes final) and the backend's context. The backend
+// answers supported_precisions() from these rows, so passes ask instead of naming it.
+// A node with no row, or whose row's `supports` says no, has no CUDA layer: the build
+// fails naming the node and op.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "engine/backend/backend.h"
+#include "engine/backend/cuda/cuda_context.h"
+
+namespace fb::cuda {
+
+struct CudaOpRow {
+  const char* domain;   // "" for ONNX, "fusebench" for the engine's fused ops
+  const char* op_type;
+  // The precisions this node can run in on the GPU (empty: it cannot run it). Checked
+  // at build time, before any tensor exists: decide from the node's attributes alone.
+  PrecisionSet (*precisions)(const Node& node);
+  // The layer; an Error naming the node for a case the row cannot run after all (an
+  // attribute or shape `precisions` could not see).
+  std::unique_ptr<Layer> (*make)(const LayerRequest& request, const CudaContext& ctx);
+};
+
+// Rows by family, each in its own file.
+void add_elementwise_rows(std::vector<CudaOpRow>& rows);    // cuda_elementwise_layers.cpp
+void add_normalization_rows(std::vector<CudaOpRow>& rows);  // cuda_normalization_layers.cpp
+void add_data_movement_rows(std::vector<CudaOpRow>& rows);  // cuda_data_movement_layers.cpp
+void add_matmul_rows(std::vector<CudaOpRow>& rows);         // cuda_matmul_layers.cpp
+void add_conv_rows(std::vector<CudaOpRow>& rows);           // cuda_conv_layers.cpp
+
+// Base of every CUDA layer: run() enqueues on ctx.stream and returns; plain_copy brings
+// an output to the host (it synchronizes the stream first).
+class CudaLayer : public Layer {
+ public:
+  explicit CudaLayer(const CudaContext& ctx) : ctx_(ctx) {}
+  Tensor plain_copy(const Tensor& output) const override;
+
+ protected:
+  const CudaContext& ctx_;
+};
+
+// A host copy of a tensor in device memory, after everything queued on `stream`.
+Tensor to_host(const Tensor& device_tensor, cudaStream_t stream);
+
+// The element type of a float tensor as the kernels take it.
+enum class Elem : int { F32, F16, BF16 };
+// Error naming the tensor's dtype where it is not float32, float16 or bfloat16.
+Elem elem_of(const Tensor& t);
+
+}  // namespace fb::cuda

@@ -1,0 +1,320 @@
+// Matrix products on the GPU: MatMul, Gemm and fusebench.FusedMatMul on cuBLASLt (its
+// bias and ReLU epilogues; what it lacks in our own epilogue kernel), and
+// fusebench.Attention as two batched cuBLAS products around a masked softmax kernel.
+//
+// Row-major ONNX tensors meet column-major BLAS by the usual identity: C = A·B in row
+// major is Cᵀ = Bᵀ·Aᵀ in column major, and a row-major matrix read column-major is its
+// transpose. So every call below passes B first and computes the output transposed.
+// float32 layers compute in full fp32 (no TF32: CUBLAS_COMPUTE_32F, pedantic math);
+// fp16/bf16 layers take 16-bit tensors and accumulate in fp32, as PyTorch does.
+#include <algorithm>
+
+#include "engine/backend/cuda/epilogue_kernels.h"
+
+namespace fb::cuda {
+
+namespace {
+
+cudaDataType_t cuda_type(Elem e) { return e == Elem::F16 ? CUDA_R_16F : e == Elem::BF16 ? CUDA_R_16BF : CUDA_R_32F; }
+
+Activation activation_named(const Node& n, const std::string& a) {
+  if (a.empty() || a == "none") return Activation::None;
+  if (a == "relu") return Activation::Relu;
+  if (a == "gelu") return Activation::Gelu;
+  if (a == "gelu_tanh") return Activation::GeluTanh;
+  if (a == "silu") return Activation::Silu;
+  throw Error(n.describe() + ": unknown matmul activation '" + a + "'");
+}
+
+PrecisionSet float_precisions(const Node&) { return {Precision::FP32, Precision::FP16, Precision::BF16}; }
+
+// One (possibly batched) product D = alpha·op(A)·op(B) [+ beta·C] in row-major terms:
+// A [batch, M, K] ([K, M] with trans_a), B [batch, K, N] ([N, K] with trans_b), D
+// [batch, M, N]; a batch stride of 0 broadcasts an operand.
+struct Product {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  bool trans_a = false, trans_b = false;
+  int64_t stride_a = 0, stride_b = 0;
+  Elem elem = Elem::F32;
+  float alpha = 1.f;
+  const void* bias = nullptr;  // cuBLASLt's epilogue: + bias over N, then ReLU if relu
+  Elem bias_elem = Elem::F32;
+  bool relu = false;
+};
+
+class LtMatmul {
+ public:
+  LtMatmul(const Product& p, const CudaContext& ctx, const Node& node) : p_(p), ctx_(ctx) {
+    const cudaDataType_t t = cuda_type(p.elem);
+    FB_CUDA(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    // Column-major: D' (N×M) = B' (N×K) · A' (K×M); a stored row-major X is X' read column-major.
+    const cublasOperation_t op_b = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, op_a = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    set(CUBLASLT_MATMUL_DESC_TRANSA, op_b);
+    set(CUBLASLT_MATMUL_DESC_TRANSB, op_a);
+    set(CUBLASLT_MATMUL_DESC_EPILOGUE, p.bias ? (p.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                                              : (p.relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT));
+    if (p.bias) {
+      set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, p.bias);
+      set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type(p.bias_elem));
+    }
+    b_ = layout(t, p.trans_b ? p.k : p.n, p.trans_b ? p.n : p.k, p.stride_b);
+    a_ = layout(t, p.trans_a ? p.m : p.k, p.trans_a ? p.k : p.m, p.stride_a);
+    d_ = layout(t, p.n, p.m, p.m * p.n);
+    cublasLtMatmulPreference_t pref;
+    FB_CUDA(cublasLtMatmulPreferenceCreate(&pref));
+    FB_CUDA(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ctx.workspace_bytes,
+                                                 sizeof ctx.workspace_bytes));
+    int found = 0;
+    cublasLtMatmulHeuristicResult_t h{};
+    const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(ctx.blas_lt, desc_, b_, a_, d_, d_, pref, 1, &h, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (s != CUBLAS_STATUS_SUCCESS || found == 0)
+      throw Error(node.describe() + ": cuBLASLt has no algorithm for this product (M " + std::to_string(p.m) + ", N " +
+                  std::to_string(p.n) + ", K " + std::to_string(p.k) + ", batch " + std::to_string(p.batch) + ")");
+    algo_ = h.algo;
+  }
+  ~LtMatmul() {
+    cublasLtMatrixLayoutDestroy(a_);
+    cublasLtMatrixLayoutDestroy(b_);
+    cublasLtMatrixLayoutDestroy(d_);
+    cublasLtMatmulDescDestroy(desc_);
+  }
+  LtMatmul(const LtMatmul&) = delete;
+  LtMatmul& operator=(const LtMatmul&) = delete;
+
+  // D = alpha·A·B (+ beta·C, C of D's shape, when c is given).
+  void run(const void* a, const void* b, void* d, const void* c = nullptr, float beta = 0.f) const {
+    FB_CUDA(cublasLtMatmul(ctx_.blas_lt, desc_, &p_.alpha, b, b_, a, a_, &beta, c ? c : d, d_, d, d_, &algo_,
+                           ctx_.workspace, ctx_.workspace_bytes, ctx_.stream));
+  }
+
+ private:
+  template <typename T> void set(cublasLtMatmulDescAttributes_t attr, const T& value) {
+    FB_CUDA(cublasLtMatmulDescSetAttribute(desc_, attr, &value, sizeof value));
+  }
+  cublasLtMatrixLayout_t layout(cudaDataType_t t, int64_t rows, int64_t cols, int64_t batch_stride) const {
+    cublasLtMatrixLayout_t l;
+    FB_CUDA(cublasLtMatrixLayoutCreate(&l, t, uint64_t(rows), uint64_t(cols), rows));
+    if (p_.batch > 1) {
+      const int32_t count = int32_t(p_.batch);
+      FB_CUDA(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
+      FB_CUDA(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &batch_stride,
+                                               sizeof batch_stride));
+    }
+    return l;
+  }
+
+  Product p_;
+  const CudaContext& ctx_;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
+  cublasLtMatmulAlgo_t algo_{};
+};
+
+// The batch of a product: A's and B's leading dims broadcast to the output's. Each operand's
+// batch is either the output's whole batch (dense) or absent/all ones (stride 0); a product
+// whose batch broadcasts otherwise ([2,1]·[1,3]) is refused, naming the node.
+void plan_batch(const Node& node, const Shape& a, const Shape& b, const Shape& out, Product& p) {
+  const size_t out_batch_dims = out.size() - 2;
+  int64_t batch = 1;
+  for (size_t i = 0; i < out_batch_dims; ++i) batch *= out[i];
+  auto stride_of = [&](const Shape& s, int64_t matrix) -> int64_t {
+    int64_t own = 1;
+    for (size_t i = 0; i + 2 < s.size(); ++i) own *= s[i];
+    if (own == 1) return 0;
+    if (own == batch && s.size() == out.size()) return matrix;
+    throw Error(node.describe() + ": operand " + shape_str(s) + " broadcasts its batch in a way the CUDA backend does not run");
+  };
+  p.batch = batch;
+  p.stride_a = stride_of(a, p.m * p.k);
+  p.stride_b = stride_of(b, p.k * p.n);
+}
+
+// MatMul, Gemm, FusedMatMul.
+class MatMulLayer final : public CudaLayer {
+ public:
+  MatMulLayer(const LayerRequest& r, const CudaContext& ctx) : CudaLayer(ctx) {
+    const Node& n = r.node;
+    a_ = r.inputs[0], b_ = r.inputs[1], y_ = r.outputs[0];
+    const Elem e = elem_of(*y_);
+    if (elem_of(*a_) != e || elem_of(*b_) != e)
+      throw Error(n.describe() + ": operands and output must share one float type on the GPU");
+    const bool gemm = n.domain.empty() && n.op_type == "Gemm";
+    const bool fused = n.domain == "fusebench";
+    Product p;
+    p.elem = e;
+    p.trans_a = (gemm || fused) && n.attr_int("transA", 0) != 0;
+    p.trans_b = (gemm || fused) && n.attr_int("transB", 0) != 0;
+    p.alpha = (gemm || fused) ? n.attr_float("alpha", 1.f) : 1.f;
+    // Promote 1-D operands as ONNX MatMul does: [K] is [1, K] on the left, [K, 1] on the right.
+    Shape as = a_->shape(), bs = b_->shape();
+    if (as.size() == 1) as.insert(as.begin(), 1);
+    if (bs.size() == 1) bs.push_back(1);
+    p.m = p.trans_a ? as[as.size() - 1] : as[as.size() - 2];
+    p.k = p.trans_a ? as[as.size() - 2] : as[as.size() - 1];
+    p.n = p.trans_b ? bs[bs.size() - 2] : bs[bs.size() - 1];
+    Shape out = y_->shape();
+    if (a_->shape().size() == 1) out.insert(out.end() - (b_->shape().size() == 1 ? 0 : 1), 1);
+    if (b_->shape().size() == 1) out.push_back(1);
+    if (bs.size() == 2 && !p.trans_a) {
+      // Weights shared by every row: the batch folds into M, one plain product.
+      for (size_t i = 0; i + 2 < as.size(); ++i) p.m *= as[i];
+    } else {
+      plan_batch(n, as, bs, out, p);
+    }
+    Epilogue& ep = epilogue_;
+    ep.outer = y_->numel() / std::max<int64_t>(p.n, 1);
+    ep.channels = p.n;
+    Activation act = fused ? activation_named(n, n.attr_string("activation", "")) : Activation::None;
+    const Tensor* bias = fused && r.inputs.size() > 2 ? r.inputs[2] : nullptr;
+    if (bias) {
+      if (bias->numel() != p.n) throw Error(n.describe() + ": bias " + shape_str(bias->shape()) + " must have N = " + std::to_string(p.n) + " elements");
+      // cuBLASLt's bias epilogue when the whole product is one batch; ours otherwise.
+      if (p.batch == 1) p.bias = bias->raw(), p.bias_elem = elem_of(*bias);
+      else ep.bias = bias->raw(), ep.bias_elem = elem_of(*bias);
+    }
+    if (act == Activation::Relu && p.batch == 1) p.relu = true, act = Activation::None;
+    ep.act = act;
+    if (fused && r.inputs.size() > 3 && r.inputs[3]) ep.multiplier = r.inputs[3]->raw();
+    if (gemm && r.inputs.size() > 2 && r.inputs[2] && n.attr_float("beta", 1.f) != 0.f) {
+      const Tensor& c = *r.inputs[2];
+      const Shape& cs = c.shape();
+      if (cs.size() > 2) throw Error(n.describe() + ": C " + shape_str(cs) + " must broadcast to [M, N]");
+      const int64_t rows = cs.size() == 2 ? cs[0] : 1, cols = cs.empty() ? 1 : cs.back();
+      ep.c = c.raw();
+      ep.c_elem = elem_of(c);
+      ep.c_outer_stride = rows == 1 ? 0 : cols;
+      ep.c_channel_stride = cols == 1 ? 0 : 1;
+      ep.beta = n.attr_float("beta", 1.f);
+    }
+    epilogue_needed_ = ep.bias || ep.act != Activation::None || ep.multiplier || ep.c;
+    lt_ = std::make_unique<LtMatmul>(p, ctx, n);
+    flops_ = 2.0 * double(p.batch) * double(p.m) * double(p.n) * double(p.k);
+    kernel_ = std::string("cublasLt.matmul") + (p.bias ? "+bias" : "") + (p.relu ? "+relu" : "") +
+              (epilogue_needed_ ? "+epilogue" : "") + (e == Elem::F32 ? "" : e == Elem::F16 ? " fp16" : " bf16");
+  }
+  void run() override {
+    lt_->run(a_->raw(), b_->raw(), y_->raw());
+    if (epilogue_needed_) launch_epilogue(elem_of(*y_), y_->raw(), epilogue_, ctx_.stream);
+  }
+  std::string kernel() const override { return kernel_; }
+  double flops() const override { return flops_; }
+
+ private:
+  const Tensor *a_, *b_;
+  Tensor* y_;
+  std::unique_ptr<LtMatmul> lt_;
+  Epilogue epilogue_;
+  bool epilogue_needed_ = false;
+  double flops_ = 0;
+  std::string kernel_;
+};
+
+// fusebench.Attention(q, k, v[, mask]): q [B, Sq, H·D], k and v [B, Sk, H·D], heads H,
+// scale; the mask (float32, rank 4) broadcasts to the scores [B, H, Sq, Sk]. Scores in
+// float32, probabilities in the layer's type for the second product.
+class AttentionLayer final : public CudaLayer {
+ public:
+  AttentionLayer(const LayerRequest& r, const CudaContext& ctx) : CudaLayer(ctx) {
+    const Node& n = r.node;
+    q_ = r.inputs[0], k_ = r.inputs[1], v_ = r.inputs[2], y_ = r.outputs[0];
+    mask_ = r.inputs.size() > 3 ? r.inputs[3] : nullptr;
+    elem_ = elem_of(*y_);
+    heads_ = n.attr_int("heads", 0);
+    scale_ = n.attr_float("scale", 1.f);
+    const Shape& qs = q_->shape();
+    const Shape& ks = k_->shape();
+    if (qs.size() != 3 || ks.size() != 3 || heads_ <= 0 || qs[2] % heads_)
+      throw Error(n.describe() + ": q " + shape_str(qs) + " must be [B, S, heads·dim] with heads " + std::to_string(heads_));
+    b_ = qs[0], sq_ = qs[1], sk_ = ks[1], hidden_ = qs[2], d_ = hidden_ / heads_;
+    if (mask_) {
+      if (mask_->dtype() != DType::Float32 || mask_->rank() != 4) throw Error(n.describe() + ": the mask must be float32 of rank 4");
+      const Shape& m = mask_->shape();
+      const int64_t full[4] = {b_, heads_, sq_, sk_};
+      int64_t stride = 1, st[4];
+      for (int i = 3; i >= 0; --i) {
+        if (m[size_t(i)] != 1 && m[size_t(i)] != full[i])
+          throw Error(n.describe() + ": mask " + shape_str(m) + " does not broadcast to the scores");
+        st[i] = m[size_t(i)] == 1 ? 0 : stride;
+        stride *= m[size_t(i)];
+      }
+      ms_ = MaskStrides{st[0], st[1], st[2], st[3]};
+    }
+    const size_t pairs = size_t(b_ * heads_);
+    scores_ = allocate_device(pairs * size_t(sq_ * sk_) * sizeof(float));
+    probs_ = allocate_device(pairs * size_t(sq_ * sk_) * dtype_size(y_->dtype()));
+    // Pointer arrays for the batched products, one entry per (batch, head): fixed, since
+    // the engine's tensors never move.
+    const size_t esz = dtype_size(y_->dtype());
+    std::vector<const void*> host(6 * pairs);
+    for (int64_t b = 0; b < b_; ++b)
+      for (int64_t h = 0; h < heads_; ++h) {
+        const size_t i = size_t(b * heads_ + h);
+        const size_t q_off = size_t(b * sq_ * hidden_ + h * d_) * esz, k_off = size_t(b * sk_ * hidden_ + h * d_) * esz;
+        host[i] = static_cast<const char*>(k_->raw()) + k_off;                                     // QKᵀ's A
+        host[pairs + i] = static_cast<const char*>(q_->raw()) + q_off;                             // QKᵀ's B
+        host[2 * pairs + i] = static_cast<char*>(scores_.get()) + i * size_t(sq_ * sk_) * sizeof(float);  // QKᵀ's C
+        host[3 * pairs + i] = static_cast<const char*>(v_->raw()) + k_off;                         // PV's A
+        host[4 * pairs + i] = static_cast<char*>(probs_.get()) + i * size_t(sq_ * sk_) * esz;      // PV's B
+        host[5 * pairs + i] = static_cast<char*>(y_->raw()) + q_off;                               // PV's C
+      }
+    pointers_ = allocate_device(host.size() * sizeof(void*));
+    FB_CUDA(cudaMemcpy(pointers_.get(), host.data(), host.size() * sizeof(void*), cudaMemcpyHostToDevice));
+    kernel_ = std::string("cublas.attention[") + std::to_string(heads_) + " heads]" +
+              (elem_ == Elem::F32 ? "" : elem_ == Elem::F16 ? " fp16" : " bf16");
+  }
+  void run() override {
+    const size_t pairs = size_t(b_ * heads_);
+    void** p = static_cast<void**>(pointers_.get());
+    const cudaDataType_t t = cuda_type(elem_);
+    const float zero = 0.f, one = 1.f;
+    // Scores' (Sk×Sq) = K_bh (Sk×D, as D×Sk column-major, transposed) · Q_bh' (D×Sq).
+    FB_CUDA(cublasGemmBatchedEx(ctx_.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(sk_), int(sq_), int(d_), &scale_, p, t,
+                                int(hidden_), p + pairs, t, int(hidden_), &zero, p + 2 * pairs, CUDA_R_32F, int(sk_),
+                                int(pairs), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    launch_attention_softmax(static_cast<const float*>(scores_.get()), mask_ ? static_cast<const float*>(mask_->raw()) : nullptr,
+                             ms_, b_, heads_, sq_, sk_, elem_, probs_.get(), ctx_.stream);
+    // Y_bh' (D×Sq) = V_bh' (D×Sk) · P' (Sk×Sq).
+    FB_CUDA(cublasGemmBatchedEx(ctx_.blas, CUBLAS_OP_N, CUBLAS_OP_N, int(d_), int(sq_), int(sk_), &one, p + 3 * pairs, t,
+                                int(hidden_), p + 4 * pairs, t, int(sk_), &zero, p + 5 * pairs, t, int(hidden_), int(pairs),
+                                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  }
+  std::string kernel() const override { return kernel_; }
+  double flops() const override { return 4.0 * double(b_ * heads_) * double(sq_) * double(sk_) * double(d_); }
+
+ private:
+  using DevicePtr = std::unique_ptr<void, cudaError_t (*)(void*)>;
+  static DevicePtr allocate_device(size_t bytes) {
+    void* p = nullptr;
+    FB_CUDA(cudaMalloc(&p, std::max<size_t>(bytes, 1)));
+    return DevicePtr(p, cudaFree);
+  }
+  const Tensor *q_, *k_, *v_, *mask_;
+  Tensor* y_;
+  Elem elem_;
+  int64_t heads_, b_ = 0, sq_ = 0, sk_ = 0, hidden_ = 0, d_ = 0;
+  float scale_;
+  MaskStrides ms_;
+  DevicePtr scores_{nullptr, cudaFree}, probs_{nullptr, cudaFree}, pointers_{nullptr, cudaFree};
+  std::string kernel_;
+};
+
+PrecisionSet attention_precisions(const Node& n) {
+  // The mask stays float32 whatever the layer's precision (the CPU's rule too).
+  return {Precision::FP32, Precision::FP16, Precision::BF16};
+}
+
+template <typename L> std::unique_ptr<Layer> make(const LayerRequest& r, const CudaContext& ctx) {
+  return std::make_unique<L>(r, ctx);
+}
+
+}  // namespace
+
+void add_matmul_rows(std::vector<CudaOpRow>& rows) {
+  rows.push_back({"", "MatMul", float_precisions, make<MatMulLayer>});
+  rows.push_back({"", "Gemm", float_precisions, make<MatMulLayer>});
+  rows.push_back({"fusebench", "FusedMatMul", float_precisions, make<MatMulLayer>});
+  rows.push_back({"fusebench", "Attention", attention_precisions, make<AttentionLayer>});
+}
+
+}  // namespace fb::cuda

@@ -1,0 +1,119 @@
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cfloat>
+
+#include "engine/backend/cuda/epilogue_kernels.h"
+
+namespace fb::cuda {
+
+namespace {
+
+__device__ float load(const void* p, Elem e, int64_t i) {
+  switch (e) {
+    case Elem::F16: return __half2float(static_cast<const __half*>(p)[i]);
+    case Elem::BF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    default: return static_cast<const float*>(p)[i];
+  }
+}
+
+__device__ void store(void* p, Elem e, int64_t i, float v) {
+  switch (e) {
+    case Elem::F16: static_cast<__half*>(p)[i] = __float2half(v); break;
+    case Elem::BF16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16(v); break;
+    default: static_cast<float*>(p)[i] = v;
+  }
+}
+
+// The activations as the CPU kernels define them (engine/ops/elementwise.cpp).
+__device__ float activate(Activation a, float v, float lo, float hi) {
+  switch (a) {
+    case Activation::None: return v;
+    case Activation::Relu: return v > 0.f ? v : 0.f;
+    case Activation::Clip: return fminf(fmaxf(v, lo), hi);
+    case Activation::Sigmoid: return 1.f / (1.f + expf(-v));
+    case Activation::HardSwish: return v * fminf(fmaxf(v / 6.f + 0.5f, 0.f), 1.f);
+    case Activation::Silu: return v / (1.f + expf(-v));
+    case Activation::Gelu: return 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
+    case Activation::GeluTanh:
+      return 0.5f * v * (1.f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+  }
+  return v;
+}
+
+__global__ void epilogue_kernel(Elem ye, void* y, Epilogue e, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t ch = (i / e.inner) % e.channels;
+    float v = load(y, ye, i);
+    if (e.c) {
+      const int64_t outer = i / (e.inner * e.channels);
+      v += e.beta * load(e.c, e.c_elem, outer * e.c_outer_stride + ch * e.c_channel_stride);
+    }
+    if (e.bias) v += load(e.bias, e.bias_elem, ch);
+    if (e.residual) v += load(e.residual, ye, i);
+    v = activate(e.act, v, e.lo, e.hi);
+    if (e.multiplier) v *= load(e.multiplier, ye, i);
+    store(y, ye, i, v);
+  }
+}
+
+// One block per row: the row's max, then its sum, by block reductions in shared memory.
+__global__ void attention_softmax_kernel(const float* scores, const float* mask, MaskStrides ms, int64_t heads,
+                                         int64_t sq, int64_t sk, Elem pe, void* p) {
+  const int64_t row = blockIdx.x;  // b·H·Sq + h·Sq + q
+  const int64_t q = row % sq, h = (row / sq) % heads, b = row / (sq * heads);
+  const float* s = scores + row * sk;
+  const float* m = mask ? mask + b * ms.b + h * ms.h + q * ms.q : nullptr;
+  __shared__ float red[32];
+  auto block_reduce = [&](float v, bool is_max) {
+    for (int o = 16; o > 0; o /= 2) {
+      const float w = __shfl_xor_sync(0xffffffffu, v, o);
+      v = is_max ? fmaxf(v, w) : v + w;
+    }
+    if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v;
+    __syncthreads();
+    const int warps = (blockDim.x + 31) / 32;
+    float r = threadIdx.x < warps ? red[threadIdx.x] : (is_max ? -FLT_MAX : 0.f);
+    if (threadIdx.x < 32)
+      for (int o = 16; o > 0; o /= 2) {
+        const float w = __shfl_xor_sync(0xffffffffu, r, o);
+        r = is_max ? fmaxf(r, w) : r + w;
+      }
+    if (threadIdx.x == 0) red[0] = r;
+    __syncthreads();
+    r = red[0];
+    __syncthreads();
+    return r;
+  };
+  float mx = -FLT_MAX;
+  for (int64_t k = threadIdx.x; k < sk; k += blockDim.x) mx = fmaxf(mx, s[k] + (m ? m[k * ms.k] : 0.f));
+  mx = block_reduce(mx, true);
+  float sum = 0.f;
+  for (int64_t k = threadIdx.x; k < sk; k += blockDim.x) sum += expf(s[k] + (m ? m[k * ms.k] : 0.f) - mx);
+  sum = block_reduce(sum, false);
+  const float inv = 1.f / sum;
+  for (int64_t k = threadIdx.x; k < sk; k += blockDim.x)
+    store(p, pe, row * sk + k, expf(s[k] + (m ? m[k * ms.k] : 0.f) - mx) * inv);
+}
+
+}  // namespace
+
+void launch_epilogue(Elem y_elem, void* y, const Epilogue& e, cudaStream_t stream) {
+  const int64_t n = e.outer * e.channels * e.inner;
+  if (n == 0) return;
+  const int threads = 256;
+  const int64_t blocks = std::min<int64_t>((n + threads - 1) / threads, 65535 * 4);
+  epilogue_kernel<<<unsigned(blocks), threads, 0, stream>>>(y_elem, y, e, n);
+  FB_CUDA(cudaGetLastError());
+}
+
+void launch_attention_softmax(const float* scores, const float* mask, const MaskStrides& ms, int64_t batch,
+                              int64_t heads, int64_t sq, int64_t sk, Elem p_elem, void* p, cudaStream_t stream) {
+  const int64_t rows = batch * heads * sq;
+  if (rows == 0) return;
+  const int threads = sk >= 256 ? 256 : sk >= 128 ? 128 : 64;
+  attention_softmax_kernel<<<unsigned(rows), threads, 0, stream>>>(scores, mask, ms, heads, sq, sk, p_elem, p);
+  FB_CUDA(cudaGetLastError());
+}
+
+}  // namespace fb::cuda

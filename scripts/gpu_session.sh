@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# One round trip on a GPU node, as the device tool runs it (a bare machine each call):
+# the offline build from the carried Debian packages (scripts/offline_deps.sh), the CUDA
+# backend's tests, every zoo model on both GPU executors through `fusebench run`, and
+# PyTorch eager against the GPU reference on the exported models. Everything it prints
+# and the databases go to OUT (default ./gpu-out).
+#
+#   scripts/gpu_session.sh [DEBS_DIR] [STAGES]     STAGES: build,test,zoo,torch (default all)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+debs=${1:-.debs}
+stages=${2:-build,test,zoo,torch}
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+exec > >(tee -a "$out/session.log") 2>&1
+t0=$(date +%s)
+stamp() { echo "== $(( $(date +%s) - t0 )) s: $*"; }
+has() { case ",$stages," in *",$1,"*) return 0 ;; esac; return 1; }
+
+stamp "machine"
+nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv || true
+nproc; g++-12 --version | head -1; cmake --version | head -1
+
+export CXX=${CXX:-g++-12} BUILD_DIR=${BUILD_DIR:-build-gpu}
+if has build; then
+  stamp "offline build ($CXX)"
+  scripts/offline_deps.sh build "$debs" fusebench test_cuda_backend || { stamp "build failed"; exit 1; }
+fi
+# shellcheck disable=SC1090
+. "$debs/env.sh"
+fb=$BUILD_DIR/fusebench
+
+if has test; then
+  stamp "CUDA backend tests"
+  "$BUILD_DIR/tests/test_cuda_backend" --gtest_color=no 2>&1 | tail -150
+fi
+
+if has zoo; then
+  stamp "zoo models on the GPU through fusebench run"
+  for m in mlp bert resnet mobilenet vit llama gpt efficientnet shufflenet yolo wav2vec2; do
+    cat > "$out/zoo-$m.json" <<JSON
+{"name": "gpu-zoo-$m", "model": "zoo:$m",
+ "matrix": {"batch": [1, 8], "precision": ["fp32", "fp16"], "fusion": ["none", "aggressive"], "device": ["cuda"]},
+ "timing": {"warmup_ms": 200, "min_iterations": 20, "max_seconds": 1, "processes": 1}}
+JSON
+    "$fb" run "$out/zoo-$m.json" --db "$out/gpu-zoo.db" 2>&1 | tail -12
+  done
+  "$fb" export --db "$out/gpu-zoo.db" --format csv > "$out/gpu-zoo.csv" 2>&1 || true
+fi
+
+if has torch; then
+  stamp "PyTorch eager against the GPU reference"
+  python3 scripts/export_models.py --out /tmp/torch-models 2>&1 | tail -5
+  python3 scripts/bench_pytorch_gpu.py --models /tmp/torch-models --fusebench "$fb" --rounds 2 --seconds 1.5 2>&1 | tail -80
+fi
+stamp "done"

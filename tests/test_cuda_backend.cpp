@@ -1,0 +1,118 @@
+// The CUDA backend (engine/backend/cuda/). Without a GPU: device strings are checked, and
+// asking for one is an Error saying what was found, never a crash. With one: every zoo
+// model on both GPU executors (the eager device reference and the engine at fp32, fp16
+// and bf16) against the CPU reference: fp32 elementwise within the case defaults, 16-bit
+// by cosine >= 0.999 (the bar). These tests skip, saying why, where no GPU is usable.
+#include <gtest/gtest.h>
+
+#include "engine/backend/backend.h"
+#include "engine/builder/builder.h"
+#include "engine/reference/device_reference.h"
+#include "engine/reference/reference_executor.h"
+#include "harness/accuracy.h"
+#include "harness/inputs.h"
+#include "harness/model_source.h"
+
+namespace fb {
+namespace {
+
+// "" when a CUDA device can be used here, else why not (the backend's own words).
+std::string why_no_gpu() {
+  try {
+    backend_named("cuda");
+    return "";
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+TEST(CudaDevice, UnknownDeviceStringsAreRefusedByName) {
+  for (const char* bad : {"gpu", "cuda:", "cuda:x", "cuda:-1", "CUDA"}) {
+    try {
+      backend_named(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("cpu, cuda, cuda:N"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(CudaDevice, MissingGpuIsAnErrorNamingTheDevice) {
+  const std::string why = why_no_gpu();
+  if (why.empty()) GTEST_SKIP() << "a CUDA device is usable here: nothing is missing";
+  // No driver, no device, or a build without the backend: each message names the device.
+  EXPECT_TRUE(why.find("cuda:0") != std::string::npos || why.find("device 'cuda'") != std::string::npos) << why;
+  // A device index past the last one says so too (when the build has the backend).
+  try {
+    backend_named("cuda:7");
+    ADD_FAILURE() << "cuda:7 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cuda:7"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaDevice, ACaseOnAMissingGpuFailsBeforeBuilding) {
+  if (why_no_gpu().empty()) GTEST_SKIP() << "a CUDA device is usable here";
+  const LoadedModel m = load_model("zoo:mlp");
+  BuildConfig cfg;
+  cfg.device = "cuda";
+  EXPECT_THROW(build_engine(m.graph, cfg), Error);
+}
+
+struct Executors {
+  std::vector<Tensor> cpu_reference, device_reference, engine_fp32, engine_fp16, engine_bf16;
+  std::string engine_kernels;  // the fp32 engine's layers: kind [kernel], for failure messages
+};
+
+std::vector<Tensor> run_engine(const Graph& g, const BuildConfig& cfg, const std::vector<Tensor>& inputs,
+                               std::string* kernels = nullptr) {
+  std::unique_ptr<Engine> e = build_engine(g, cfg);
+  e->run(inputs);
+  if (kernels)
+    for (const LayerInfo& l : e->layers()) *kernels += l.kind + " [" + l.kernel + "]\n";
+  std::vector<Tensor> out;
+  for (const Tensor& t : e->outputs()) out.push_back(t.clone());
+  return out;
+}
+
+class CudaZoo : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CudaZoo, BothExecutorsAgreeWithTheCpuReference) {
+  if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
+  const LoadedModel m = load_model(std::string("zoo:") + GetParam());
+  const int64_t batch = 2;
+  ReferenceExecutor reference(m.graph, batch);
+  const std::vector<Tensor> inputs = make_inputs(m.graph, reference.input_shapes(), 1234);
+  const std::vector<Tensor> expected = reference.run(inputs);
+  BuildConfig cfg;
+  cfg.device = "cuda";
+  cfg.batch = batch;
+  cfg.fusion = FusionLevel::Aggressive;
+
+  std::unique_ptr<Engine> device_reference = build_device_reference(m.graph, cfg, OpRegistry::builtin());
+  device_reference->run(inputs);
+  const AccuracyResult ref = compare_outputs(device_reference->outputs(), expected, m.graph.outputs, default_accuracy("fp32"));
+  EXPECT_TRUE(ref.passed) << "device reference: " << ref.detail;
+
+  std::string kernels;
+  const AccuracyResult fp32 =
+      compare_outputs(run_engine(m.graph, cfg, inputs, &kernels), expected, m.graph.outputs, default_accuracy("fp32"));
+  EXPECT_TRUE(fp32.passed) << "engine fp32: " << fp32.detail << "\nlayers:\n" << kernels;
+
+  AccuracyConfig by_cosine;
+  by_cosine.elementwise = false;
+  by_cosine.min_cosine = 0.999;
+  for (const char* p : {"fp16", "bf16"}) {
+    cfg.precision = p;
+    const AccuracyResult half = compare_outputs(run_engine(m.graph, cfg, inputs), expected, m.graph.outputs, by_cosine);
+    EXPECT_TRUE(half.passed) << "engine " << p << ": cosine " << half.cosine << " " << half.detail;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, CudaZoo,
+                         ::testing::Values("mlp", "bert", "resnet", "mobilenet", "vit", "llama", "gpt", "efficientnet",
+                                           "shufflenet", "yolo", "wav2vec2"));
+
+}  // namespace
+}  // namespace fb
