@@ -37,7 +37,7 @@ fi
 
 if has zoo; then
   stamp "zoo models on the GPU through fusebench run"
-  for m in mlp bert resnet mobilenet vit llama gpt efficientnet shufflenet yolo wav2vec2; do
+  for m in ${ZOO_MODELS:-mlp bert resnet mobilenet vit llama gpt efficientnet shufflenet yolo wav2vec2}; do
     cat > "$out/zoo-$m.json" <<JSON
 {"name": "gpu-zoo-$m", "model": "zoo:$m",
  "matrix": {"batch": [1, 8], "precision": ["fp32", "fp16"], "fusion": ["none", "aggressive"], "device": ["cuda"]},
