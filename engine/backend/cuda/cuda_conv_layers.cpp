@@ -49,11 +49,13 @@ class ConvLayer final : public CudaLayer {
  public:
   ConvLayer(const LayerRequest& r, const CudaContext& ctx) : CudaLayer(ctx) {
     const Node& n = r.node;
-    x_ = r.inputs[0], w_ = r.inputs[1], y_ = r.outputs[0];
+    y_ = r.outputs[0];
     const Elem e = elem_of(*y_);
-    if (elem_of(*x_) != e || elem_of(*w_) != e) throw Error(n.describe() + ": input, weights and output must share one float type on the GPU");
-    const Shape& xs = x_->shape();
-    const Shape& ws = w_->shape();
+    const DType t_y = y_->dtype();
+    x_ = input_as(r, 0, t_y, x_keep_);
+    w_ = input_as(r, 1, t_y, w_keep_);
+    const Shape& xs = r.inputs[0]->shape();
+    const Shape& ws = r.inputs[1]->shape();
     if (xs.size() < 3 || xs.size() > 5) throw Error(n.describe() + ": the CUDA backend runs 1-D to 3-D convolutions");
     const size_t nd = xs.size() - 2;
     const WindowGeometry geo = window_geometry(n, Shape(xs.begin() + 2, xs.end()), Shape(ws.begin() + 2, ws.end()), false);
@@ -97,17 +99,15 @@ class ConvLayer final : public CudaLayer {
     ep.outer = y_->shape()[0];
     ep.channels = y_->shape()[1];
     ep.inner = y_->numel() / std::max<int64_t>(ep.outer * ep.channels, 1);
-    if (r.inputs.size() > 2 && r.inputs[2]) ep.bias = r.inputs[2]->raw(), ep.bias_elem = elem_of(*r.inputs[2]);
+    if (r.inputs.size() > 2 && r.inputs[2]) ep.bias = input_as(r, 2, t_y, bias_keep_), ep.bias_elem = e;
     if (n.domain == "fusebench") {
-      if (r.inputs.size() > 3 && r.inputs[3]) ep.residual = r.inputs[3]->raw();
+      if (r.inputs.size() > 3 && r.inputs[3]) ep.residual = input_as(r, 3, t_y, residual_keep_);
       ep.act = conv_activation(n, &ep.lo, &ep.hi);
     }
+    // The residual may be y itself (the arena hands a dying residual's buffer to the
+    // output): cuDNN then adds the convolution to it (beta 1), before the epilogue.
+    if (ep.residual && ep.residual == y_->raw()) ep.residual = nullptr, beta_ = 1.f;
     epilogue_needed_ = ep.bias || ep.residual || ep.act != Activation::None;
-    // The residual may be y itself (the arena reuses a dying input in place): then cuDNN
-    // would overwrite it before the epilogue reads it. The engine only does that when the
-    // op allows it for input 3; cuDNN's output would then alias the residual, so refuse.
-    if (ep.residual && ep.residual == y_->raw())
-      throw Error(n.describe() + ": the residual shares the output's memory, which this CUDA layer cannot run");
     int64_t k = 1;
     for (size_t i = 1; i < ws.size(); ++i) k *= ws[i];
     flops_ = 2.0 * double(y_->numel()) * double(k);
@@ -121,16 +121,18 @@ class ConvLayer final : public CudaLayer {
     cudnnDestroyTensorDescriptor(xdesc_);
   }
   void run() override {
-    const float one = 1.f, zero = 0.f;
-    FB_CUDA(cudnnConvolutionForward(ctx_.cudnn, &one, xdesc_, x_->raw(), wdesc_, w_->raw(), conv_, algo_, ctx_.workspace,
-                                    ctx_.workspace_bytes, &zero, ydesc_, y_->raw()));
+    const float one = 1.f;
+    FB_CUDA(cudnnConvolutionForward(ctx_.cudnn, &one, xdesc_, x_, wdesc_, w_, conv_, algo_, ctx_.workspace,
+                                    ctx_.workspace_bytes, &beta_, ydesc_, y_->raw()));
     if (epilogue_needed_) launch_epilogue(elem_of(*y_), y_->raw(), epilogue_, ctx_.stream);
   }
   std::string kernel() const override { return kernel_; }
   double flops() const override { return flops_; }
 
  private:
-  const Tensor *x_, *w_;
+  const void *x_, *w_;  // in the layer's type
+  DeviceMemory x_keep_, w_keep_, bias_keep_, residual_keep_;  // constants converted to it
+  float beta_ = 0.f;  // 1: y holds the residual, which cuDNN adds to
   Tensor* y_;
   cudnnTensorDescriptor_t xdesc_ = nullptr, ydesc_ = nullptr;
   cudnnFilterDescriptor_t wdesc_ = nullptr;

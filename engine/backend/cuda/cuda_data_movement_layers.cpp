@@ -44,26 +44,6 @@ std::vector<int64_t> byte_offsets(const std::vector<int64_t>& strides, size_t el
   return b;
 }
 
-// Memory this layer owns on the device (tables made at build time), freed with the layer.
-class DeviceMemory {
- public:
-  DeviceMemory(const void* host, size_t bytes) {
-    if (!bytes) return;
-    FB_CUDA(cudaMalloc(&data_, bytes));
-    const cudaError_t copied = cudaMemcpy(data_, host, bytes, cudaMemcpyHostToDevice);
-    if (copied != cudaSuccess) cudaFree(data_);  // no destructor runs for a constructor that throws
-    check(copied, "cudaMemcpy (a layer's tables to the device)");
-  }
-  DeviceMemory(const DeviceMemory&) = delete;
-  DeviceMemory& operator=(const DeviceMemory&) = delete;
-  ~DeviceMemory() {
-    if (data_) cudaFree(data_);  // a failure here has no one to report to
-  }
-  void* data() const { return data_; }
-
- private:
-  void* data_ = nullptr;
-};
 
 // ---- strided copies ---------------------------------------------------------------------------
 // One box copied from one tensor into another, at byte offsets into each.

@@ -4,6 +4,7 @@
 
 #include "engine/backend/cuda/cuda_context.h"
 #include "engine/backend/cuda/cuda_layer_table.h"
+#include "engine/ops/half_float.h"
 
 namespace fb::cuda {
 
@@ -60,6 +61,43 @@ Elem elem_of(const Tensor& t) {
     case DType::BFloat16: return Elem::BF16;
     default: throw Error("CUDA kernels take float32, float16 or bfloat16 tensors, not " + dtype_name(t.dtype()));
   }
+}
+
+DeviceMemory::DeviceMemory(size_t bytes) {
+  if (bytes) FB_CUDA(cudaMalloc(&data_, bytes));
+}
+
+DeviceMemory::DeviceMemory(const void* host, size_t bytes) : DeviceMemory(bytes) {
+  if (!bytes) return;
+  const cudaError_t copied = cudaMemcpy(data_, host, bytes, cudaMemcpyHostToDevice);
+  if (copied != cudaSuccess) cudaFree(data_), data_ = nullptr;  // no destructor runs for a constructor that throws
+  check(copied, "cudaMemcpy (a layer's tables to the device)");
+}
+
+DeviceMemory& DeviceMemory::operator=(DeviceMemory&& o) noexcept {
+  if (this != &o) {
+    if (data_) cudaFree(data_);
+    data_ = o.data_;
+    o.data_ = nullptr;
+  }
+  return *this;
+}
+
+DeviceMemory::~DeviceMemory() {
+  if (data_) cudaFree(data_);  // a failure here has no one to report to
+}
+
+const void* input_as(const LayerRequest& r, size_t i, DType want, DeviceMemory& keep) {
+  const Tensor& t = *r.inputs[i];
+  if (t.dtype() == want) return t.raw();
+  const Tensor* host = i < r.host_constants.size() ? r.host_constants[i] : nullptr;
+  if (!host || host->dtype() != DType::Float32 || !is_half_type(want))
+    throw Error(r.node.describe() + ": input " + std::to_string(i) + " is " + dtype_name(t.dtype()) + " and the layer runs in " +
+                dtype_name(want) + "; only a constant float32 input is converted");
+  Tensor narrowed(want, host->shape());
+  narrow_half(*host, narrowed);
+  keep = DeviceMemory(narrowed.raw(), narrowed.nbytes());
+  return keep.data();
 }
 
 }  // namespace fb::cuda

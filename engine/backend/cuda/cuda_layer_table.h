@@ -41,6 +41,30 @@ class CudaLayer : public Layer {
   const CudaContext& ctx_;
 };
 
+// Memory a layer owns on the device (tables made at build time, constants converted to its
+// type, scratch), freed with the layer.
+class DeviceMemory {
+ public:
+  DeviceMemory() = default;
+  explicit DeviceMemory(size_t bytes);                 // uninitialized
+  DeviceMemory(const void* host, size_t bytes);        // a copy of host bytes
+  DeviceMemory(DeviceMemory&& o) noexcept : data_(o.data_) { o.data_ = nullptr; }
+  DeviceMemory& operator=(DeviceMemory&& o) noexcept;
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  ~DeviceMemory();
+  void* data() const { return data_; }
+
+ private:
+  void* data_ = nullptr;
+};
+
+// Input `i` of a layer request as `want` (the layer's float type): its own bytes where it
+// is that type already; a constant (an initializer: float32 weights, biases) converted once
+// into `keep` otherwise, as the CPU backend packs its 16-bit layers' weights. Error naming
+// the node, the input and both types for a non-constant input of another type.
+const void* input_as(const LayerRequest& r, size_t i, DType want, DeviceMemory& keep);
+
 // A host copy of a tensor in device memory, after everything queued on `stream`.
 Tensor to_host(const Tensor& device_tensor, cudaStream_t stream);
 

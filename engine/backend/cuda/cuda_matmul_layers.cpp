@@ -135,10 +135,13 @@ class MatMulLayer final : public CudaLayer {
  public:
   MatMulLayer(const LayerRequest& r, const CudaContext& ctx) : CudaLayer(ctx) {
     const Node& n = r.node;
-    a_ = r.inputs[0], b_ = r.inputs[1], y_ = r.outputs[0];
+    y_ = r.outputs[0];
     const Elem e = elem_of(*y_);
-    if (elem_of(*a_) != e || elem_of(*b_) != e)
-      throw Error(n.describe() + ": operands and output must share one float type on the GPU");
+    const DType t = y_->dtype();
+    a_ = input_as(r, 0, t, a_keep_);
+    b_ = input_as(r, 1, t, b_keep_);
+    const Tensor& at = *r.inputs[0];
+    const Tensor& bt = *r.inputs[1];
     const bool gemm = n.domain.empty() && n.op_type == "Gemm";
     const bool fused = n.domain == "fusebench";
     Product p;
@@ -147,15 +150,15 @@ class MatMulLayer final : public CudaLayer {
     p.trans_b = (gemm || fused) && n.attr_int("transB", 0) != 0;
     p.alpha = (gemm || fused) ? n.attr_float("alpha", 1.f) : 1.f;
     // Promote 1-D operands as ONNX MatMul does: [K] is [1, K] on the left, [K, 1] on the right.
-    Shape as = a_->shape(), bs = b_->shape();
+    Shape as = at.shape(), bs = bt.shape();
     if (as.size() == 1) as.insert(as.begin(), 1);
     if (bs.size() == 1) bs.push_back(1);
     p.m = p.trans_a ? as[as.size() - 1] : as[as.size() - 2];
     p.k = p.trans_a ? as[as.size() - 2] : as[as.size() - 1];
     p.n = p.trans_b ? bs[bs.size() - 2] : bs[bs.size() - 1];
     Shape out = y_->shape();
-    if (a_->shape().size() == 1) out.insert(out.end() - (b_->shape().size() == 1 ? 0 : 1), 1);
-    if (b_->shape().size() == 1) out.push_back(1);
+    if (at.shape().size() == 1) out.insert(out.end() - (bt.shape().size() == 1 ? 0 : 1), 1);
+    if (bt.shape().size() == 1) out.push_back(1);
     if (bs.size() == 2 && !p.trans_a) {
       // Weights shared by every row: the batch folds into M, one plain product.
       for (size_t i = 0; i + 2 < as.size(); ++i) p.m *= as[i];
@@ -169,20 +172,22 @@ class MatMulLayer final : public CudaLayer {
     const Tensor* bias = fused && r.inputs.size() > 2 ? r.inputs[2] : nullptr;
     if (bias) {
       if (bias->numel() != p.n) throw Error(n.describe() + ": bias " + shape_str(bias->shape()) + " must have N = " + std::to_string(p.n) + " elements");
-      // cuBLASLt's bias epilogue when the whole product is one batch; ours otherwise.
-      if (p.batch == 1) p.bias = bias->raw(), p.bias_elem = elem_of(*bias);
-      else ep.bias = bias->raw(), ep.bias_elem = elem_of(*bias);
+      // In the layer's type (cuBLASLt's bias epilogue reads D's); cuBLASLt's epilogue when
+      // the whole product is one batch, ours otherwise.
+      const void* b = input_as(r, 2, t, bias_keep_);
+      if (p.batch == 1) p.bias = b, p.bias_elem = e;
+      else ep.bias = b, ep.bias_elem = e;
     }
     if (act == Activation::Relu && p.batch == 1) p.relu = true, act = Activation::None;
     ep.act = act;
-    if (fused && r.inputs.size() > 3 && r.inputs[3]) ep.multiplier = r.inputs[3]->raw();
+    if (fused && r.inputs.size() > 3 && r.inputs[3]) ep.multiplier = input_as(r, 3, t, multiplier_keep_);
     if (gemm && r.inputs.size() > 2 && r.inputs[2] && n.attr_float("beta", 1.f) != 0.f) {
       const Tensor& c = *r.inputs[2];
       const Shape& cs = c.shape();
       if (cs.size() > 2) throw Error(n.describe() + ": C " + shape_str(cs) + " must broadcast to [M, N]");
       const int64_t rows = cs.size() == 2 ? cs[0] : 1, cols = cs.empty() ? 1 : cs.back();
-      ep.c = c.raw();
-      ep.c_elem = elem_of(c);
+      ep.c = input_as(r, 2, t, bias_keep_);
+      ep.c_elem = e;
       ep.c_outer_stride = rows == 1 ? 0 : cols;
       ep.c_channel_stride = cols == 1 ? 0 : 1;
       ep.beta = n.attr_float("beta", 1.f);
@@ -194,14 +199,15 @@ class MatMulLayer final : public CudaLayer {
               (epilogue_needed_ ? "+epilogue" : "") + (e == Elem::F32 ? "" : e == Elem::F16 ? " fp16" : " bf16");
   }
   void run() override {
-    lt_->run(a_->raw(), b_->raw(), y_->raw());
+    lt_->run(a_, b_, y_->raw());
     if (epilogue_needed_) launch_epilogue(elem_of(*y_), y_->raw(), epilogue_, ctx_.stream);
   }
   std::string kernel() const override { return kernel_; }
   double flops() const override { return flops_; }
 
  private:
-  const Tensor *a_, *b_;
+  const void *a_, *b_;  // the operands in the layer's type
+  DeviceMemory a_keep_, b_keep_, bias_keep_, multiplier_keep_;  // constants converted to it
   Tensor* y_;
   std::unique_ptr<LtMatmul> lt_;
   Epilogue epilogue_;
@@ -241,8 +247,8 @@ class AttentionLayer final : public CudaLayer {
       ms_ = MaskStrides{st[0], st[1], st[2], st[3]};
     }
     const size_t pairs = size_t(b_ * heads_);
-    scores_ = allocate_device(pairs * size_t(sq_ * sk_) * sizeof(float));
-    probs_ = allocate_device(pairs * size_t(sq_ * sk_) * dtype_size(y_->dtype()));
+    scores_ = DeviceMemory(pairs * size_t(sq_ * sk_) * sizeof(float));
+    probs_ = DeviceMemory(pairs * size_t(sq_ * sk_) * dtype_size(y_->dtype()));
     // Pointer arrays for the batched products, one entry per (batch, head): fixed, since
     // the engine's tensors never move.
     const size_t esz = dtype_size(y_->dtype());
@@ -253,27 +259,26 @@ class AttentionLayer final : public CudaLayer {
         const size_t q_off = size_t(b * sq_ * hidden_ + h * d_) * esz, k_off = size_t(b * sk_ * hidden_ + h * d_) * esz;
         host[i] = static_cast<const char*>(k_->raw()) + k_off;                                     // QKᵀ's A
         host[pairs + i] = static_cast<const char*>(q_->raw()) + q_off;                             // QKᵀ's B
-        host[2 * pairs + i] = static_cast<char*>(scores_.get()) + i * size_t(sq_ * sk_) * sizeof(float);  // QKᵀ's C
+        host[2 * pairs + i] = static_cast<char*>(scores_.data()) + i * size_t(sq_ * sk_) * sizeof(float);  // QKᵀ's C
         host[3 * pairs + i] = static_cast<const char*>(v_->raw()) + k_off;                         // PV's A
-        host[4 * pairs + i] = static_cast<char*>(probs_.get()) + i * size_t(sq_ * sk_) * esz;      // PV's B
+        host[4 * pairs + i] = static_cast<char*>(probs_.data()) + i * size_t(sq_ * sk_) * esz;      // PV's B
         host[5 * pairs + i] = static_cast<char*>(y_->raw()) + q_off;                               // PV's C
       }
-    pointers_ = allocate_device(host.size() * sizeof(void*));
-    FB_CUDA(cudaMemcpy(pointers_.get(), host.data(), host.size() * sizeof(void*), cudaMemcpyHostToDevice));
+    pointers_ = DeviceMemory(host.data(), host.size() * sizeof(void*));
     kernel_ = std::string("cublas.attention[") + std::to_string(heads_) + " heads]" +
               (elem_ == Elem::F32 ? "" : elem_ == Elem::F16 ? " fp16" : " bf16");
   }
   void run() override {
     const size_t pairs = size_t(b_ * heads_);
-    void** p = static_cast<void**>(pointers_.get());
+    void** p = static_cast<void**>(pointers_.data());
     const cudaDataType_t t = cuda_type(elem_);
     const float zero = 0.f, one = 1.f;
     // Scores' (Sk×Sq) = K_bh (Sk×D, as D×Sk column-major, transposed) · Q_bh' (D×Sq).
     FB_CUDA(cublasGemmBatchedEx(ctx_.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(sk_), int(sq_), int(d_), &scale_, p, t,
                                 int(hidden_), p + pairs, t, int(hidden_), &zero, p + 2 * pairs, CUDA_R_32F, int(sk_),
                                 int(pairs), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    launch_attention_softmax(static_cast<const float*>(scores_.get()), mask_ ? static_cast<const float*>(mask_->raw()) : nullptr,
-                             ms_, b_, heads_, sq_, sk_, elem_, probs_.get(), ctx_.stream);
+    launch_attention_softmax(static_cast<const float*>(scores_.data()), mask_ ? static_cast<const float*>(mask_->raw()) : nullptr,
+                             ms_, b_, heads_, sq_, sk_, elem_, probs_.data(), ctx_.stream);
     // Y_bh' (D×Sq) = V_bh' (D×Sk) · P' (Sk×Sq).
     FB_CUDA(cublasGemmBatchedEx(ctx_.blas, CUBLAS_OP_N, CUBLAS_OP_N, int(d_), int(sq_), int(sk_), &one, p + 3 * pairs, t,
                                 int(hidden_), p + 4 * pairs, t, int(sk_), &zero, p + 5 * pairs, t, int(hidden_), int(pairs),
@@ -283,19 +288,13 @@ class AttentionLayer final : public CudaLayer {
   double flops() const override { return 4.0 * double(b_ * heads_) * double(sq_) * double(sk_) * double(d_); }
 
  private:
-  using DevicePtr = std::unique_ptr<void, cudaError_t (*)(void*)>;
-  static DevicePtr allocate_device(size_t bytes) {
-    void* p = nullptr;
-    FB_CUDA(cudaMalloc(&p, std::max<size_t>(bytes, 1)));
-    return DevicePtr(p, cudaFree);
-  }
   const Tensor *q_, *k_, *v_, *mask_;
   Tensor* y_;
   Elem elem_;
   int64_t heads_, b_ = 0, sq_ = 0, sk_ = 0, hidden_ = 0, d_ = 0;
   float scale_;
   MaskStrides ms_;
-  DevicePtr scores_{nullptr, cudaFree}, probs_{nullptr, cudaFree}, pointers_{nullptr, cudaFree};
+  DeviceMemory scores_, probs_, pointers_;
   std::string kernel_;
 };
 
