@@ -41,7 +41,7 @@ if has zoo; then
     cat > "$out/zoo-$m.json" <<JSON
 {"name": "gpu-zoo-$m", "model": "zoo:$m",
  "matrix": {"batch": [1, 8], "precision": ["fp32", "fp16"], "fusion": ["none", "aggressive"], "device": ["cuda"]},
- "timing": {"warmup_ms": 200, "min_iterations": 20, "max_seconds": 1, "processes": 1}}
+ "timing": {"warmup_ms": 200, "min_iterations": 20, "max_seconds": 0.5, "processes": 1}}
 JSON
     "$fb" run "$out/zoo-$m.json" --db "$out/gpu-zoo.db" 2>&1 | tail -12
   done

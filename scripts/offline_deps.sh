@@ -203,7 +203,7 @@ configure_and_build() {
   if [ -f "$build_dir/CMakeCache.txt" ]; then
     local had
     had=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
-    [ "$had" = "$(command -v "$cxx")" ] || die "$build_dir was configured with $had, not $cxx: set BUILD_DIR to another folder, or remove $build_dir"
+    [ "$(readlink -f "$had")" = "$(readlink -f "$(command -v "$cxx")")" ] || die "$build_dir was configured with $had, not $cxx: set BUILD_DIR to another folder, or remove $build_dir"
   elif command -v ninja >/dev/null; then
     args+=(-G Ninja)
   fi
@@ -222,6 +222,7 @@ configure_and_build() {
   . "$dir/env.sh"  # protoc runs at configure time and needs the prefix's libprotoc
   say "configuring $build_dir with $cxx"
   cmake "${args[@]}" > "$build_dir.configure.log" 2>&1 || { cat "$build_dir.configure.log"; die "configure failed (log: $build_dir.configure.log)"; }
+  grep -h "fusebench: CUDA backend" "$build_dir.configure.log" | sed 's/^-- fusebench: /offline_deps: /' || true
   local targets=() t
   for t in "$@"; do targets+=(--target "$t"); done
   say "building ${*:-every target} with ${JOBS:-$(nproc)} jobs"
