@@ -14,6 +14,7 @@ seeded random data so activations keep a realistic scale and BN folding is exerc
 """
 import argparse
 import hashlib
+import inspect
 import json
 import math
 import os
@@ -272,6 +273,24 @@ def make_models(only):
         yield name, model, inputs[name]
 
 
+# PyTorch 2.x exports through dynamo by default, with other node names and an IR version
+# newer than Debian's libonnx 1.12 reads; its TorchScript exporter writes what 1.13 wrote.
+LEGACY_EXPORTER = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+MAX_IR_VERSION = 8  # what libonnx 1.12's checker accepts (opset 17 needs no newer)
+
+
+def cap_ir_version(path):
+    """Writes the file again with IR version 8 where a newer exporter stamped a later one."""
+    try:
+        import onnx
+    except ImportError:
+        return
+    m = onnx.load(path)
+    if m.ir_version > MAX_IR_VERSION:
+        m.ir_version = MAX_IR_VERSION
+        onnx.save(m, path)
+
+
 def save_npy(path, tensor):
     np.save(path, np.ascontiguousarray(tensor.detach().cpu().numpy()))
 
@@ -289,7 +308,8 @@ def export(name, model, make_inputs, out_dir):
         with torch.no_grad():
             torch.onnx.export(model, tuple(example.values()), path, opset_version=opset,
                               input_names=input_names, output_names=entry["outputs"],
-                              dynamic_axes=dynamic, do_constant_folding=True)
+                              dynamic_axes=dynamic, do_constant_folding=True, **LEGACY_EXPORTER)
+        cap_ir_version(path)
         entry["opsets"].append(opset)
     for batch in BATCHES:
         gen = torch.Generator().manual_seed(SEED + batch)
