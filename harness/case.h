@@ -55,11 +55,11 @@ struct TimingConfig {
   // is timed again, up to disturbance_retries times; a case with one still disturbed after
   // that is stored flagged. Defaults measured in the README ("Disturbance").
   double disturbance_cpus = 0.25;
+  double disturbance_steal = 0.05;
+  int disturbance_retries = 2;
   // A GPU case's samples: the device's own time for the layers (CUDA events, trtexec's
   // "GPU Compute Time"), plus the copies in and out when this is true (its "Host Latency").
   bool include_copies = false;
-  double disturbance_steal = 0.05;
-  int disturbance_retries = 2;
 
   bool operator==(const TimingConfig&) const = default;
 };

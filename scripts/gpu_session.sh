@@ -5,7 +5,10 @@
 # PyTorch eager against the GPU reference on the exported models. Everything it prints
 # and the databases go to OUT (default ./gpu-out).
 #
-#   scripts/gpu_session.sh [DEBS_DIR] [STAGES]     STAGES: build,test,zoo,torch (default all)
+#   scripts/gpu_session.sh [DEBS_DIR] [STAGES]     STAGES: build,test,zoo,torch (default), suite
+#
+# suite: the whole tree and its full ctest run (offline_deps.sh test) instead of the CUDA
+# tests alone; CXX and BUILD_DIR pick the compiler (CXX=g++-13 BUILD_DIR=build-g13).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 debs=${1:-.debs}
@@ -22,9 +25,11 @@ nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,power.li
 nproc; g++-12 --version | head -1; cmake --version | head -1
 
 export CXX=${CXX:-g++-12} BUILD_DIR=${BUILD_DIR:-build-gpu}
-if has build; then
+if has build || has suite; then
   stamp "offline build ($CXX)"
-  scripts/offline_deps.sh build "$debs" fusebench test_cuda_backend || { stamp "build failed"; exit 1; }
+  targets=(fusebench test_cuda_backend)
+  has suite && targets=()  # every target
+  scripts/offline_deps.sh build "$debs" "${targets[@]}" || { stamp "build failed"; exit 1; }
 fi
 # shellcheck disable=SC1090
 . "$debs/env.sh"
@@ -33,6 +38,11 @@ fb=$BUILD_DIR/fusebench
 if has test; then
   stamp "CUDA backend tests"
   "$BUILD_DIR/tests/test_cuda_backend" --gtest_color=no 2>&1 | tail -150
+fi
+
+if has suite; then
+  stamp "the whole suite ($CXX)"
+  scripts/offline_deps.sh test "$debs" 2>&1 | tail -120
 fi
 
 if has zoo; then
@@ -50,7 +60,8 @@ fi
 
 if has torch; then
   stamp "PyTorch eager against the GPU reference"
-  python3 scripts/export_models.py --out /tmp/torch-models 2>&1 | tail -5
-  python3 scripts/bench_pytorch_gpu.py --models /tmp/torch-models --fusebench "$fb" --rounds 2 --seconds 1.5 2>&1 | tail -80
+  models=$BUILD_DIR/torch-models  # the suite's export, when it ran (export_models.py skips an up-to-date folder)
+  python3 scripts/export_models.py --out "$models" 2>&1 | tail -3
+  python3 scripts/bench_pytorch_gpu.py --models "$models" --fusebench "$fb" --rounds 2 --seconds 1.5 2>&1 | tail -60
 fi
 stamp "done"

@@ -132,6 +132,10 @@ class ConvOnlyInt8 : public Backend {
   DeviceBuffer allocate(size_t bytes) const override { return cpu_->allocate(bytes); }
   Tensor upload(const Tensor& host) const override { return cpu_->upload(host); }
   void synchronize() const override { cpu_->synchronize(); }
+  void copy_to_device(void* dst, const void* src, size_t n) const override { cpu_->copy_to_device(dst, src, n); }
+  void copy_to_host(void* dst, const void* src, size_t n) const override { cpu_->copy_to_host(dst, src, n); }
+  Tensor to_host(const Tensor& t) const override { return cpu_->to_host(t); }
+  bool channels_last_convolutions() const override { return cpu_->channels_last_convolutions(); }
 
  private:
   std::shared_ptr<const Backend> cpu_ = backend_named("cpu");
