@@ -186,10 +186,10 @@ TEST(Backend, CpuAnswersSupportAllocatesAndRefusesUnknownNames) {
   EXPECT_EQ(b.bytes(), 1000u);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % 64, 0u);
   try {
-    backend_named("cuda");
+    backend_named("tpu");
     FAIL() << "an unknown backend was returned";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "unknown backend 'cuda' (known: cpu)");
+    EXPECT_STREQ(e.what(), "unknown device 'tpu' (known: cpu, cuda, cuda:N)");
   }
 }
 

@@ -208,7 +208,7 @@ TEST_F(ScenarioTest, EveryMistakeNamesFileAndField) {
       {"batch not a number", R"({"model":"zoo:m","matrix":{"batch":[1,"eight"]}})",
        {"field 'matrix.batch[1]': expected a positive integer, got \"eight\""}},
       {"misspelled matrix field", R"({"model":"zoo:m","matrix":{"fusoin":["none"]}})",
-       {"unknown field 'matrix.fusoin' (known: precision, batch, fusion, threads, engine_shapes)", "did you mean 'fusion'"}},
+       {"unknown field 'matrix.fusoin' (known: precision, batch, fusion, device, threads, engine_shapes)", "did you mean 'fusion'"}},
       {"model missing", R"({"name":"x"})", {"field 'model' is required"}},
       {"model empty", R"({"model":""})", {"field 'model'", "must not be empty"}},
       {"model not a string", R"({"model":3})", {"field 'model'", "expected a string, got 3"}},

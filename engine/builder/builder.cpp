@@ -72,7 +72,7 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
                                             : " (no bf16 dot products there: no AVX512_BF16 or AMX)") +
                    ": bf16 and fp16 layers keep their tensors in 16 bits and widen them to compute in float32, "
                    "weights rounded to 16-bit values");
-  for (const Pass& p : passes_for(config.fusion)) {
+  for (const Pass& p : passes_for(config.fusion, backend)) {
     PassContext ctx{g, config, known, *log, ops, events, p.name, backend};
     const int n = p.run(ctx);
     log->push_back(std::string("after ") + p.name + ": " + std::to_string(g.nodes.size()) + " layers (" +

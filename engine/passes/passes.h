@@ -38,6 +38,6 @@ int conv_layout_propagation(PassContext& ctx);
 bool precision_constraint_matches(const LayerPrecision& c, const Node& n);
 
 // The passes for a fusion level, in order.
-std::vector<Pass> passes_for(FusionLevel level);
+std::vector<Pass> passes_for(FusionLevel level, const Backend* backend = nullptr);
 
 }  // namespace fb

@@ -28,13 +28,20 @@
 //  once the layers are final.
 #include "engine/passes/passes.h"
 
+#include "engine/backend/backend.h"
+
 namespace fb {
 
-std::vector<Pass> passes_for(FusionLevel level) {
+std::vector<Pass> passes_for(FusionLevel level, const Backend* backend) {
   std::vector<Pass> passes{{"precision-assignment", precision_assignment}};
   switch (level) {
     case FusionLevel::None:
     case FusionLevel::MarkAll:  // one engine layer per ONNX node
+      // ...that computes data: on a device, values known at build time (Constant nodes, the
+      // Shape→Gather→Concat chains exporters write, which PyTorch eager computes on the
+      // host as Python numbers) are folded, and each remaining node is one kernel launch.
+      if (backend && backend->device() != Device::Host)
+        passes.insert(passes.end(), {{"constant-folding", constant_folding}, {"dead-node-elimination", dead_node_elimination}});
       passes.push_back({"precision-lowering", precision_lowering});
       return passes;
     case FusionLevel::Standard:

@@ -72,8 +72,8 @@ const Field kFields[] = {
      [](const nlohmann::json& j, BuildConfig& c) { c.fusion = parse_fusion_level(j.get<std::string>()); }},
     MEMBER("batch", batch),
     MEMBER("threads", threads),
-    // Plans written before this setting ran on the CPU.
-    {"device", [](const BuildConfig& c) { return nlohmann::json(c.device); },
+    // Left out for the CPU, so CPU plans read as before this setting (which ran on the CPU).
+    {"device", [](const BuildConfig& c) { return c.device == "cpu" ? nlohmann::json() : nlohmann::json(c.device); },
      [](const nlohmann::json& j, BuildConfig& c) { c.device = j.is_null() ? "cpu" : j.get<std::string>(); }},
     MEMBER("exclude_nodes", exclude_nodes),
     MEMBER("exclude_op_types", exclude_op_types),

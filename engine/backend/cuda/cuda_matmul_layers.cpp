@@ -234,7 +234,8 @@ class AttentionLayer final : public CudaLayer {
       throw Error(n.describe() + ": q " + shape_str(qs) + " must be [B, S, heads·dim] with heads " + std::to_string(heads_));
     b_ = qs[0], sq_ = qs[1], sk_ = ks[1], hidden_ = qs[2], d_ = hidden_ / heads_;
     if (mask_) {
-      if (mask_->dtype() != DType::Float32 || mask_->rank() != 4) throw Error(n.describe() + ": the mask must be float32 of rank 4");
+      if (mask_->rank() != 4) throw Error(n.describe() + ": the mask " + shape_str(mask_->shape()) + " must be of rank 4");
+      mask_elem_ = elem_of(*mask_);
       const Shape& m = mask_->shape();
       const int64_t full[4] = {b_, heads_, sq_, sk_};
       int64_t stride = 1, st[4];
@@ -277,8 +278,7 @@ class AttentionLayer final : public CudaLayer {
     FB_CUDA(cublasGemmBatchedEx(ctx_.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(sk_), int(sq_), int(d_), &scale_, p, t,
                                 int(hidden_), p + pairs, t, int(hidden_), &zero, p + 2 * pairs, CUDA_R_32F, int(sk_),
                                 int(pairs), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    launch_attention_softmax(static_cast<const float*>(scores_.data()), mask_ ? static_cast<const float*>(mask_->raw()) : nullptr,
-                             ms_, b_, heads_, sq_, sk_, elem_, probs_.data(), ctx_.stream);
+    launch_attention_softmax(static_cast<const float*>(scores_.data()), mask_ ? mask_->raw() : nullptr, mask_elem_, ms_, b_, heads_, sq_, sk_, elem_, probs_.data(), ctx_.stream);
     // Y_bh' (D×Sq) = V_bh' (D×Sk) · P' (Sk×Sq).
     FB_CUDA(cublasGemmBatchedEx(ctx_.blas, CUBLAS_OP_N, CUBLAS_OP_N, int(d_), int(sq_), int(sk_), &one, p + 3 * pairs, t,
                                 int(hidden_), p + 4 * pairs, t, int(sk_), &zero, p + 5 * pairs, t, int(hidden_), int(pairs),
@@ -290,7 +290,7 @@ class AttentionLayer final : public CudaLayer {
  private:
   const Tensor *q_, *k_, *v_, *mask_;
   Tensor* y_;
-  Elem elem_;
+  Elem elem_, mask_elem_ = Elem::F32;
   int64_t heads_, b_ = 0, sq_ = 0, sk_ = 0, hidden_ = 0, d_ = 0;
   float scale_;
   MaskStrides ms_;
@@ -298,10 +298,7 @@ class AttentionLayer final : public CudaLayer {
   std::string kernel_;
 };
 
-PrecisionSet attention_precisions(const Node& n) {
-  // The mask stays float32 whatever the layer's precision (the CPU's rule too).
-  return {Precision::FP32, Precision::FP16, Precision::BF16};
-}
+PrecisionSet attention_precisions(const Node&) { return {Precision::FP32, Precision::FP16, Precision::BF16}; }
 
 template <typename L> std::unique_ptr<Layer> make(const LayerRequest& r, const CudaContext& ctx) {
   return std::make_unique<L>(r, ctx);

@@ -58,12 +58,13 @@ __global__ void epilogue_kernel(Elem ye, void* y, Epilogue e, int64_t n) {
 }
 
 // One block per row: the row's max, then its sum, by block reductions in shared memory.
-__global__ void attention_softmax_kernel(const float* scores, const float* mask, MaskStrides ms, int64_t heads,
+__global__ void attention_softmax_kernel(const float* scores, const void* mask, Elem me, MaskStrides ms, int64_t heads,
                                          int64_t sq, int64_t sk, Elem pe, void* p) {
   const int64_t row = blockIdx.x;  // b·H·Sq + h·Sq + q
   const int64_t q = row % sq, h = (row / sq) % heads, b = row / (sq * heads);
   const float* s = scores + row * sk;
-  const float* m = mask ? mask + b * ms.b + h * ms.h + q * ms.q : nullptr;
+  const int64_t m0 = b * ms.b + h * ms.h + q * ms.q;  // the row's first mask element
+  auto m_at = [&](int64_t k) { return mask ? load(mask, me, m0 + k * ms.k) : 0.f; };
   __shared__ float red[32];
   auto block_reduce = [&](float v, bool is_max) {
     for (int o = 16; o > 0; o /= 2) {
@@ -86,14 +87,14 @@ __global__ void attention_softmax_kernel(const float* scores, const float* mask,
     return r;
   };
   float mx = -FLT_MAX;
-  for (int64_t k = threadIdx.x; k < sk; k += blockDim.x) mx = fmaxf(mx, s[k] + (m ? m[k * ms.k] : 0.f));
+  for (int64_t k = threadIdx.x; k < sk; k += blockDim.x) mx = fmaxf(mx, s[k] + m_at(k));
   mx = block_reduce(mx, true);
   float sum = 0.f;
-  for (int64_t k = threadIdx.x; k < sk; k += blockDim.x) sum += expf(s[k] + (m ? m[k * ms.k] : 0.f) - mx);
+  for (int64_t k = threadIdx.x; k < sk; k += blockDim.x) sum += expf(s[k] + m_at(k) - mx);
   sum = block_reduce(sum, false);
   const float inv = 1.f / sum;
   for (int64_t k = threadIdx.x; k < sk; k += blockDim.x)
-    store(p, pe, row * sk + k, expf(s[k] + (m ? m[k * ms.k] : 0.f) - mx) * inv);
+    store(p, pe, row * sk + k, expf(s[k] + m_at(k) - mx) * inv);
 }
 
 }  // namespace
@@ -107,12 +108,12 @@ void launch_epilogue(Elem y_elem, void* y, const Epilogue& e, cudaStream_t strea
   FB_CUDA(cudaGetLastError());
 }
 
-void launch_attention_softmax(const float* scores, const float* mask, const MaskStrides& ms, int64_t batch,
+void launch_attention_softmax(const float* scores, const void* mask, Elem mask_elem, const MaskStrides& ms, int64_t batch,
                               int64_t heads, int64_t sq, int64_t sk, Elem p_elem, void* p, cudaStream_t stream) {
   const int64_t rows = batch * heads * sq;
   if (rows == 0) return;
   const int threads = sk >= 256 ? 256 : sk >= 128 ? 128 : 64;
-  attention_softmax_kernel<<<unsigned(rows), threads, 0, stream>>>(scores, mask, ms, heads, sq, sk, p_elem, p);
+  attention_softmax_kernel<<<unsigned(rows), threads, 0, stream>>>(scores, mask, mask_elem, ms, heads, sq, sk, p_elem, p);
   FB_CUDA(cudaGetLastError());
 }
 

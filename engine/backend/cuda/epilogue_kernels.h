@@ -34,12 +34,13 @@ struct Epilogue {
 void launch_epilogue(Elem y_elem, void* y, const Epilogue& e, cudaStream_t stream);
 
 // Attention's softmax: rows of `scores` (float32 [B, H, Sq, Sk], already scaled) plus an
-// additive float32 mask broadcast through its strides (0 where the mask's dim is 1),
+// additive mask (of mask_elem: a 16-bit layer's mask is 16-bit) broadcast through its
+// strides (0 where the mask's dim is 1),
 // written as probabilities of p_elem into p ([B, H, Sq, Sk]).
 struct MaskStrides {
   int64_t b = 0, h = 0, q = 0, k = 0;
 };
-void launch_attention_softmax(const float* scores, const float* mask, const MaskStrides& ms, int64_t batch,
+void launch_attention_softmax(const float* scores, const void* mask, Elem mask_elem, const MaskStrides& ms, int64_t batch,
                               int64_t heads, int64_t sq, int64_t sk, Elem p_elem, void* p, cudaStream_t stream);
 
 }  // namespace fb::cuda
