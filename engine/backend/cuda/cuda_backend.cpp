@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
+
+#include "engine/ops/half_float.h"
 
 namespace fb::cuda {
 
@@ -35,6 +38,36 @@ class EventTimer final : public DeviceTimer {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
 
+// A data-movement layer of a 16-bit layer whose constant inputs came as float32 (a
+// Gather's embedding table, a Concat's class token: precision lowering leaves
+// initializers float32, and the CPU's HalfStorageLayer widens around them): the constants
+// are converted to the output's type once, and the inner layer reads those.
+class ConvertedConstantsLayer final : public Layer {
+ public:
+  ConvertedConstantsLayer(const LayerRequest& r, const CudaOpRow& row, const CudaContext& ctx) {
+    LayerRequest inner = r;
+    const DType want = r.outputs[0]->dtype();
+    for (size_t i = 0; i < r.inputs.size(); ++i) {
+      const Tensor* host = i < r.host_constants.size() ? r.host_constants[i] : nullptr;
+      if (!host || !r.inputs[i] || r.inputs[i]->dtype() != DType::Float32) continue;
+      kept_.emplace_back();
+      const void* p = input_as(r, i, want, kept_.back());
+      views_.push_back(std::make_unique<Tensor>(Tensor::view(want, r.inputs[i]->shape(), const_cast<void*>(p), Device::Cuda)));
+      inner.inputs[i] = views_.back().get();
+    }
+    inner_ = row.make(inner, ctx);
+  }
+  void run() override { inner_->run(); }
+  std::string kernel() const override { return inner_->kernel(); }
+  double flops() const override { return inner_->flops(); }
+  Tensor plain_copy(const Tensor& output) const override { return inner_->plain_copy(output); }
+
+ private:
+  std::deque<DeviceMemory> kept_;              // stable addresses: views_ point into them
+  std::vector<std::unique_ptr<Tensor>> views_;  // stable addresses: the inner layer keeps pointers
+  std::unique_ptr<Layer> inner_;
+};
+
 }  // namespace
 
 CudaBackend::CudaBackend(int device_index) : props_(probe_device(device_index)) {
@@ -53,7 +86,9 @@ CudaBackend::CudaBackend(int device_index) : props_(probe_device(device_index)) 
   ctx_.workspace_bytes = kWorkspaceBytes;
   add_elementwise_rows(rows_);
   add_normalization_rows(rows_);
+  moves_bytes_begin_ = rows_.size();
   add_data_movement_rows(rows_);
+  moves_bytes_end_ = rows_.size();
   add_matmul_rows(rows_);
   add_conv_rows(rows_);
 }
@@ -87,6 +122,10 @@ std::unique_ptr<Layer> CudaBackend::make_layer(const LayerRequest& request) cons
   if (r->precisions(request.node).empty())
     throw Error(request.node.describe() + ": the CUDA backend cannot run this " + op + " (its attributes)");
   FB_CUDA(cudaSetDevice(ctx_.device));
+  const size_t index = size_t(r - rows_.data());
+  const bool moves_bytes = index >= moves_bytes_begin_ && index < moves_bytes_end_;
+  if (moves_bytes && !request.outputs.empty() && request.outputs[0] && is_half_type(request.outputs[0]->dtype()))
+    return std::make_unique<ConvertedConstantsLayer>(request, *r, ctx_);
   return r->make(request, ctx_);
 }
 
