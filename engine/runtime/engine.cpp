@@ -231,17 +231,31 @@ void Engine::run(const std::vector<Tensor>& inputs, std::vector<double>* layer_m
     compute_timer_->start();
   }
   if (layer_ms) layer_ms->assign(layers_.size(), 0.0);
+  // A profiled run on a device brackets each layer with events on its queue (trtexec's
+  // separate profile run): the layers still run back to back, and the times are read
+  // once all are done. On the host each layer's own wall time.
+  if (layer_ms && compute_timer_ && layer_timers_.empty())
+    for (size_t i = 0; i < layers_.size(); ++i) layer_timers_.push_back(layers_[i] ? backend.make_timer() : nullptr);
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (!layers_[i]) continue;
     if (!layer_ms) {
       layers_[i]->run();
       continue;
     }
+    if (compute_timer_) {
+      layer_timers_[i]->start();
+      layers_[i]->run();
+      layer_timers_[i]->stop();
+      continue;
+    }
     const auto t0 = std::chrono::steady_clock::now();
     layers_[i]->run();
-    kernels_.backend->synchronize();
+    backend.synchronize();
     (*layer_ms)[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
+  if (layer_ms && compute_timer_)
+    for (size_t i = 0; i < layers_.size(); ++i)
+      if (layer_timers_[i]) (*layer_ms)[i] = layer_timers_[i]->elapsed_ms();
   if (compute_timer_) compute_timer_->stop();
   backend.synchronize();
 }

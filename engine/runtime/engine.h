@@ -55,7 +55,8 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // Runs on inputs in graph-input order (views are taken, not copies). When layer_ms is
-  // given, each layer's wall time is written there (for the profiler).
+  // given, each layer's time is written there (for the profiler): its wall time on the
+  // host, its time between events on a device.
   void run(const std::vector<Tensor>& inputs, std::vector<double>* layer_ms = nullptr);
   // Runs the same plan and returns a copy of every tensor it computes, by value name
   // (for debugging: looking at intermediates never changes the plan being timed).
@@ -105,6 +106,7 @@ class Engine {
   mutable std::vector<Tensor> host_outputs_;
   mutable double d2h_ms_ = 0;
   std::unique_ptr<DeviceTimer> h2d_timer_, compute_timer_;
+  std::vector<std::unique_ptr<DeviceTimer>> layer_timers_;  // a profiled run's, per layer (nullptr: a view)
 };
 
 }  // namespace fb
