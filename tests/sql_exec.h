@@ -23,4 +23,24 @@ inline std::string exec_sql(const std::string& db_path, const std::string& sql) 
   return error;
 }
 
+// The first column of the first row `sql` returns ("" for none, or SQLite's message).
+inline std::string query_one(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::string value;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    value = db ? sqlite3_errmsg(db) : "cannot open " + db_path;
+  } else {
+    sqlite3_busy_timeout(db, 2000);
+    auto first = [](void* out, int n, char** cols, char**) {
+      if (n > 0 && cols[0] && static_cast<std::string*>(out)->empty()) *static_cast<std::string*>(out) = cols[0];
+      return 0;
+    };
+    char* message = nullptr;
+    if (sqlite3_exec(db, sql.c_str(), first, &value, &message) != SQLITE_OK) value = message ? message : "error";
+    sqlite3_free(message);
+  }
+  sqlite3_close(db);
+  return value;
+}
+
 }  // namespace fb::test

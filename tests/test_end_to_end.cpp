@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "engine/backend/backend.h"
 #include "harness/result_store.h"
 #include "shell_command.h"
 #include "sql_exec.h"
@@ -56,6 +57,30 @@ TEST_F(EndToEnd, AFailedCaseSaysWhy) {
   EXPECT_NE(run.code, 0) << run.output;
   EXPECT_NE(run.output.find("0 passed, 1 failed, 0 errors"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("\n    output 'output' element 0: engine "), std::string::npos) << run.output;
+}
+
+// A GPU case on a machine without a usable GPU is an error case naming the device and what
+// was found (no driver, no device, a build without CUDA); the CPU case beside it runs and
+// stays stored, and run exits non-zero.
+TEST_F(EndToEnd, AGpuCaseWithoutAGpuIsAnErrorNamingTheDevice) {
+  try {
+    backend_named("cuda");
+    GTEST_SKIP() << "a CUDA device is usable here";
+  } catch (const Error&) {
+  }
+  const std::string scenario = write("gpu.json", R"({
+    "model": "zoo:mlp?in=32&hidden=64&out=8&layers=2", "matrix": {"device": ["cpu", "cuda"]},
+    "timing": {"warmup_iterations": 1, "min_iterations": 2, "max_iterations": 2, "processes": 1, "disturbance_cpus": 64}
+  })");
+  const std::string db = (dir_ / "gpu.db").string();
+  Outcome run = sh(fb("run " + scenario + " --db " + db));
+  EXPECT_NE(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("1 passed, 0 failed, 1 errors"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find(" cuda  ERROR: "), std::string::npos) << run.output;
+  EXPECT_TRUE(run.output.find("device cuda:0: ") != std::string::npos ||
+              run.output.find("device 'cuda': this fusebench was built without") != std::string::npos)
+      << run.output;
+  EXPECT_EQ(test::query_one(db, "SELECT count(*) FROM cases WHERE status = 'passed'"), "1");
 }
 
 // A case whose threads outnumber the machine's cores is disturbed however quiet the machine

@@ -152,6 +152,20 @@ TEST(Plan, RefusesACpuFeatureThisMachineLacks) {
   EXPECT_EQ(msg.find("built by"), std::string::npos) << msg;  // only what differs is named
 }
 
+// A plan records the GPU it was built for; a CPU plan records none. A GPU plan is refused
+// where that GPU is not (here: another GPU, or none at all), naming both.
+TEST(Plan, ACpuPlanNamesNoGpuAndAGpuPlanNeedsItsGpu) {
+  Plan p;
+  small_plan_bytes(&p);
+  EXPECT_EQ(p.stamp.gpu, "");
+  EXPECT_EQ(parse_plan(serialize_plan(p), "cpu.plan").stamp.gpu, "");
+  p.stamp.gpu = "NVIDIA H9000 (sm_99)";
+  p.config.device = "cuda";
+  const std::string msg = error_of([&] { parse_plan(serialize_plan(p), "gpu.plan"); });
+  EXPECT_NE(msg.find("gpu.plan: the plan cannot be used here: it was built for NVIDIA H9000 (sm_99)"), std::string::npos)
+      << msg;
+}
+
 TEST(Plan, TruncatedPlansAreErrors) {
   const std::string bytes = small_plan_bytes();
   for (size_t len : {size_t(0), size_t(7), size_t(8), size_t(12), size_t(40), bytes.size() / 2, bytes.size() - 64,

@@ -422,3 +422,31 @@ TEST(CaseFields, ScenarioAndStoredConfigRefuseABadValueAlike) {
                 .find("field 'timing.pin_cpus[0]': must be at most 1023, got 5000"),
             std::string::npos);
 }
+
+// The device axis: one case per device, a CPU case keeps the key it had before devices
+// existed (the setting is left out of its key and stored config), a device case carries
+// it in key, label, stored config and build config; a malformed device names the field.
+TEST(ScenarioDevices, AxisExpandsAndOnlyDeviceCasesCarryIt) {
+  const fb::Scenario s = fb::parse_scenario(R"({"model": "zoo:mlp", "matrix": {"device": ["cpu", "cuda:1"]}})", "/tmp/d.json");
+  const std::vector<fb::CaseSpec> cases = fb::expand_cases(s);
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[0].device, "cpu");
+  EXPECT_EQ(cases[1].device, "cuda:1");
+  const std::vector<fb::CaseSpec> plain = fb::expand_cases(fb::parse_scenario(R"({"model": "zoo:mlp"})", "/tmp/d.json"));
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_EQ(cases[0].case_key(), plain[0].case_key());
+  EXPECT_EQ(cases[0].to_json().dump(), plain[0].to_json().dump());
+  EXPECT_NE(cases[1].case_key(), cases[0].case_key());
+  EXPECT_NE(cases[1].label().find(" cuda:1"), std::string::npos) << cases[1].label();
+  EXPECT_EQ(cases[0].label().find("cuda"), std::string::npos) << cases[0].label();
+  EXPECT_EQ(fb::CaseSpec::from_json(cases[1].to_json()).device, "cuda:1");
+  EXPECT_EQ(fb::build_config_of(cases[1]).device, "cuda:1");
+  for (const char* bad : {R"(["gpu"])", R"(["cuda:"])", R"([0])"}) {
+    try {
+      fb::parse_scenario(std::string(R"({"model": "zoo:mlp", "matrix": {"device": )") + bad + "}}", "/tmp/d.json");
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const fb::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("matrix.device"), std::string::npos) << e.what();
+    }
+  }
+}

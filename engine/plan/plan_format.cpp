@@ -167,7 +167,13 @@ Plan parse_plan(std::string_view bytes, const std::string& name) {
     check_usable_here(p.stamp, name);
     p.config = build_config_from_json(header.at("build_config"));
     if (!p.stamp.gpu.empty()) {
-      const std::string here = backend_named(p.config.device)->device_identity();
+      std::string here;
+      try {
+        here = backend_named(p.config.device)->device_identity();
+      } catch (const Error& e) {
+        throw Error(name + ": the plan cannot be used here: it was built for " + p.stamp.gpu + " (" + p.config.device +
+                    ") and " + e.what());
+      }
       if (here != p.stamp.gpu)
         throw Error(name + ": the plan cannot be used here: it was built for " + p.stamp.gpu + " and " + p.config.device +
                     " is " + here + ". Rebuild it with `fusebench build` on this machine.");
