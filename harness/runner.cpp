@@ -145,7 +145,10 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
     r.onnx_nodes = int(m.onnx_nodes);
     BuildConfig cfg = build_config_of(r.spec);
     const bool on_device = r.spec.device != "cpu";
-    if (on_device) backend_named(r.spec.device);  // no GPU: say so (no driver, no device, busy) before building
+    if (on_device) {
+      backend_named(r.spec.device);  // no GPU: say so (no driver, no device, busy) before building
+      if (cfg.is_dynamic()) throw Error("a dynamic engine on " + r.spec.device + " is not run yet: use a static case");
+    }
 
     // Plugins: the libraries' ops join this case's registry; placements edit the model
     // both executors run (the model without them is the cost analysis' baseline).
