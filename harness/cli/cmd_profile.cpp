@@ -52,9 +52,13 @@ int cmd_profile(int argc, char** argv) {
   std::unique_ptr<ResultStore> store;
   if (args.count("db")) store = std::make_unique<ResultStore>(args["db"].as<std::string>());
   const RunInfo env = capture_environment();
-  std::optional<MachinePeaks> cached = store ? store->cached_peaks(env.host, env.cpu_model, cfg.threads) : std::nullopt;
-  MachinePeaks peaks = cached ? *cached : measure_machine_peaks(cfg.threads);
-  if (store && !cached) store->store_peaks(env.host, env.cpu_model, cfg.threads, peaks);
+  // The CPU's peaks say nothing of a GPU's layers: a device profile has none (zero) until
+  // the GPU's are measured (issue 44), rather than percentages of the wrong machine.
+  const bool on_cpu = cfg.device == "cpu";
+  std::optional<MachinePeaks> cached =
+      store && on_cpu ? store->cached_peaks(env.host, env.cpu_model, cfg.threads) : std::nullopt;
+  MachinePeaks peaks = cached ? *cached : on_cpu ? measure_machine_peaks(cfg.threads) : MachinePeaks{};
+  if (store && on_cpu && !cached) store->store_peaks(env.host, env.cpu_model, cfg.threads, peaks);
   threads.run([&] {
     naming_model(m, [&] { calibrate_for_int8(m, pm.graph(), cfg, pm.ops); });
     used = cfg;  // with the int8 ranges: the unfused and baseline engines need them too
@@ -95,17 +99,23 @@ int cmd_profile(int argc, char** argv) {
               m.reference.c_str(), fusion_level_name(cfg.fusion), (long long)used.batch, cfg.threads, p.layers.size(),
               m.onnx_nodes, p.total_ms, iterations);
   for (const std::string& line : profile_lines) std::printf("%s (profiled at opt)\n", line.c_str());
-  std::printf("machine peaks (%s): %.1f GFLOP/s fp32, %.1f GB/s\n\n", cached ? "cached in the store" : "measured", peaks.gflops,
-              peaks.gbps);
+  if (on_cpu)
+    std::printf("machine peaks (%s): %.1f GFLOP/s fp32, %.1f GB/s\n\n", cached ? "cached in the store" : "measured",
+                peaks.gflops, peaks.gbps);
+  else
+    std::printf("machine peaks: not measured for %s (the CPU's do not apply to its layers); layer times are the GPU's, "
+                "between CUDA events\n\n", cfg.device.c_str());
 
   std::vector<LayerProfile> top = p.layers;
   std::sort(top.begin(), top.end(), [](const LayerProfile& a, const LayerProfile& b) { return a.median_ms > b.median_ms; });
   std::printf("top layers:\n  %4s %9s %6s %9s %6s %7s  %-26s %s\n", "#", "ms", "share", "GFLOP/s", "%peak", "GB/s", "kind", "name");
   for (int i = 0; i < std::min<int>(args["top"].as<int>(), int(top.size())); ++i) {
     const LayerProfile& l = top[size_t(i)];
-    std::printf("  %4d %9.4f %5.1f%% %9.2f %5.1f%% %7.2f  %-26s %s%s\n", l.index, l.median_ms,
-                p.total_ms > 0 ? 100 * l.median_ms / p.total_ms : 0, l.gflops(),
-                peaks.gflops > 0 ? 100 * l.gflops() / peaks.gflops : 0, l.gbps(), l.kind.c_str(), l.name.c_str(),
+    char of_peak[16] = "     -";
+    if (peaks.gflops > 0) std::snprintf(of_peak, sizeof of_peak, "%5.1f%%", 100 * l.gflops() / peaks.gflops);
+    std::printf("  %4d %9.4f %5.1f%% %9.2f %s %7.2f  %-26s %s%s\n", l.index, l.median_ms,
+                p.total_ms > 0 ? 100 * l.median_ms / p.total_ms : 0, l.gflops(), of_peak, l.gbps(), l.kind.c_str(),
+                l.name.c_str(),
                 l.sources.size() > 1 ? ("  (" + std::to_string(l.sources.size()) + " nodes" + (l.eager.empty() ? "" : ", eager") + ")").c_str()
                                      : (l.eager.empty() ? "" : "  (eager)"));
   }
