@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "engine/backend/backend.h"
+#include "engine/zoo/zoo.h"
 #include "harness/result_store.h"
 #include "shell_command.h"
 #include "sql_exec.h"
@@ -221,6 +222,23 @@ TEST_F(EndToEnd, ProfileOfAnInt8BuildTimesItsInt8Layers) {
                     "--iterations 2 --threads 1"));
   ASSERT_EQ(o.code, 0) << o.output;
   EXPECT_NE(o.output.find("fusebench.Quantize"), std::string::npos) << o.output;
+}
+
+// A model whose inputs fix the batch is profiled at that batch, and the header says so
+// (it once said "batch 1" of a static batch-8 file).
+TEST_F(EndToEnd, ProfileHeaderGivesTheBatchAStaticModelFixes) {
+  onnx::ModelProto model = build_zoo_model("mlp?in=16&hidden=32&out=4&layers=1");
+  for (auto* values : {model.mutable_graph()->mutable_input(), model.mutable_graph()->mutable_output()})
+    for (auto& v : *values) v.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(8);
+  const std::string path = (dir_ / "static8.onnx").string();
+  std::ofstream(path, std::ios::binary) << model.SerializeAsString();
+  Outcome o = sh(fb("profile " + path + " --iterations 2"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find(", batch 8 (fixed by the model's input 'input'; --batch 1 does not apply), "), std::string::npos)
+      << o.output;
+  Outcome symbolic = sh(fb("profile 'zoo:mlp?in=16&hidden=32&out=4&layers=1' --batch 4 --iterations 2"));
+  ASSERT_EQ(symbolic.code, 0) << symbolic.output;
+  EXPECT_NE(symbolic.output.find(", batch 4, "), std::string::npos) << symbolic.output;
 }
 
 TEST_F(EndToEnd, ZooExportWritesARealOnnxFile) {

@@ -95,8 +95,17 @@ int cmd_profile(int argc, char** argv) {
     }
   });
 
-  std::printf("%s  %s, batch %lld, %d thread(s): %zu layers from %zu ONNX nodes, %.3f ms per run (sum of layer medians over %d runs)\n",
-              m.reference.c_str(), fusion_level_name(cfg.fusion), (long long)used.batch, cfg.threads, p.layers.size(),
+  // The batch the engine ran: --batch binds a symbolic dim 0; a model whose inputs fix it
+  // runs at its own, whatever --batch says (a static batch-8 file is no batch-1 profile).
+  std::string batch = "batch " + std::to_string(used.batch);
+  for (const GraphInput& in : pm.graph().inputs)
+    if (!in.dims.empty() && in.dims[0] > 0 && in.dims[0] != used.batch) {
+      batch = "batch " + std::to_string(in.dims[0]) + " (fixed by the model's input '" + in.name + "'; --batch " +
+              std::to_string(used.batch) + " does not apply)";
+      break;
+    }
+  std::printf("%s  %s, %s, %d thread(s): %zu layers from %zu ONNX nodes, %.3f ms per run (sum of layer medians over %d runs)\n",
+              m.reference.c_str(), fusion_level_name(cfg.fusion), batch.c_str(), cfg.threads, p.layers.size(),
               m.onnx_nodes, p.total_ms, iterations);
   for (const std::string& line : profile_lines) std::printf("%s (profiled at opt)\n", line.c_str());
   if (on_cpu)
