@@ -3,6 +3,7 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "engine/onnx/model_limits.h"
 #include "engine/onnx/opset_upgrade.h"
 
 #include <algorithm>
@@ -257,6 +258,8 @@ Graph import_subgraph(const onnx::GraphProto& gp, int64_t opset, const std::stri
 }  // namespace
 
 Graph import_onnx(onnx::ModelProto model, const std::string& source, const std::string& base_dir) {
+  // What the file declares is bounded before any of it is allocated (engine/onnx/model_limits.h).
+  check_model_limits(model, source, ModelLimits::from_environment());
   // External data is read (and its location checked) by us, before the checker: the
   // checker would resolve it against the working directory, not the model's folder.
   std::map<std::string, Tensor> initializers;
