@@ -8,6 +8,7 @@
 
 #include <cxxopts.hpp>
 
+#include "engine/backend/backend.h"
 #include "engine/ir/error.h"
 #include "harness/scenario.h"
 
@@ -146,9 +147,7 @@ std::string one_of(const Json& j, const std::string& field, const FieldReader& r
 // "cpu", "cuda" or "cuda:N": its form only; whether the device is there is the run's to say.
 std::string device(const Json& j, const std::string& f, const FieldReader& r) {
   const std::string s = non_empty_string(j, f, r);
-  const bool numbered = s.rfind("cuda:", 0) == 0 && s.size() > 5 && s.size() < 9 &&
-                        s.find_first_not_of("0123456789", 5) == std::string::npos;
-  if (s != "cpu" && s != "cuda" && !numbered) r.error(f, "expected \"cpu\", \"cuda\" or \"cuda:N\", got " + show(j));
+  if (!is_device_name(s)) r.error(f, "expected \"cpu\", \"cuda\" or \"cuda:N\", got " + show(j));
   return s;
 }
 

@@ -115,5 +115,9 @@ class Backend {
 // per process. Error naming the device and what was found where it cannot be used (no
 // driver, no device, this build has no CUDA backend), or listing the known names.
 std::shared_ptr<const Backend> backend_named(const std::string& device);
+// Whether `device` is a device string ("cpu", "cuda", "cuda:N"), whatever this build and
+// machine have; and N of "cuda:N" (0 for "cuda"), Error for a string of another form.
+bool is_device_name(const std::string& device);
+int cuda_device_index(const std::string& device);
 
 }  // namespace fb

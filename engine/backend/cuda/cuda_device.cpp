@@ -8,14 +8,6 @@
 
 namespace fb::cuda {
 
-int device_index(const std::string& device) {
-  if (device == "cuda") return 0;
-  if (device.rfind("cuda:", 0) == 0 && device.size() > 5 && device.size() < 9 &&
-      device.find_first_not_of("0123456789", 5) == std::string::npos)
-    return std::stoi(device.substr(5));
-  throw Error("unknown device '" + device + "' (known: cpu, cuda, cuda:N)");
-}
-
 namespace {
 
 // What a failed first CUDA call means, in the words a user needs.

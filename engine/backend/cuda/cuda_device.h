@@ -1,14 +1,10 @@
-// Which CUDA device a case runs on, and what it is. A device string is "cuda" (device 0)
-// or "cuda:N". Probing names what was found when no device can be used (no driver, no
+// What a CUDA device is (the device string, "cuda" or "cuda:N", is backend.h's). Probing names what was found when no device can be used (no driver, no
 // device, a device index past the last, a busy or prohibited device), so a case asking
 // for a GPU on a machine without one fails with that sentence, never a crash.
 #pragma once
 #include <string>
 
 namespace fb::cuda {
-
-// The device index in "cuda" / "cuda:N"; Error for anything else.
-int device_index(const std::string& device);
 
 struct DeviceProperties {
   int index = 0;
