@@ -4,6 +4,8 @@
 // fusion and through a plan; the CPU backend's allocations and support answers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "engine/backend/backend.h"
 #include "engine/builder/builder.h"
 #include "engine/plan/plan_format.h"
@@ -163,6 +165,52 @@ TEST(Backend, PrecisionLoweringAsksTheBackendWhichOpsRunInInt8) {
   const Graph on_cpu = optimize_graph(m.graph, cfg, &log);
   for (const Node& n : on_cpu.nodes)
     if (n.op_type == "FusedMatMul") EXPECT_EQ(n.precision, Precision::INT8);
+}
+
+// A backend without a kernel for a fused form: the CPU's, less FusedMatMul and channels-last.
+class NoFusedMatMul final : public Backend {
+ public:
+  std::string name() const override { return "no-fused-matmul"; }
+  Device device() const override { return cpu_->device(); }
+  PrecisionSet supported_precisions(const Node& node, const OpDef& def) const override {
+    return node.op_type == "FusedMatMul" ? PrecisionSet{} : cpu_->supported_precisions(node, def);
+  }
+  std::unique_ptr<Layer> make_layer(const LayerRequest& r) const override { return cpu_->make_layer(r); }
+  DeviceBuffer allocate(size_t bytes) const override { return cpu_->allocate(bytes); }
+  Tensor upload(const Tensor& host) const override { return cpu_->upload(host); }
+  void synchronize() const override {}
+  void copy_to_device(void* dst, const void* src, size_t n) const override { cpu_->copy_to_device(dst, src, n); }
+  void copy_to_host(void* dst, const void* src, size_t n) const override { cpu_->copy_to_host(dst, src, n); }
+  Tensor to_host(const Tensor& t) const override { return cpu_->to_host(t); }
+  bool channels_last_convolutions() const override { return false; }
+
+ private:
+  std::shared_ptr<const Backend> cpu_ = backend_named("cpu");
+};
+
+// Passes ask the build's backend instead of naming one: a fused form it has no kernel for
+// is refused by can_fuse, saying so as a fusion event, and the convolutions stay plain
+// NCHW where it keeps no channels-last layout; the CPU backend fuses and lays out both.
+TEST(Backend, FusionAndLayoutAskTheBackend) {
+  BuildConfig cfg;
+  cfg.fusion = FusionLevel::Aggressive;
+  NoFusedMatMul backend;
+  std::vector<std::string> log;
+  std::vector<FusionEvent> events;
+  const Graph mlp = optimize_graph(load_model("zoo:mlp").graph, cfg, &log, *OpRegistry::builtin(), &events, &backend);
+  for (const Node& n : mlp.nodes) EXPECT_NE(n.op_type, "FusedMatMul");
+  const bool said = std::any_of(events.begin(), events.end(), [](const FusionEvent& e) {
+    return e.refused.find("the no-fused-matmul backend has no fp32 kernel for fusebench.FusedMatMul") != std::string::npos;
+  });
+  EXPECT_TRUE(said);
+  const Graph resnet = optimize_graph(load_model("zoo:resnet?blocks=1&width=8&image=16").graph, cfg, &log,
+                                      *OpRegistry::builtin(), nullptr, &backend);
+  for (const Node& n : resnet.nodes) EXPECT_FALSE(n.has_attr("x_layout") || n.has_attr("y_layout")) << n.describe();
+  const Graph on_cpu = optimize_graph(load_model("zoo:mlp").graph, cfg, &log);
+  EXPECT_TRUE(std::any_of(on_cpu.nodes.begin(), on_cpu.nodes.end(), [](const Node& n) { return n.op_type == "FusedMatMul"; }));
+  const Graph resnet_cpu = optimize_graph(load_model("zoo:resnet?blocks=1&width=8&image=16").graph, cfg, &log);
+  EXPECT_TRUE(std::any_of(resnet_cpu.nodes.begin(), resnet_cpu.nodes.end(),
+                          [](const Node& n) { return n.has_attr("y_layout"); }));
 }
 
 TEST(Backend, CpuAnswersSupportAllocatesAndRefusesUnknownNames) {

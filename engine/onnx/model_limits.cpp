@@ -129,7 +129,8 @@ class LimitCheck {
       const size_t i = ready.back();
       ready.pop_back();
       if (depth[i] > limits_.graph_depth)
-        fail(where, "graph_depth", "a chain of " + std::to_string(depth[i]) + " nodes ends at node '" + clip(g.node(int(i)).name()) + "'",
+        fail(where, "graph_depth",
+             "a chain of " + std::to_string(depth[i]) + " nodes ends at node '" + clip(g.node(int(i)).name()) + "'",
              limits_.graph_depth);
       for (size_t r : readers[i]) {
         depth[r] = std::max(depth[r], depth[i] + 1);

@@ -171,7 +171,8 @@ class MatMulLayer final : public CudaLayer {
     Activation act = fused ? activation_named(n, n.attr_string("activation", "")) : Activation::None;
     const Tensor* bias = fused && r.inputs.size() > 2 ? r.inputs[2] : nullptr;
     if (bias) {
-      if (bias->numel() != p.n) throw Error(n.describe() + ": bias " + shape_str(bias->shape()) + " must have N = " + std::to_string(p.n) + " elements");
+      if (bias->numel() != p.n)
+        throw Error(n.describe() + ": bias " + shape_str(bias->shape()) + " must have N = " + std::to_string(p.n) + " elements");
       // In the layer's type (cuBLASLt's bias epilogue reads D's); cuBLASLt's epilogue when
       // the whole product is one batch, ours otherwise.
       const void* b = input_as(r, 2, t, bias_keep_);
@@ -278,7 +279,8 @@ class AttentionLayer final : public CudaLayer {
     FB_CUDA(cublasGemmBatchedEx(ctx_.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(sk_), int(sq_), int(d_), &scale_, p, t,
                                 int(hidden_), p + pairs, t, int(hidden_), &zero, p + 2 * pairs, CUDA_R_32F, int(sk_),
                                 int(pairs), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    launch_attention_softmax(static_cast<const float*>(scores_.data()), mask_ ? mask_->raw() : nullptr, mask_elem_, ms_, b_, heads_, sq_, sk_, elem_, probs_.data(), ctx_.stream);
+    launch_attention_softmax(static_cast<const float*>(scores_.data()), mask_ ? mask_->raw() : nullptr, mask_elem_, ms_, b_,
+                             heads_, sq_, sk_, elem_, probs_.data(), ctx_.stream);
     // Y_bh' (D×Sq) = V_bh' (D×Sk) · P' (Sk×Sq).
     FB_CUDA(cublasGemmBatchedEx(ctx_.blas, CUBLAS_OP_N, CUBLAS_OP_N, int(d_), int(sq_), int(sk_), &one, p + 3 * pairs, t,
                                 int(hidden_), p + 4 * pairs, t, int(sk_), &zero, p + 5 * pairs, t, int(hidden_), int(pairs),
