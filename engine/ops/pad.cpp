@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "engine/ops/nn_common.h"
+#include "engine/ops/pad.h"
 
 namespace fb {
 
@@ -43,17 +44,6 @@ std::vector<ValueInfo> infer_pad(const ShapeContext& c) {
   return {ValueInfo{x.dtype, out, true}};
 }
 
-// Source index for output index o along a dim of length n, or -1 for the constant.
-int64_t source_index(int64_t o, int64_t before, int64_t n, const std::string& mode) {
-  int64_t i = o - before;
-  if (i >= 0 && i < n) return i;
-  if (mode == "constant") return -1;
-  if (mode == "edge") return std::clamp<int64_t>(i, 0, n - 1);
-  if (n == 1) return 0;
-  const int64_t period = 2 * (n - 1);  // reflect without repeating the edge
-  i = ((i % period) + period) % period;
-  return i < n ? i : period - i;
-}
 
 void compute_pad(OpContext& c) {
   const Tensor& x = c.in(0);
@@ -75,7 +65,7 @@ void compute_pad(OpContext& c) {
   const Shape& out = y.shape();
   std::vector<std::vector<int64_t>> map(static_cast<size_t>(rank));
   for (int64_t d = 0; d < rank; ++d)
-    for (int64_t o = 0; o < out[d]; ++o) map[d].push_back(source_index(o, pads[d], x.shape()[d], mode));
+    for (int64_t o = 0; o < out[d]; ++o) map[d].push_back(pad_source_index(o, pads[d], x.shape()[d], mode));
   const auto in_str = shape_strides(x.shape());
   const auto* src = static_cast<const std::byte*>(x.raw());
   auto* dst = static_cast<std::byte*>(y.raw());
@@ -122,6 +112,17 @@ void compute_pad(OpContext& c) {
 }
 
 }  // namespace
+
+int64_t pad_source_index(int64_t o, int64_t before, int64_t n, const std::string& mode) {
+  int64_t i = o - before;
+  if (i >= 0 && i < n) return i;
+  if (mode == "constant") return -1;
+  if (mode == "edge") return std::clamp<int64_t>(i, 0, n - 1);
+  if (n == 1) return 0;
+  const int64_t period = 2 * (n - 1);  // reflect without repeating the edge
+  i = ((i % period) + period) % period;
+  return i < n ? i : period - i;
+}
 
 // pads and axes decide the shape; constant_value (2) does not.
 void register_pad_ops(OpRegistry& r) { r.add(with_shape_inputs(OpDef{"", "Pad", infer_pad, compute_pad}, {1, 3})); }

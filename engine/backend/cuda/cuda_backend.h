@@ -42,8 +42,6 @@ class CudaBackend final : public Backend {
   // rows_[moves_bytes_begin_, moves_bytes_end_): the data-movement rows, whose kernels copy
   // bytes and so need every data input in the output's type.
   size_t moves_bytes_begin_ = 0, moves_bytes_end_ = 0;
-  // Uploaded initializers live as long as the backend (an engine's constants point here
-  // only through the Tensors upload returns, which share these buffers).
 };
 
 }  // namespace fb::cuda

@@ -16,22 +16,6 @@ cudnnDataType_t cudnn_type(Elem e) {
   return e == Elem::F16 ? CUDNN_DATA_HALF : e == Elem::BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
 }
 
-Activation conv_activation(const Node& n, float* lo, float* hi) {
-  const std::string a = n.attr_string("activation", "");
-  if (a.empty()) return Activation::None;
-  if (a == "relu") return Activation::Relu;
-  if (a == "clip") {
-    *lo = n.attr_float("activation_min", 0.f);
-    *hi = n.attr_float("activation_max", 6.f);
-    return Activation::Clip;
-  }
-  if (a == "sigmoid") return Activation::Sigmoid;
-  if (a == "hardswish") return Activation::HardSwish;
-  if (a == "silu") return Activation::Silu;
-  if (a == "gelu") return Activation::Gelu;
-  if (a == "gelu_tanh") return Activation::GeluTanh;
-  throw Error(n.describe() + ": unknown conv activation '" + a + "'");
-}
 
 // 1-D convolutions run as 2-D ones of height 1 (cuDNN wants at least 4-D descriptors).
 std::vector<int> dims4(const Shape& s) {
@@ -102,7 +86,7 @@ class ConvLayer final : public CudaLayer {
     if (r.inputs.size() > 2 && r.inputs[2]) ep.bias = input_as(r, 2, t_y, bias_keep_), ep.bias_elem = e;
     if (n.domain == "fusebench") {
       if (r.inputs.size() > 3 && r.inputs[3]) ep.residual = input_as(r, 3, t_y, residual_keep_);
-      ep.act = conv_activation(n, &ep.lo, &ep.hi);
+      ep.act = activation_of(n, &ep.lo, &ep.hi);
     }
     // The residual may be y itself (the arena hands a dying residual's buffer to the
     // output): cuDNN then adds the convolution to it (beta 1), before the epilogue.

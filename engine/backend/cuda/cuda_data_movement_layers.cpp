@@ -12,6 +12,7 @@
 #include "engine/backend/cuda/cuda_layer_table.h"
 #include "engine/backend/cuda/data_movement_kernels.h"
 #include "engine/ops/half_float.h"
+#include "engine/ops/pad.h"
 #include "engine/ops/resize.h"
 
 namespace fb::cuda {
@@ -385,18 +386,6 @@ std::unique_ptr<Layer> make_gather_elements(const LayerRequest& r, const CudaCon
 }
 
 // ---- Pad --------------------------------------------------------------------------------------
-// The input index output index o reads along a dim of n elements with `before` padded in
-// front, or -1 for the constant (engine/ops/pad.cpp's source_index).
-int64_t pad_source(int64_t o, int64_t before, int64_t n, const std::string& mode) {
-  int64_t i = o - before;
-  if (i >= 0 && i < n) return i;
-  if (mode == "constant") return -1;
-  if (mode == "edge") return std::clamp<int64_t>(i, 0, n - 1);
-  if (n == 1) return 0;
-  const int64_t period = 2 * (n - 1);  // reflect without repeating the edge
-  i = ((i % period) + period) % period;
-  return i < n ? i : period - i;
-}
 
 // From opset 11 pads and constant_value are inputs, before that attributes (engine/ops/pad.cpp).
 std::unique_ptr<Layer> make_pad(const LayerRequest& r, const CudaContext& ctx) {
@@ -411,7 +400,7 @@ std::unique_ptr<Layer> make_pad(const LayerRequest& r, const CudaContext& ctx) {
   if (mode != "constant" && mode != "reflect" && mode != "edge") throw Error("unsupported mode '" + mode + "'");
   std::vector<std::vector<int64_t>> idx(static_cast<size_t>(rank));
   for (size_t d = 0; d < size_t(rank); ++d)
-    for (int64_t o = 0; o < out.shape()[d]; ++o) idx[d].push_back(pad_source(o, pads[d], x.shape()[d], mode));
+    for (int64_t o = 0; o < out.shape()[d]; ++o) idx[d].push_back(pad_source_index(o, pads[d], x.shape()[d], mode));
   uint64_t bits = 0;
   const Tensor* value = nullptr;  // constant_value computed at run time
   if (old) {

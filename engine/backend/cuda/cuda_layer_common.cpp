@@ -4,6 +4,7 @@
 
 #include "engine/backend/cuda/cuda_context.h"
 #include "engine/backend/cuda/cuda_layer_table.h"
+#include "engine/backend/cuda/epilogue_kernels.h"
 #include "engine/ops/half_float.h"
 
 namespace fb::cuda {
@@ -98,6 +99,23 @@ const void* input_as(const LayerRequest& r, size_t i, DType want, DeviceMemory& 
   narrow_half(*host, narrowed);
   keep = DeviceMemory(narrowed.raw(), narrowed.nbytes());
   return keep.data();
+}
+
+Activation activation_of(const Node& n, float* lo, float* hi) {
+  const std::string a = n.attr_string("activation", "");
+  if (a.empty() || a == "none") return Activation::None;
+  if (a == "relu") return Activation::Relu;
+  if (a == "clip") {
+    *lo = n.attr_float("activation_min", 0.f);
+    *hi = n.attr_float("activation_max", 6.f);
+    return Activation::Clip;
+  }
+  if (a == "sigmoid") return Activation::Sigmoid;
+  if (a == "hardswish") return Activation::HardSwish;
+  if (a == "silu") return Activation::Silu;
+  if (a == "gelu") return Activation::Gelu;
+  if (a == "gelu_tanh") return Activation::GeluTanh;
+  throw Error(n.describe() + ": unknown activation '" + a + "'");
 }
 
 }  // namespace fb::cuda

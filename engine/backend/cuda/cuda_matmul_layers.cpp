@@ -17,14 +17,6 @@ namespace {
 
 cudaDataType_t cuda_type(Elem e) { return e == Elem::F16 ? CUDA_R_16F : e == Elem::BF16 ? CUDA_R_16BF : CUDA_R_32F; }
 
-Activation activation_named(const Node& n, const std::string& a) {
-  if (a.empty() || a == "none") return Activation::None;
-  if (a == "relu") return Activation::Relu;
-  if (a == "gelu") return Activation::Gelu;
-  if (a == "gelu_tanh") return Activation::GeluTanh;
-  if (a == "silu") return Activation::Silu;
-  throw Error(n.describe() + ": unknown matmul activation '" + a + "'");
-}
 
 PrecisionSet float_precisions(const Node&) { return {Precision::FP32, Precision::FP16, Precision::BF16}; }
 
@@ -168,7 +160,7 @@ class MatMulLayer final : public CudaLayer {
     Epilogue& ep = epilogue_;
     ep.outer = y_->numel() / std::max<int64_t>(p.n, 1);
     ep.channels = p.n;
-    Activation act = fused ? activation_named(n, n.attr_string("activation", "")) : Activation::None;
+    Activation act = fused ? activation_of(n, &ep.lo, &ep.hi) : Activation::None;
     const Tensor* bias = fused && r.inputs.size() > 2 ? r.inputs[2] : nullptr;
     if (bias) {
       if (bias->numel() != p.n)

@@ -13,6 +13,10 @@ namespace fb::cuda {
 
 enum class Activation : int { None, Relu, Clip, Sigmoid, HardSwish, Silu, Gelu, GeluTanh };
 
+// A fused node's "activation" attribute (FusedConv's, FusedMatMul's; Clip's bounds from
+// "activation_min"/"activation_max" into lo/hi); Error naming the node for an unknown one.
+Activation activation_of(const Node& n, float* lo, float* hi);
+
 struct Epilogue {
   // y is [outer, channels, inner] (a matrix product: outer = rows, inner = 1; a
   // convolution: outer = N, inner = spatial size).
