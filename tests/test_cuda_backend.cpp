@@ -110,6 +110,70 @@ TEST_P(CudaZoo, BothExecutorsAgreeWithTheCpuReference) {
   }
 }
 
+// y = 3x, an op only the CPU has (as a plugin's or an ONNX op the GPU backend lacks).
+void compute_triple(OpContext& c) {
+  const Tensor& x = c.in(0);
+  for (int64_t i = 0; i < x.numel(); ++i) c.out(0).data<float>()[i] = 3.f * x.data<float>()[i];
+}
+
+// x → MatMul → Triple → MatMul → y, with Triple's output a graph output too: the Triple
+// runs on the CPU between a copy to the host and one back, the second output is read from
+// host memory, both agree with the CPU reference, and a profiled run times the copies.
+TEST(CudaFallback, AnOpTheGpuLacksRunsOnTheCpuBetweenCopies) {
+  if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
+  auto ops = std::make_shared<OpRegistry>(OpRegistry::with_builtin_ops());
+  ops->add(OpDef{"example", "Triple", [](const ShapeContext& c) { return std::vector<ValueInfo>{c.in(0)}; }, compute_triple});
+  ops->seal();
+  Graph g;
+  g.name = "fallback";
+  g.opset = 17;
+  g.inputs.push_back(GraphInput{"x", DType::Float32, {4, 16}, {"", ""}});
+  g.values["x"] = ValueInfo{DType::Float32, {4, 16}, true};
+  for (const char* w : {"w1", "w2"}) {
+    Tensor t = Tensor::empty(DType::Float32, {16, 16});
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = float((i * 7) % 13) / 13.f - 0.5f;
+    g.initializers[w] = t;
+    g.values[w] = ValueInfo{DType::Float32, {16, 16}, true};
+  }
+  auto node = [&](const char* name, const char* op, const char* domain, std::vector<std::string> in, std::string out) {
+    Node n;
+    n.name = name;
+    n.op_type = op;
+    n.domain = domain;
+    n.inputs = std::move(in);
+    n.outputs = {out};
+    n.sources = {name};
+    n.opset = 17;
+    g.nodes.push_back(n);
+  };
+  node("mm1", "MatMul", "", {"x", "w1"}, "h");
+  node("triple", "Triple", "example", {"h"}, "t");
+  node("mm2", "MatMul", "", {"t", "w2"}, "y");
+  g.outputs = {"y", "t"};
+  ReferenceExecutor reference(g, 4, {}, ops);
+  const std::vector<Tensor> inputs = make_inputs(g, reference.input_shapes(), 5);
+  const std::vector<Tensor> expected = reference.run(inputs);
+  BuildConfig cfg;
+  cfg.device = "cuda";
+  cfg.batch = 4;
+  cfg.fusion = FusionLevel::Aggressive;
+  std::unique_ptr<Engine> e = build_engine(g, cfg, {ops});
+  std::string kernels;
+  for (const LayerInfo& l : e->layers()) kernels += l.kind + " [" + l.kernel + "]\n";
+  EXPECT_NE(kernels.find("example.Triple [cpu:"), std::string::npos) << kernels;
+  EXPECT_NE(kernels.find("fusebench.CopyToHost [copy.device_to_host]"), std::string::npos) << kernels;
+  EXPECT_NE(kernels.find("fusebench.CopyToDevice [copy.host_to_device]"), std::string::npos) << kernels;
+  e->run(inputs);
+  const AccuracyResult r = compare_outputs(e->outputs(), expected, g.outputs, default_accuracy("fp32"));
+  EXPECT_TRUE(r.passed) << r.detail << "\n" << kernels;
+  std::vector<double> layer_ms;
+  e->run(inputs, &layer_ms);
+  for (size_t i = 0; i < layer_ms.size(); ++i)
+    if (e->layers()[i].kernel.rfind("copy.", 0) == 0) EXPECT_GT(layer_ms[i], 0.0) << e->layers()[i].name;
+  cfg.precision_mode = PrecisionMode::Obey;
+  EXPECT_THROW(build_engine(g, cfg, {ops}), Error);
+}
+
 INSTANTIATE_TEST_SUITE_P(Zoo, CudaZoo,
                          ::testing::Values("mlp", "bert", "resnet", "mobilenet", "vit", "llama", "gpt", "efficientnet",
                                            "shufflenet", "yolo", "wav2vec2"));

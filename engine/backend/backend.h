@@ -76,6 +76,13 @@ class DeviceTimer {
   virtual double elapsed_ms() = 0;
 };
 
+// What Backend::describe_device says: versions as "13.0" or "9.10.2", "" where unknown.
+struct DeviceDescription {
+  std::string name;  // "NVIDIA H200"
+  std::string uuid;  // "GPU-8c6f...": the device whatever its index (CUDA_VISIBLE_DEVICES)
+  std::string runtime, cublas, cudnn;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -97,7 +104,8 @@ class Backend {
   // Returns when every layer run so far has finished.
   virtual void synchronize() const = 0;
   // Copies between host memory and this backend's, queued after the work before them
-  // (a host backend copies at once).
+  // (a host backend copies at once). The host source of copy_to_device may be reused once
+  // the call returns (CUDA stages a copy from pageable memory before returning).
   virtual void copy_to_device(void* dst, const void* host_src, size_t bytes) const = 0;
   virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) const = 0;
   // A host copy of one of its tensors (after the work queued so far).
@@ -109,6 +117,9 @@ class Backend {
   // "NVIDIA H200 (sm_90, GPU-…)": what a plan records and checks; "" for the host (a
   // plan records the CPU separately).
   virtual std::string device_identity() const { return ""; }
+  // The device and the libraries its layers run on, as a case records them beside the
+  // device's state (harness/gpu_monitor.h finds the device by `uuid`); empty for the host.
+  virtual DeviceDescription describe_device() const { return {}; }
 };
 
 // The backend for a device string: "cpu", "cuda" (device 0) or "cuda:N", one per device

@@ -38,6 +38,9 @@ struct Node {
   // sets both; a fused node takes its sources'). The reason is "" until assigned.
   Precision precision = Precision::FP32;
   std::string precision_reason;
+  // In a build for a device: the node runs on the CPU backend, which the device backend
+  // has no kernel for (engine/passes/device_placement.cpp sets it and puts copies around).
+  bool on_host = false;
 
   // Attribute accessors with ONNX defaults; a present attribute of the wrong kind is an Error.
   int64_t attr_int(const std::string& key, int64_t def) const;

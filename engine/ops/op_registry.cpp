@@ -33,6 +33,7 @@ OpRegistry OpRegistry::with_builtin_ops() {
     register_fused_ops(r);
     register_attention_ops(r);
     register_convert_op(r);
+    register_device_copy_ops(r);
     register_nn_ops(r);
     register_variadic_ops(r);
     register_logic_ops(r);

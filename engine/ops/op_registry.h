@@ -145,6 +145,7 @@ void register_shape_ops(OpRegistry& r);
 void register_fused_ops(OpRegistry& r);
 void register_attention_ops(OpRegistry& r);
 void register_convert_op(OpRegistry& r);  // fusebench.Convert: the precision boundary
+void register_device_copy_ops(OpRegistry& r);  // fusebench.CopyToHost/CopyToDevice: a device build's CPU fallback
 // The neural-network families (conv, pools, normalization, resize, quantization, RNNs,
 // detection...), registered together from nn_ops.cpp.
 void register_nn_ops(OpRegistry& r);

@@ -33,6 +33,7 @@ int group_norm_fusion(PassContext& ctx);
 int conv_activation_fusion(PassContext& ctx);
 int conv_residual_fusion(PassContext& ctx);
 int conv_layout_propagation(PassContext& ctx);
+int device_placement(PassContext& ctx);
 
 // The per-layer constraint applies to the node: its op type, or a glob over a source name.
 bool precision_constraint_matches(const LayerPrecision& c, const Node& n);

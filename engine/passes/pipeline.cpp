@@ -25,7 +25,8 @@
 //  could fuse anyway). Every level starts with precision assignment (each node's precision
 //  is known before anything fuses, and can_fuse joins only nodes that agree) and ends with
 //  precision lowering (16-bit tensor types, Convert layers at the boundaries, fallbacks),
-//  once the layers are final.
+//  once the layers are final; a build for a device then places each layer on it or, where
+//  it has no kernel, on the CPU with copies between (device placement).
 #include "engine/passes/passes.h"
 
 #include "engine/backend/backend.h"
@@ -43,7 +44,7 @@ std::vector<Pass> passes_for(FusionLevel level, const Backend* backend) {
       if (backend && backend->device() != Device::Host)
         passes.insert(passes.end(), {{"constant-folding", constant_folding}, {"dead-node-elimination", dead_node_elimination}});
       passes.push_back({"precision-lowering", precision_lowering});
-      return passes;
+      break;
     case FusionLevel::Standard:
     case FusionLevel::Aggressive: {
       const bool aggressive = level == FusionLevel::Aggressive;
@@ -70,9 +71,10 @@ std::vector<Pass> passes_for(FusionLevel level, const Backend* backend) {
       passes.push_back({"elementwise-chain-fusion", elementwise_chain_fusion});
       passes.push_back({"conv-layout", conv_layout_propagation});
       passes.push_back({"precision-lowering", precision_lowering});
-      return passes;
+      break;
     }
   }
+  if (backend && backend->device() != Device::Host) passes.push_back({"device-placement", device_placement});
   return passes;
 }
 

@@ -12,6 +12,7 @@ namespace {
 const std::string kSourcesAttr = "fusebench.plan.sources";
 const std::string kOpsetAttr = "fusebench.plan.opset";
 const std::string kPrecisionAttr = "fusebench.plan.precision";  // "bf16: constraint 'Softmax'"
+const std::string kOnHostAttr = "fusebench.plan.on_host";        // 1: a device build's CPU fallback (absent: 0)
 const std::string kOpsetDoc = "fusebench.opset=";
 const std::string kShapeKnownDoc = "shape_known";
 
@@ -140,6 +141,8 @@ Node node_from_proto(const onnx::NodeProto& np, const std::string& where_graph) 
         throw Error(what + ": " + e.what());
       }
       n.precision_reason = colon == std::string::npos ? "" : s.substr(colon + 2);
+    } else if (ap.name() == kOnHostAttr && ap.type() == onnx::AttributeProto::INT) {
+      n.on_host = ap.i() != 0;
     } else if (!n.attrs.emplace(ap.name(), attribute_from_proto(ap, what)).second) {
       throw Error(what + " appears twice");
     }
@@ -183,7 +186,7 @@ onnx::GraphProto graph_to_proto(const Graph& g) {
     for (const std::string& i : n.inputs) np->add_input(i);
     for (const std::string& o : n.outputs) np->add_output(o);
     for (const auto& [key, a] : n.attrs) {
-      if (key == kSourcesAttr || key == kOpsetAttr || key == kPrecisionAttr) throw Error(n.describe() + " uses the reserved attribute name '" + key + "'");
+      if (key == kSourcesAttr || key == kOpsetAttr || key == kPrecisionAttr || key == kOnHostAttr) throw Error(n.describe() + " uses the reserved attribute name '" + key + "'");
       *np->add_attribute() = attribute_to_proto(key, a);
     }
     auto* sources = np->add_attribute();
@@ -198,6 +201,12 @@ onnx::GraphProto graph_to_proto(const Graph& g) {
     precision->set_name(kPrecisionAttr);
     precision->set_type(onnx::AttributeProto::STRING);
     precision->set_s(std::string(precision_name(n.precision)) + (n.precision_reason.empty() ? "" : ": " + n.precision_reason));
+    if (n.on_host) {
+      auto* on_host = np->add_attribute();
+      on_host->set_name(kOnHostAttr);
+      on_host->set_type(onnx::AttributeProto::INT);
+      on_host->set_i(1);
+    }
   }
   return gp;
 }

@@ -79,7 +79,7 @@ ActivationPlan plan_activations(const std::vector<PlanValue>& values, const std:
       const PlanValue &iv = values[size_t(v)], &rv = values[size_t(r)];
       // The buffer must be the engine's, die at this layer, and fit the output exactly.
       if (rv.home != PlanValue::Home::Arena || last[size_t(r)] != i) continue;
-      if (iv.shape != ov.shape || iv.dtype != ov.dtype || rv.bytes != ov.bytes) continue;
+      if (iv.shape != ov.shape || iv.dtype != ov.dtype || rv.bytes != ov.bytes || rv.host != ov.host) continue;
       // Another input reading the same buffer under another name (a view of another
       // shape) would see its elements overwritten out of order; for a layer limited to
       // one input, so would the same value read as another operand.
@@ -104,17 +104,20 @@ ActivationPlan plan_activations(const std::vector<PlanValue>& values, const std:
   for (int i = n_layers; i-- > 0;)
     for (int v : layers[size_t(i)].outputs)
       if (v >= 0) first[size_t(root[size_t(v)])] = i;
-  std::vector<BufferLife> lives;
-  std::vector<int> owners;
-  for (int v = 0; v < n; ++v) {
-    if (root[size_t(v)] != v || values[size_t(v)].home != PlanValue::Home::Arena) continue;
-    const int f = std::max(first[size_t(v)], 0);
-    lives.push_back({values[size_t(v)].bytes, f, std::max(last[size_t(v)], f)});
-    owners.push_back(v);
-  }
-  const std::vector<size_t> offsets = plan_arena(lives, &plan.arena_bytes);
   plan.offset.assign(size_t(n), 0);
-  for (size_t k = 0; k < owners.size(); ++k) plan.offset[size_t(owners[k])] = offsets[k];
+  for (const bool host : {false, true}) {
+    std::vector<BufferLife> lives;
+    std::vector<int> owners;
+    for (int v = 0; v < n; ++v) {
+      if (root[size_t(v)] != v || values[size_t(v)].home != PlanValue::Home::Arena || values[size_t(v)].host != host)
+        continue;
+      const int f = std::max(first[size_t(v)], 0);
+      lives.push_back({values[size_t(v)].bytes, f, std::max(last[size_t(v)], f)});
+      owners.push_back(v);
+    }
+    const std::vector<size_t> offsets = plan_arena(lives, host ? &plan.host_arena_bytes : &plan.arena_bytes);
+    for (size_t k = 0; k < owners.size(); ++k) plan.offset[size_t(owners[k])] = offsets[k];
+  }
   for (int v = 0; v < n; ++v) plan.offset[size_t(v)] = plan.offset[size_t(root[size_t(v)])];
   return plan;
 }

@@ -31,6 +31,9 @@ struct PlanValue {
   Shape shape;
   size_t bytes = 0;
   bool kept = false;  // a graph output (or every value under mark-all): lives past the last layer
+  // In host memory though the engine's arena is a device's: a CPU fallback layer's value,
+  // planned in a second arena of its own (views and in-place reuse never cross the two).
+  bool host = false;
 };
 
 // One layer: the values it reads and writes (-1 for an omitted one), in order.
@@ -45,9 +48,10 @@ struct PlanLayer {
 
 struct ActivationPlan {
   std::vector<int> root;            // per value: the value that owns its buffer (itself when it owns one)
-  std::vector<size_t> offset;       // per value: its root's arena offset (arena roots only)
+  std::vector<size_t> offset;       // per value: its root's offset in its arena (arena roots only)
   std::vector<int> in_place_input;  // per layer: the input whose buffer output 0 took over, or -1
   size_t arena_bytes = 0;
+  size_t host_arena_bytes = 0;      // the host values' arena (PlanValue::host)
   int in_place_layers = 0;
 };
 

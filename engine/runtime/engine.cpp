@@ -2,17 +2,25 @@
 
 #include "engine/ir/memory_limit.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <map>
 
 #include "engine/ops/op_registry.h"
 #include "engine/plugin/plugin_layer.h"
 #include "engine/runtime/arena_planner.h"
+#include "engine/runtime/device_copy_layer.h"
 
 namespace fb {
 
 namespace {
 std::string qualified(const Node& n) { return n.domain.empty() ? n.op_type : n.domain + "." + n.op_type; }
+bool is_copy(const Node& n, const char* op) { return n.domain == "fusebench" && n.op_type == op; }
+// A host copy of a tensor wherever it lives.
+Tensor host_copy(const Tensor& t, const Backend& backend) {
+  return t.device() == Device::Host ? t.clone() : backend.to_host(t);
+}
 }  // namespace
 
 Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::string> build_log, EngineKernels kernels)
@@ -52,6 +60,13 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
     // every tensor materialized and kept under mark-all, as if each were an output
     plan_values[s].kept = g.is_graph_output(name) || config_.fusion == FusionLevel::MarkAll;
   }
+  // Values in host memory on a device: what CPU fallback layers and copies to the host write.
+  std::vector<bool> host_value(n_slots, false);
+  for (const Node& n : g.nodes)
+    if (n.on_host || is_copy(n, "CopyToHost"))
+      for (const std::string& o : n.outputs)
+        if (!o.empty()) host_value[slot_of.at(o)] = true;
+  for (int s = 0; s < n_slots; ++s) plan_values[s].host = !on_host && host_value[s];
   for (int s : input_slots_) plan_values[s].home = PlanValue::Home::Input;
   for (const auto& [name, _] : g.initializers) plan_values[slot_of[name]].home = PlanValue::Home::Initializer;
   const int n_layers = int(g.nodes.size());
@@ -74,7 +89,7 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
       pl.in_place = pl.in_place_only >= 0;
     }
     if (!def.plugin) continue;
-    if (backend.device() != Device::Host)
+    if (!on_host && !n.on_host)
       throw Error(n.describe() + ": plugins run on host memory; the '" + backend.name() + "' backend cannot run them");
     for (const std::string& v : n.inputs)
       if (v.empty()) throw Error(n.describe() + ": a plugin node takes no omitted inputs");
@@ -93,7 +108,7 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
     if (const size_t ws = plugin_ops[i]->workspace_size(in_ptrs, out_ptrs)) {
       check_allocation(ws, n.describe() + "'s workspace");
       workspace_value[i] = int(plan_values.size());
-      plan_values.push_back(PlanValue{PlanValue::Home::Arena, DType::UInt8, Shape{int64_t(ws)}, ws, false});
+      plan_values.push_back(PlanValue{PlanValue::Home::Arena, DType::UInt8, Shape{int64_t(ws)}, ws, false, !on_host});
       pl.outputs.push_back(workspace_value[i]);
     }
   }
@@ -123,6 +138,20 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
   std::byte* const arena = static_cast<std::byte*>(arena_.data());
   const std::vector<size_t>& root_offset = plan.offset;
   for (const auto& [name, t] : g.initializers) constants_.emplace(name, backend.upload(t));
+  const bool falls_back = std::any_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.on_host; });
+  if (falls_back && !on_host) {
+    host_backend_ = backend_named("cpu");
+    check_allocation(plan.host_arena_bytes, "the host arena of the CPU fallback layers");
+    host_arena_ = host_backend_->allocate(plan.host_arena_bytes);
+    log_.push_back("host arena (CPU fallback layers): " + std::to_string(plan.host_arena_bytes) + " bytes");
+    for (const Node& n : g.nodes)
+      for (const std::string& in : n.inputs)
+        if (n.on_host && g.is_initializer(in) && !host_constants_.count(in)) {
+          const Tensor& t = g.initializers.at(in);
+          host_constants_.emplace(in, Tensor::view(t.dtype(), t.shape(), const_cast<void*>(t.raw())));
+        }
+  }
+  std::byte* const host_arena = static_cast<std::byte*>(host_arena_.data());
 
   if (!on_host)
     for (int s : input_slots_) {
@@ -135,7 +164,10 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
     const int r = root_of[s];
     if (!vi.shape_known) continue;  // stays undefined until the eager region assigns it
     switch (root_kind[s]) {
-      case Root::Arena: slots_[s] = Tensor::view(vi.dtype, vi.shape, arena + root_offset[r], backend.device()); break;
+      case Root::Arena:
+        slots_[s] = plan_values[r].host ? Tensor::view(vi.dtype, vi.shape, host_arena + root_offset[r])
+                                        : Tensor::view(vi.dtype, vi.shape, arena + root_offset[r], backend.device());
+        break;
       case Root::Initializer:
         slots_[s] = Tensor::view(vi.dtype, vi.shape, const_cast<void*>(constants_.at(name_of[r]).raw()), backend.device());
         break;
@@ -155,6 +187,7 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
   for (const std::string& o : g.outputs) output_slots_.push_back(slot_of.at(o));
 
   // Layers.
+  is_device_copy_.assign(size_t(n_layers), false);
   for (int i = 0; i < n_layers; ++i) {
     const Node& n = g.nodes[i];
     std::vector<const Tensor*> ins;
@@ -167,7 +200,10 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
       if (!eager && !o.empty() && !slots_[slot_of.at(o)].defined())
         throw Error(n.describe() + ": output '" + o + "' has no static shape outside the eager region");
     for (const std::string& in : n.inputs) {
-      ins.push_back(in.empty() ? nullptr : &slots_[slot_of.at(in)]);
+      const auto host_constant = n.on_host ? host_constants_.find(in) : host_constants_.end();
+      ins.push_back(in.empty()                            ? nullptr
+                    : host_constant != host_constants_.end() ? &host_constant->second
+                                                             : &slots_[slot_of.at(in)]);
       if (!in.empty()) info.input_shapes.push_back(slots_[slot_of.at(in)].shape());
     }
     layer_outputs_.emplace_back();
@@ -180,9 +216,14 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
       info.kernel = "view";
       layers_.push_back(nullptr);
     } else {
-      if (plugin_ops[i]) {
+      const bool copy_to_host = is_copy(n, "CopyToHost");
+      if (copy_to_host || is_copy(n, "CopyToDevice")) {
+        is_device_copy_[i] = true;
+        layers_.push_back(std::make_unique<DeviceCopyLayer>(
+            backend, ins[0], outs[0], copy_to_host ? DeviceCopyLayer::Direction::ToHost : DeviceCopyLayer::Direction::ToDevice));
+      } else if (plugin_ops[i]) {
         const int w = workspace_value[i];
-        void* ws = w < 0 ? nullptr : arena + root_offset[size_t(w)];
+        void* ws = w < 0 ? nullptr : (plan_values[size_t(w)].host ? host_arena : arena) + root_offset[size_t(w)];
         layers_.push_back(std::make_unique<PluginLayer>(plugin_ops[i], ins, outs, ws, w < 0 ? 0 : plan_values[size_t(w)].bytes));
       } else {
         std::vector<bool> constant_inputs;
@@ -191,11 +232,13 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
           constant_inputs.push_back(!in.empty() && g.is_initializer(in));
           host_constants.push_back(constant_inputs.back() ? &g.initializers.at(in) : nullptr);
         }
-        layers_.push_back(backend.make_layer(LayerRequest{n, op_for(n, *kernels_.ops), *kernels_.ops, ins, outs,
+        const Backend& runs_on = n.on_host && host_backend_ ? *host_backend_ : backend;
+        layers_.push_back(runs_on.make_layer(LayerRequest{n, op_for(n, *kernels_.ops), *kernels_.ops, ins, outs,
                                                           std::move(constant_inputs), std::move(host_constants),
                                                           config_.winograd}));
       }
-      info.kernel = layers_.back()->kernel();
+      // The CPU fallback of a device build says where it runs.
+      info.kernel = (n.on_host && host_backend_ ? "cpu:" : "") + layers_.back()->kernel();
       info.flops = layers_.back()->flops();
       for (const Tensor* t : ins)
         if (t) info.bytes += double(t->nbytes());
@@ -274,8 +317,9 @@ std::map<std::string, Tensor> Engine::run_capture(const std::vector<Tensor>& inp
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layers_[i]) layers_[i]->run();
     kernels_.backend->synchronize();
+    if (is_device_copy_[i]) continue;  // its output is a value captured under its own name
     for (const auto& [name, t] : layer_outputs_[i])
-      captured[name] = layers_[i] ? layers_[i]->plain_copy(*t) : kernels_.backend->to_host(*t);
+      captured[name] = layers_[i] ? layers_[i]->plain_copy(*t) : host_copy(*t, *kernels_.backend);
   }
   return captured;
 }
@@ -289,7 +333,7 @@ std::vector<std::pair<std::string, Tensor>> Engine::kept_values() const {
   }
   for (size_t i = 0; i < layers_.size(); ++i)
     for (const auto& [name, t] : layer_outputs_[i])
-      kept.emplace_back(name, layers_[i] ? layers_[i]->plain_copy(*t) : kernels_.backend->to_host(*t));
+      if (!is_device_copy_[i]) kept.emplace_back(name, layers_[i] ? layers_[i]->plain_copy(*t) : host_copy(*t, *kernels_.backend));
   return kept;
 }
 
@@ -304,8 +348,13 @@ std::vector<Tensor> Engine::outputs() const {
   if (host_outputs_.empty())
     for (int s : output_slots_) host_outputs_.push_back(Tensor::empty(slots_[s].dtype(), slots_[s].shape()));
   const auto t0 = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < output_slots_.size(); ++i)
-    backend.copy_to_host(host_outputs_[i].raw(), slots_[output_slots_[i]].raw(), host_outputs_[i].nbytes());
+  for (size_t i = 0; i < output_slots_.size(); ++i) {
+    const Tensor& out = slots_[output_slots_[i]];
+    if (out.device() == Device::Host)  // written by a CPU fallback layer
+      std::memcpy(host_outputs_[i].raw(), out.raw(), host_outputs_[i].nbytes());
+    else
+      backend.copy_to_host(host_outputs_[i].raw(), out.raw(), host_outputs_[i].nbytes());
+  }
   backend.synchronize();
   d2h_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return host_outputs_;

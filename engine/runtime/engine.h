@@ -85,6 +85,8 @@ class Engine {
   const std::vector<FusionEvent>& fusion_events() const { return events_; }
   void set_fusion_events(std::vector<FusionEvent> events) { events_ = std::move(events); }
   size_t arena_bytes() const { return arena_bytes_; }
+  // A device engine's host arena, for the values of layers that fell back to the CPU (0: none).
+  size_t host_arena_bytes() const { return host_arena_.bytes(); }
 
  private:
   Graph graph_;
@@ -101,6 +103,12 @@ class Engine {
   std::vector<LayerInfo> infos_;
   DeviceBuffer arena_;
   size_t arena_bytes_ = 0;
+  // A device build's CPU fallback (Node::on_host): the CPU backend, the host arena its
+  // layers' values live in, and host views of the initializers they read.
+  std::shared_ptr<const Backend> host_backend_;
+  DeviceBuffer host_arena_;
+  std::map<std::string, Tensor> host_constants_;
+  std::vector<bool> is_device_copy_;  // per layer: a copy between the two (its output duplicates a value)
   // Device backends: the graph inputs' buffers, the outputs' host copies, the timers.
   std::vector<DeviceBuffer> input_buffers_;
   mutable std::vector<Tensor> host_outputs_;
