@@ -172,4 +172,15 @@ std::string CudaBackend::device_identity() const {
   return props_.name + " (sm_" + std::to_string(props_.cc_major) + std::to_string(props_.cc_minor) + ")";
 }
 
+DeviceDescription CudaBackend::describe_device() const {
+  // The libraries actually loaded, which may differ from the headers this was built with.
+  // cudart: 13000 = 13.0; cuBLAS and cuDNN: major * 10000 + minor * 100 + patch.
+  auto dotted = [](size_t v) {
+    return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+  };
+  const int rt = props_.runtime_version;
+  return {props_.name, props_.uuid, std::to_string(rt / 1000) + "." + std::to_string(rt % 1000 / 10),
+          dotted(cublasLtGetVersion()), dotted(cudnnGetVersion())};
+}
+
 }  // namespace fb::cuda

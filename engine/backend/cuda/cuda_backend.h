@@ -31,6 +31,7 @@ class CudaBackend final : public Backend {
   bool channels_last_convolutions() const override { return false; }
   std::unique_ptr<DeviceTimer> make_timer() const override;
   std::string device_identity() const override;
+  DeviceDescription describe_device() const override;
   const DeviceProperties& properties() const { return props_; }
 
  private:
