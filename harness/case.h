@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/builder/build_config.h"
+#include "harness/gpu_environment.h"
 #include "harness/plugin_cost_result.h"
 #include "harness/plugin_settings.h"
 
@@ -286,6 +287,8 @@ struct CaseResult {
   int retimed_processes = 0;  // worker processes timed again because they were disturbed
   double timer_overhead_ns = 0;  // one clock read pair plus the call, measured before timing
   Interference interference;
+  // A GPU case's device environment around its timing (NVML); unset for a CPU case.
+  std::optional<GpuEnvironment> gpu;
   ProcessNoise process_noise;    // spread between the worker processes (timing.processes)
   std::string pinned_cpus;       // "0,1" when timing ran pinned, else ""
   HostFingerprint timed_on;

@@ -145,6 +145,7 @@ CaseResult from_json_fields(const json& j) {
   read_int(in, "involuntary_switches", "interference.", r.interference.involuntary_switches);
   read(j, "disturbed", "", r.disturbed);
   read_int(j, "retimed_processes", "", r.retimed_processes);
+  if (auto it = j.find("gpu"); it != j.end() && !it->is_null()) r.gpu = it->get<GpuEnvironment>();
 
   const json& pn = object_at(j, "process_noise", "process_noise");
   read_int(pn, "processes", "process_noise.", r.process_noise.processes);
@@ -248,6 +249,7 @@ nlohmann::json case_result_to_json(const CaseResult& r) {
             {"involuntary_switches", in.involuntary_switches}}},
           {"disturbed", r.disturbed},
           {"retimed_processes", r.retimed_processes},
+          {"gpu", r.gpu ? json(*r.gpu) : json(nullptr)},
           {"process_noise",
            {{"processes", r.process_noise.processes},
             {"engine", number_or_null(r.process_noise.engine)},

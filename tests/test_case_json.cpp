@@ -68,6 +68,10 @@ CaseResult full_result() {
   r.timed_on = {"node7", "AMD EPYC", "avx512f avx512_bf16", 2};
   r.isolation = "host-exclusive";
   r.worker_lost = true;
+  r.gpu.emplace();
+  r.gpu->setup.name = "NVIDIA H200";
+  r.gpu->after.sm_mhz = 1755;
+  r.gpu->settled = true;
   return r;
 }
 

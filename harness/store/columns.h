@@ -52,6 +52,31 @@ constexpr Column<Record> as_json(const char* name, const char* param, Access) {
           }};
 }
 
+// A column holding an optional member as JSON text, '' when it is unset (and in rows
+// stored before the column existed). The member's type has to_json/from_json.
+template <class Record, class Access>
+constexpr Column<Record> optional_as_json(const char* name, const char* param, Access) {
+  return {name, param,
+          [](Statement& s, const char* p, const Record& r) {
+            const auto& field = Access{}(r);
+            s.bind(p, field ? nlohmann::json(*field).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                            : std::string());
+          },
+          [](const Statement& s, const char* n, Record& r) {
+            auto& field = Access{}(r);
+            const std::string text = s.text(n);
+            field.reset();
+            if (text.empty()) return;
+            try {
+              field = nlohmann::json::parse(text).get<typename std::remove_cvref_t<decltype(field)>::value_type>();
+            } catch (const nlohmann::json::exception& e) {
+              throw Error(s.path() + ": column " + n + " does not hold the JSON it should: " + e.what());
+            } catch (const Error& e) {
+              throw Error(s.path() + ": column " + n + ": " + e.what());
+            }
+          }};
+}
+
 // A column computed from the record when writing (case_key, layer_count); never read back.
 template <class Record, class Compute>
 constexpr Column<Record> computed(const char* name, const char* param, Compute) {

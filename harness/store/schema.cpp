@@ -327,6 +327,15 @@ ALTER TABLE runs ADD COLUMN paired_with INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN timed_by TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 10: the GPU's environment of a device case (issue 41): what the GPU is and how it
+// is set up (name, UUID, driver, CUDA/cuBLAS/cuDNN, power limit, ECC, persistence, MIG, max
+// clock), its clocks, power, temperature, throttling and other processes read through NVML
+// before and after the timed phase, and the warm-up until its clock settled, as JSON
+// (harness/gpu_environment.h); '' for CPU cases and older rows.
+constexpr const char* kSchemaV10 = R"sql(
+ALTER TABLE cases ADD COLUMN gpu_json TEXT NOT NULL DEFAULT '';
+)sql";
+
 struct Migration {
   int to_version;
   const char* what;
@@ -343,6 +352,7 @@ constexpr Migration kMigrations[] = {
     {7, "plugin cost splits", kSchemaV7},
     {8, "static or dynamic engine, a dynamic engine's specialization time", kSchemaV8},
     {9, "disturbance (steal time, run queue, preemptions, the disturbed flag), paired A/B runs", kSchemaV9},
+    {10, "a GPU case's device environment (NVML readings around the timing)", kSchemaV10},
 };
 static_assert(kMigrations[std::size(kMigrations) - 1].to_version == kSchemaVersion,
               "the last migration must bring the schema to kSchemaVersion");
