@@ -6,6 +6,7 @@
 
 #include "engine/ir/error.h"
 #include "harness/format_number.h"
+#include "harness/gpu_disturbance.h"
 #include "harness/process_merge.h"
 #include "harness/statistics.h"
 
@@ -234,15 +235,25 @@ CaseJudgement judge_paired_case(const CaseResult& base, const CaseResult& cand, 
   return j;
 }
 
-}  // namespace
+// Two GPU cases timed on GPUs set up differently (another board, driver, power limit, ECC,
+// persistence, MIG or clock limit) differ by the machine as much as by the code: whatever
+// the figures say, the verdict is the environment, naming the differences.
+void judge_gpu_setup(CaseJudgement& j, const CaseResult& base, const CaseResult& cand) {
+  if (!base.gpu || !cand.gpu) return;
+  const std::vector<std::string> differences = gpu_setup_differences(base.gpu->setup, cand.gpu->setup);
+  if (differences.empty()) return;
+  std::string named;
+  for (const std::string& d : differences) named += (named.empty() ? "" : ", ") + d;
+  j.verdict = Verdict::kEnvironment;
+  j.reason = "GPU setup changed (" + named + "): " + j.reason;
+}
 
-CaseJudgement judge_case(const CaseResult& base, const CaseResult& cand, const CaseHistory* history,
-                         bool same_machine, const CompareOptions& o) {
+CaseJudgement judge_unpaired_case(const CaseResult& base, const CaseResult& cand, const CaseHistory* history,
+                                  bool same_machine, const CompareOptions& o) {
   static const CaseHistory kNone;
   const CaseHistory& h = history ? *history : kNone;
   CaseJudgement j;
   const JudgedFigures b = judged_figures(base), c = judged_figures(cand);
-  if (o.paired) return judge_paired_case(base, cand, b, c, o);
   j.engine = judge_figure(b.engine, c.engine, h.engine, false, o);
   j.reference = judge_figure(b.reference, c.reference, h.reference, false, o);
   j.speedup = judge_figure(b.speedup, c.speedup, h.speedup, true, o);
@@ -333,6 +344,16 @@ CaseJudgement judge_case(const CaseResult& base, const CaseResult& cand, const C
     j.reason += "; flagged noisy when timed";
   }
   if (j.speedup_only) j.reason += "; different machines: judged on speedup only";
+  return j;
+}
+
+}  // namespace
+
+CaseJudgement judge_case(const CaseResult& base, const CaseResult& cand, const CaseHistory* history,
+                         bool same_machine, const CompareOptions& o) {
+  CaseJudgement j = o.paired ? judge_paired_case(base, cand, judged_figures(base), judged_figures(cand), o)
+                             : judge_unpaired_case(base, cand, history, same_machine, o);
+  judge_gpu_setup(j, base, cand);
   return j;
 }
 

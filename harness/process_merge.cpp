@@ -7,6 +7,7 @@
 
 #include "engine/ir/error.h"
 #include "harness/bootstrap.h"
+#include "harness/gpu_disturbance.h"
 #include "harness/statistics.h"
 
 namespace fb {
@@ -137,6 +138,7 @@ CaseResult merge_process_results(const std::vector<CaseResult>& parts) {
     r.interference.involuntary_switches += p.interference.involuntary_switches;
     r.interference.run_queue = std::max(r.interference.run_queue, p.interference.run_queue);
   }
+  r.gpu = merge_gpu_environments(parts);
   // Disturbed when a process was still disturbed after its re-timings (the runner's): the
   // first such process names the reason, with how many there were.
   int disturbed = 0;

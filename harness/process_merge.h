@@ -14,6 +14,7 @@ namespace fb {
 // each timed in one process). The first part that errored is the result (an error in
 // the case itself, or a worker that failed, whose message names the process). Figures that belong to the build or the check (build
 // log, layers, memory, accuracy) come from process 0; accuracy fails if any process failed.
+// A GPU case keeps the GPU readings of its worst process (merge_gpu_environments).
 CaseResult merge_process_results(const std::vector<CaseResult>& parts);
 
 // What each worker process says of an executor's time, in process order: the 5th percentile

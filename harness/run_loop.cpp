@@ -15,6 +15,7 @@
 #include "harness/environment.h"
 #include "harness/format_number.h"
 #include "harness/gate.h"
+#include "harness/gpu_environment.h"
 #include "harness/interference.h"
 #include "harness/plugin_cost_text.h"
 #include "harness/runner.h"
@@ -61,6 +62,7 @@ std::string case_line(const CaseResult& r) {
                         " target; stopped: " + r.stop_reason + ")"
                   : "") +
          (r.disturbed.empty() ? "" : "\n    DISTURBED: " + r.disturbed) +
+         (r.gpu ? "\n    " + gpu_summary(*r.gpu) : "") +
          // Why it failed: "max err 0" alone hides a shape mismatch (a detector's extra box).
          (r.accuracy.passed || r.accuracy.detail.empty() ? "" : "\n    " + r.accuracy.detail);
 }

@@ -14,6 +14,8 @@
 #include "harness/accuracy.h"
 #include "harness/case_fields.h"
 #include "harness/environment.h"
+#include "harness/gpu_disturbance.h"
+#include "harness/gpu_monitor.h"
 #include "harness/inputs.h"
 #include "harness/interference.h"
 #include "harness/process_merge.h"
@@ -145,9 +147,14 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
     r.onnx_nodes = int(m.onnx_nodes);
     BuildConfig cfg = build_config_of(r.spec);
     const bool on_device = r.spec.device != "cpu";
+    // The GPU's setup and state through NVML, read around the timing (gpu_monitor.h).
+    std::unique_ptr<GpuMonitor> gpu_monitor;
     if (on_device) {
-      backend_named(r.spec.device);  // no GPU: say so (no driver, no device, busy) before building
+      // No GPU: say so (no driver, no device, busy) before building.
+      const DeviceDescription device = backend_named(r.spec.device)->describe_device();
       if (cfg.is_dynamic()) throw Error("a dynamic engine on " + r.spec.device + " is not run yet: use a static case");
+      gpu_monitor = std::make_unique<GpuMonitor>(device);
+      r.gpu.emplace();
     }
 
     // Plugins: the libraries' ops join this case's registry; placements edit the model
@@ -224,6 +231,7 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
     if (on_device) {
       clocks.engine = [&] { return device_ms(*engine, copies); };
       clocks.reference = [&] { return device_ms(*device_reference, copies); };
+      watch_gpu(*gpu_monitor, *r.gpu, clocks);
     }
 
     threads.run([&] {
@@ -244,6 +252,7 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
       store_timing(std::move(timed), r);
       const int cores = r.pinned_cpus.empty() ? r.timed_on.cores : int(r.spec.timing.pin_cpus.size());
       r.disturbed = disturbance_of(r.interference, r.spec.threads, cores, r.spec.timing);
+      if (r.gpu) r.disturbed = join_disturbances(r.disturbed, gpu_disturbance_of(*r.gpu));
       if (!plugins.placements.empty() && plugins.cost) {
         if (progress) progress("plugin cost: timing the model without its plugins");
         std::unique_ptr<Engine> baseline = build_engine(m.graph, dynamic ? engine->config() : cfg, {ops});

@@ -58,6 +58,35 @@ void finish(Measurement& m, const std::vector<FaultCounters>& faults, int64_t ba
   m.major_faults = fault_stats(faults, &FaultCounters::major);
 }
 
+// Goes on running both executors until two reads of the clock at least kSettleReadGapMs
+// apart differ by under kSettleTolerance, or kSettleCapMs have passed.
+ClockSettling warm_until_clock_settles(const std::function<void()>& engine, const std::function<void()>& reference,
+                                       const std::function<double()>& clock_mhz) {
+  ClockSettling s;
+  double last = clock_mhz();
+  if (!std::isfinite(last)) return s;
+  const auto start = Clock::now();
+  auto last_at = start;
+  s.ms = 0;
+  s.mhz = last;
+  while (elapsed_ms(start) < kSettleCapMs) {
+    engine();
+    reference();
+    if (elapsed_ms(last_at) < kSettleReadGapMs) continue;
+    const double now = clock_mhz();
+    last_at = Clock::now();
+    s.mhz = now;
+    if (!std::isfinite(now)) break;
+    if (std::fabs(now - last) < kSettleTolerance * last) {
+      s.settled = true;
+      break;
+    }
+    last = now;
+  }
+  s.ms = elapsed_ms(start);
+  return s;
+}
+
 // Spins (no sleep: a sleeping thread would let the CPU clock down and change what follows).
 void busy_wait_us(double us) {
   const auto until = Clock::now() + std::chrono::duration<double, std::micro>(us);
@@ -92,6 +121,11 @@ void store_timing(SideBySide&& timed, CaseResult& r) {
   r.timer_overhead_ns = timed.timer_overhead_ns;
   r.interference = timed.interference;
   r.pinned_cpus = std::move(timed.pinned_cpus);
+  if (r.gpu) {
+    r.gpu->settle_ms = timed.settling.ms;
+    r.gpu->settled_sm_mhz = timed.settling.mhz;
+    r.gpu->settled = timed.settling.settled;
+  }
 }
 
 double measure_timer_overhead_ns(int reps) {
@@ -137,7 +171,9 @@ SideBySide time_side_by_side(const std::function<void()>& engine_fn, const std::
     engine();
     reference();
   }
+  if (clocks && clocks->sm_clock_mhz) r.settling = warm_until_clock_settles(engine, reference, clocks->sm_clock_mhz);
 
+  if (clocks && clocks->timed_phase_begins) clocks->timed_phase_begins();
   const SystemSnapshot before = take_system_snapshot(t.pin_cpus);
   const auto start = Clock::now();
   auto last_progress = start;
@@ -172,6 +208,7 @@ SideBySide time_side_by_side(const std::function<void()>& engine_fn, const std::
     }
   }
   r.interference = interference_between(before, take_system_snapshot(t.pin_cpus));
+  if (clocks && clocks->timed_phase_ends) clocks->timed_phase_ends();
 
   finish(r.engine, engine_faults, batch);
   finish(r.reference, reference_faults, batch);

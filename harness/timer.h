@@ -1,5 +1,6 @@
 // Times two executors side by side on the same inputs: the cold first iteration of each
-// kept apart, then warm-up by time and by count, then timed iterations interleaved
+// kept apart, then warm-up by time and by count (on a device, until its clock settles),
+// then timed iterations interleaved
 // (engine, reference, engine, ...; or in blocks of timing.block_iterations each with
 // timing.alternation "block") so that drift in the machine's state hits both alike.
 // Stops when the stopping rule's 95% interval is narrow enough (TimingConfig::stop_rule:
@@ -9,12 +10,26 @@
 // the page faults each executor took.
 #pragma once
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "harness/bootstrap.h"
 #include "harness/case.h"
 
 namespace fb {
+
+// Warm-up until the device's clock settles: it goes on until two SM clock reads at least
+// kSettleReadGapMs apart differ by under kSettleTolerance, or for kSettleCapMs more at most.
+// A GPU raises its clock under load and may lower it as it heats: samples taken while it
+// moves would time the ramp, not the code.
+constexpr double kSettleReadGapMs = 50;
+constexpr double kSettleTolerance = 0.01;
+constexpr double kSettleCapMs = 3000;
+struct ClockSettling {
+  double ms = std::numeric_limits<double>::quiet_NaN();   // the extra warm-up; NaN: not tried
+  double mhz = std::numeric_limits<double>::quiet_NaN();  // the clock read last
+  bool settled = false;                                   // false: the cap ended it first
+};
 
 struct SideBySide {
   Measurement engine, reference;
@@ -24,6 +39,7 @@ struct SideBySide {
   double timer_overhead_ns = 0;
   Interference interference;
   std::string pinned_cpus;  // CpuPinning::describe of timing.pin_cpus
+  ClockSettling settling;   // with a device's SM clock only
 };
 
 using ProgressFn = std::function<void(const std::string&)>;
@@ -32,6 +48,12 @@ using ProgressFn = std::function<void(const std::string&)>;
 // the last call's milliseconds by it; the host's clock then only paces the loop.
 struct DeviceClocks {
   std::function<double()> engine, reference;
+  // The device's SM clock now, in MHz (NaN: unknown). Set, warm-up goes on after its
+  // configured time and count until the clock settles (ClockSettling).
+  std::function<double()> sm_clock_mhz;
+  // Called just before the timed phase starts and just after it ends (the device's
+  // readings around it); either may be unset.
+  std::function<void()> timed_phase_begins, timed_phase_ends;
 };
 
 SideBySide time_side_by_side(const std::function<void()>& engine, const std::function<void()>& reference,
@@ -39,7 +61,7 @@ SideBySide time_side_by_side(const std::function<void()>& engine, const std::fun
                              const DeviceClocks* clocks = nullptr);
 
 // Moves the timing results into the case result (measurements, stop reason, noise flag,
-// speedup interval, overhead, interference, pinning).
+// speedup interval, overhead, interference, pinning; the clock's settling into r.gpu).
 void store_timing(SideBySide&& timed, CaseResult& r);
 
 // The cost of what surrounds every sample: two clock reads around a call of an empty

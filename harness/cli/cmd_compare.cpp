@@ -11,6 +11,7 @@
 #include "harness/cli/run_selection.h"
 #include "harness/compare.h"
 #include "harness/gate.h"
+#include "harness/gpu_environment.h"
 
 namespace fb::cli {
 
@@ -21,7 +22,7 @@ std::string pad(std::string s, size_t width) {
   return s;
 }
 
-// What the machine was doing while the candidate was timed.
+// What the machine (and for a GPU case, the GPU) was doing while the candidate was timed.
 std::string machine_noise(const CaseResult& r) {
   const Interference& in = r.interference;
   std::string s = "load " + format_number("%.1f", in.load_before) + "→" + format_number("%.1f", in.load_after);
@@ -30,6 +31,7 @@ std::string machine_noise(const CaseResult& r) {
   if (std::isfinite(r.process_noise.speedup))
     s += ", spread between " + std::to_string(r.process_noise.processes) + " processes: speedup " +
          format_number("%.1f%%", 100 * r.process_noise.speedup) + ", engine " + format_number("%.1f%%", 100 * r.process_noise.engine);
+  if (r.gpu) s += "; " + gpu_summary(*r.gpu);
   return s;
 }
 
