@@ -154,7 +154,6 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
       const DeviceDescription device = backend_named(r.spec.device)->describe_device();
       if (cfg.is_dynamic()) throw Error("a dynamic engine on " + r.spec.device + " is not run yet: use a static case");
       gpu_monitor = std::make_unique<GpuMonitor>(device);
-      r.gpu.emplace();
     }
 
     // Plugins: the libraries' ops join this case's registry; placements edit the model
@@ -231,7 +230,7 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
     if (on_device) {
       clocks.engine = [&] { return device_ms(*engine, copies); };
       clocks.reference = [&] { return device_ms(*device_reference, copies); };
-      watch_gpu(*gpu_monitor, *r.gpu, clocks);
+      watch_gpu(*gpu_monitor, r.gpu.emplace(), clocks);
     }
 
     threads.run([&] {
