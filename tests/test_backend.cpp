@@ -167,6 +167,63 @@ TEST(Backend, PrecisionLoweringAsksTheBackendWhichOpsRunInInt8) {
     if (n.op_type == "FusedMatMul") EXPECT_EQ(n.precision, Precision::INT8);
 }
 
+// The CPU backend as a GPU's would answer for tf32: matrix products only.
+class MatMulTf32 final : public Backend {
+ public:
+  std::string name() const override { return "matmul-tf32"; }
+  Device device() const override { return cpu_->device(); }
+  PrecisionSet supported_precisions(const Node& node, const OpDef& def) const override {
+    PrecisionSet s = cpu_->supported_precisions(node, def);
+    if (node.op_type == "MatMul" || node.op_type == "Gemm" || node.op_type == "FusedMatMul") s.insert(Precision::TF32);
+    return s;
+  }
+  std::unique_ptr<Layer> make_layer(const LayerRequest& r) const override { return cpu_->make_layer(r); }
+  DeviceBuffer allocate(size_t bytes) const override { return cpu_->allocate(bytes); }
+  Tensor upload(const Tensor& host) const override { return cpu_->upload(host); }
+  void synchronize() const override {}
+  void copy_to_device(void* dst, const void* src, size_t n) const override { cpu_->copy_to_device(dst, src, n); }
+  void copy_to_host(void* dst, const void* src, size_t n) const override { cpu_->copy_to_host(dst, src, n); }
+  Tensor to_host(const Tensor& t) const override { return cpu_->to_host(t); }
+  bool channels_last_convolutions() const override { return false; }
+
+ private:
+  std::shared_ptr<const Backend> cpu_ = backend_named("cpu");
+};
+
+// tf32 is a math mode for matrix products: those keep it where the backend has a tf32
+// kernel, with float32 tensors (no Convert layers); every other layer runs fp32 and says
+// why. The CPU has no tf32 kernel at all, so a tf32 build there is refused by name.
+TEST(Backend, Tf32KeepsTheMatrixProductsAndRefusesABackendWithoutIt) {
+  BuildConfig cfg;
+  cfg.precision = "tf32";
+  cfg.fusion = FusionLevel::Aggressive;
+  MatMulTf32 backend;
+  std::vector<std::string> log;
+  const Graph g = optimize_graph(load_model("zoo:mlp").graph, cfg, &log, *OpRegistry::builtin(), nullptr, &backend);
+  int tf32 = 0;
+  for (const Node& n : g.nodes) {
+    EXPECT_NE(n.op_type, "Convert") << "tf32 keeps float32 tensors";
+    if (n.op_type == "FusedMatMul" || n.op_type == "Gemm") {
+      EXPECT_EQ(n.precision, Precision::TF32) << n.describe();
+      ++tf32;
+    } else if (n.precision_reason != "view of its input") {
+      EXPECT_EQ(n.precision, Precision::FP32) << n.describe();
+      EXPECT_EQ(n.precision_reason, "fallback from tf32: no tf32 kernel for " + n.op_type) << n.describe();
+    }
+  }
+  EXPECT_GT(tf32, 0);
+  EXPECT_NE(std::find(log.begin(), log.end(), "precision: " + std::to_string(tf32) +
+                                                  " tf32 layer(s): float32 tensors, products on tensor cores with 10-bit mantissas"),
+            log.end());
+  try {
+    optimize_graph(load_model("zoo:mlp").graph, cfg, &log);
+    FAIL() << "a tf32 build on the CPU";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("precision 'tf32': no layer can run in tf32 on the cpu backend"), std::string::npos)
+        << e.what();
+  }
+}
+
 // A backend without a kernel for a fused form: the CPU's, less FusedMatMul and channels-last.
 class NoFusedMatMul final : public Backend {
  public:

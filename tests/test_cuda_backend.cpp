@@ -103,7 +103,7 @@ TEST_P(CudaZoo, BothExecutorsAgreeWithTheCpuReference) {
   AccuracyConfig by_cosine;
   by_cosine.elementwise = false;
   by_cosine.min_cosine = 0.999;
-  for (const char* p : {"fp16", "bf16"}) {
+  for (const char* p : {"tf32", "fp16", "bf16"}) {
     cfg.precision = p;
     const AccuracyResult half = compare_outputs(run_engine(m.graph, cfg, inputs), expected, m.graph.outputs, by_cosine);
     EXPECT_TRUE(half.passed) << "engine " << p << ": cosine " << half.cosine << " " << half.detail;

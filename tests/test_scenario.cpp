@@ -218,7 +218,7 @@ TEST_F(ScenarioTest, EveryMistakeNamesFileAndField) {
       {"top level not an object", R"([1, 2])", {"expected a JSON object at the top level"}},
       {"matrix not an object", R"({"model":"zoo:m","matrix":[1]})", {"field 'matrix': expected an object"}},
       {"unsupported precision", R"({"model":"zoo:m","matrix":{"precision":["int4"]}})",
-       {"field 'matrix.precision[0]': precision 'int4' is not supported (supported: fp32, bf16, fp16, int8)"}},
+       {"field 'matrix.precision[0]': precision 'int4' is not supported (supported: fp32, tf32, bf16, fp16, int8)"}},
       {"unsupported fusion", R"({"model":"zoo:m","matrix":{"fusion":["none","turbo"]}})",
        {"field 'matrix.fusion[1]'", "'turbo'", "allowed: none, mark-all, standard, aggressive"}},
       {"fusion not a string", R"({"model":"zoo:m","matrix":{"fusion":[1]}})",
@@ -344,7 +344,7 @@ TEST(ShippedScenarios, EveryOneLoadsAndExpands) {
 }
 
 TEST(ScenarioLists, OneSourceOfAllowedValues) {
-  EXPECT_EQ(fb::supported_precisions(), (std::vector<std::string>{"fp32", "bf16", "fp16", "int8"}));
+  EXPECT_EQ(fb::supported_precisions(), (std::vector<std::string>{"fp32", "tf32", "bf16", "fp16", "int8"}));
   EXPECT_EQ(fb::supported_fusions(), (std::vector<std::string>{"none", "mark-all", "standard", "aggressive"}));
 }
 

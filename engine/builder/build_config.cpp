@@ -27,7 +27,7 @@ const char* fusion_level_name(FusionLevel l) {
 namespace fb {
 
 const std::vector<std::string>& known_precisions() {
-  static const std::vector<std::string> values{"fp32", "bf16", "fp16", "int8"};
+  static const std::vector<std::string> values{"fp32", "tf32", "bf16", "fp16", "int8"};
   return values;
 }
 

@@ -10,6 +10,7 @@ const char* precision_name(Precision p) {
     case Precision::FP16: return "fp16";
     case Precision::BF16: return "bf16";
     case Precision::INT8: return "int8";
+    case Precision::TF32: return "tf32";
   }
   return "?";
 }
@@ -17,7 +18,7 @@ const char* precision_name(Precision p) {
 Precision parse_precision(const std::string& s) {
   for (int i = 0; i < kPrecisionCount; ++i)
     if (s == precision_name(Precision(i))) return Precision(i);
-  throw Error("unknown precision '" + s + "' (known: fp32, fp16, bf16, int8)");
+  throw Error("unknown precision '" + s + "' (known: fp32, tf32, fp16, bf16, int8)");
 }
 
 std::string PrecisionSet::str() const {

@@ -2,8 +2,9 @@
 // carries one (engine/ir/graph.h); the precision-assignment pass at the head of the
 // pipeline sets it (engine/passes/precision_assignment.cpp), fusion keeps it (a fused
 // node takes its sources' precision, and can_fuse refuses sources that disagree), and
-// the engine reports it per layer. Only fp32 is built today; the other names exist so a
-// request for them is refused by name, and so op definitions can say what they take.
+// the engine reports it per layer. tf32 is a matrix-product math mode (float32 tensors,
+// products on tensor cores with 10-bit mantissas): only a GPU backend's matrix products
+// and convolutions run it, every other layer of a tf32 build stays fp32.
 #pragma once
 #include <cstdint>
 #include <initializer_list>
@@ -11,10 +12,10 @@
 
 namespace fb {
 
-enum class Precision : uint8_t { FP32, FP16, BF16, INT8 };
-inline constexpr int kPrecisionCount = 4;
+enum class Precision : uint8_t { FP32, FP16, BF16, INT8, TF32 };
+inline constexpr int kPrecisionCount = 5;
 
-const char* precision_name(Precision p);  // "fp32", "fp16", "bf16", "int8"
+const char* precision_name(Precision p);  // "fp32", "fp16", "bf16", "int8", "tf32"
 // Throws Error listing the names.
 Precision parse_precision(const std::string& s);
 

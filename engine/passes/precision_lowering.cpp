@@ -78,23 +78,30 @@ int precision_lowering(PassContext& ctx) {
   const int explicit_pairs = explicit_quantization(ctx);
   const bool obey = ctx.config.precision_mode == PrecisionMode::Obey;
   bool any_reduced = false;
-  int int8_layers = 0;
+  int int8_layers = 0, tf32_layers = 0;
   std::map<std::string, int> fallbacks;  // reason -> nodes
   const std::shared_ptr<const Backend> cpu = ctx.backend ? nullptr : backend_named("cpu");
   const Backend& backend = ctx.backend ? *ctx.backend : *cpu;
   for (Node& n : g.nodes) {
     if (n.precision == Precision::FP32) continue;
     const std::string asked = precision_name(n.precision);
-    if (n.precision == Precision::INT8 && is_view(n, ctx.ops)) {  // int8 layers pass float32 tensors
+    // int8 and tf32 layers pass float32 tensors, so a view of one is plain fp32.
+    if ((n.precision == Precision::INT8 || n.precision == Precision::TF32) && is_view(n, ctx.ops)) {
       n.precision = Precision::FP32;
       n.precision_reason = "view of its input";
       continue;
     }
-    // Whether the backend has an int8 kernel for the op at all, then what this node needs.
-    std::string why = n.precision != Precision::INT8                             ? why_not_16bit(g, n)
-                      : !backend.supports(n, op_for(n, ctx.ops), Precision::INT8) ? "no int8 kernel for " + n.op_type
-                                                                                  : why_not_int8(g, n, ctx.config);
+    // Whether the backend has an int8 (tf32) kernel for the op at all, then what this node needs.
+    const bool has_kernel = backend.supports(n, op_for(n, ctx.ops), n.precision);
+    std::string why = n.precision == Precision::TF32 ? (has_kernel ? "" : "no tf32 kernel for " + n.op_type)
+                      : n.precision != Precision::INT8 ? why_not_16bit(g, n)
+                      : !has_kernel                    ? "no int8 kernel for " + n.op_type
+                                                       : why_not_int8(g, n, ctx.config);
     if (is_view(n, ctx.ops)) why.clear();
+    if (why.empty() && n.precision == Precision::TF32) {  // a math mode: the tensors stay float32
+      ++tf32_layers;
+      continue;
+    }
     if (why.empty() && n.precision == Precision::INT8) {
       if (!n.has_attr("int8_input_amax")) set_int8_thresholds(n, ctx.config);  // else explicit quantization did
       ++int8_layers;
@@ -126,6 +133,12 @@ int precision_lowering(PassContext& ctx) {
     throw NoLayerInPrecision("precision 'int8': no layer can run in int8 (" + reasons + ")" +
                 (ctx.config.int8_ranges.empty() ? "; the build was given no calibration ranges" : ""));
   }
+  if (ctx.config.precision == "tf32" && tf32_layers == 0)
+    throw NoLayerInPrecision("precision 'tf32': no layer can run in tf32 on the " + backend.device_name() +
+                             " backend (tf32 is a GPU's math mode for matrix products and convolutions)");
+  if (tf32_layers)
+    ctx.log.push_back("precision: " + std::to_string(tf32_layers) +
+                      " tf32 layer(s): float32 tensors, products on tensor cores with 10-bit mantissas");
   if (int8_layers && !ctx.config.int8_ranges.empty())
     ctx.log.push_back("precision: " + std::to_string(int8_layers) + " int8 layer(s), input thresholds from " +
                       ctx.config.calibration.method + " calibration over " + ctx.config.int8_ranges_from +

@@ -1,7 +1,8 @@
 // Convolutions on the GPU: Conv and fusebench.FusedConv on cuDNN's convolution (its
 // heuristic's first algorithm that fits the workspace, as PyTorch with cudnn.benchmark
 // off), then bias, residual and activation in one pass of our epilogue kernel. float32
-// convolutions run in full fp32 (CUDNN_FMA_MATH: no TF32); fp16/bf16 ones on tensor cores.
+// convolutions run in full fp32 (CUDNN_FMA_MATH: no TF32); tf32, fp16 and bf16 ones on
+// tensor cores.
 // Not yet: cuDNN's fused conv+bias+activation (one pass less), asymmetric padding.
 #include <algorithm>
 
@@ -65,16 +66,18 @@ class ConvLayer final : public CudaLayer {
     FB_CUDA(cudnnSetConvolutionNdDescriptor(conv_, int(pad.size()), pad.data(), stride.data(), dilation.data(),
                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     FB_CUDA(cudnnSetConvolutionGroupCount(conv_, int(n.attr_int("group", 1))));
-    FB_CUDA(cudnnSetConvolutionMathType(conv_, e == Elem::F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
+    // Full fp32 (FMA math) unless the layer is tf32 or 16-bit: tensor cores then.
+    const bool fma_only = e == Elem::F32 && n.precision != Precision::TF32;
+    FB_CUDA(cudnnSetConvolutionMathType(conv_, fma_only ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int found = 0;
     FB_CUDA(cudnnGetConvolutionForwardAlgorithm_v7(ctx.cudnn, xdesc_, wdesc_, conv_, ydesc_, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
                                                    &found, perf));
     bool chosen = false;
     for (int i = 0; i < found && !chosen; ++i) {
-      // Heuristics may list an algorithm that needs TF32 for a float32 layer: keep FMA math.
+      // Heuristics may list a tensor-core (TF32) algorithm for a float32 layer: keep FMA math.
       if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > ctx.workspace_bytes) continue;
-      if (e == Elem::F32 && perf[i].mathType == CUDNN_TENSOR_OP_MATH) continue;
+      if (fma_only && perf[i].mathType == CUDNN_TENSOR_OP_MATH) continue;
       algo_ = perf[i].algo;
       chosen = true;
     }
@@ -96,7 +99,7 @@ class ConvLayer final : public CudaLayer {
     for (size_t i = 1; i < ws.size(); ++i) k *= ws[i];
     flops_ = 2.0 * double(y_->numel()) * double(k);
     kernel_ = "cudnn.conv[algo " + std::to_string(int(algo_)) + "]" + (epilogue_needed_ ? "+epilogue" : "") +
-              (e == Elem::F32 ? "" : e == Elem::F16 ? " fp16" : " bf16");
+              kernel_suffix(e, n.precision);
   }
   ~ConvLayer() override {
     cudnnDestroyConvolutionDescriptor(conv_);
@@ -133,7 +136,7 @@ class ConvLayer final : public CudaLayer {
 PrecisionSet conv_precisions(const Node& n) {
   for (const char* key : {"x_layout", "residual_layout", "y_layout", "int8_input_amax"})
     if (n.has_attr(key)) return {};
-  return {Precision::FP32, Precision::FP16, Precision::BF16};
+  return {Precision::FP32, Precision::TF32, Precision::FP16, Precision::BF16};
 }
 
 std::unique_ptr<Layer> make_conv(const LayerRequest& r, const CudaContext& ctx) { return std::make_unique<ConvLayer>(r, ctx); }

@@ -55,6 +55,12 @@ Tensor to_host(const Tensor& device_tensor, cudaStream_t stream) {
 
 Tensor CudaLayer::plain_copy(const Tensor& output) const { return to_host(output, ctx_.stream); }
 
+const char* kernel_suffix(Elem e, Precision p) {
+  if (e == Elem::F16) return " fp16";
+  if (e == Elem::BF16) return " bf16";
+  return p == Precision::TF32 ? " tf32" : "";
+}
+
 Elem elem_of(const Tensor& t) {
   switch (t.dtype()) {
     case DType::Float32: return Elem::F32;

@@ -72,5 +72,8 @@ Tensor to_host(const Tensor& device_tensor, cudaStream_t stream);
 enum class Elem : int { F32, F16, BF16 };
 // Error naming the tensor's dtype where it is not float32, float16 or bfloat16.
 Elem elem_of(const Tensor& t);
+// What a matrix layer's kernel name ends with: its tensors' type, or " tf32" for a float32
+// layer whose products run on tensor cores (Precision::TF32); "" for full fp32.
+const char* kernel_suffix(Elem e, Precision p);
 
 }  // namespace fb::cuda

@@ -5,8 +5,8 @@
 // Row-major ONNX tensors meet column-major BLAS by the usual identity: C = A·B in row
 // major is Cᵀ = Bᵀ·Aᵀ in column major, and a row-major matrix read column-major is its
 // transpose. So every call below passes B first and computes the output transposed.
-// float32 layers compute in full fp32 (no TF32: CUBLAS_COMPUTE_32F, pedantic math);
-// fp16/bf16 layers take 16-bit tensors and accumulate in fp32, as PyTorch does.
+// float32 layers compute in full fp32 (no TF32: CUBLAS_COMPUTE_32F, pedantic math) unless
+// they are tf32 layers (CUBLAS_COMPUTE_32F_FAST_TF32); fp16/bf16 layers take 16-bit tensors and accumulate in fp32, as PyTorch does.
 #include <algorithm>
 
 #include "engine/backend/cuda/epilogue_kernels.h"
@@ -18,7 +18,7 @@ namespace {
 cudaDataType_t cuda_type(Elem e) { return e == Elem::F16 ? CUDA_R_16F : e == Elem::BF16 ? CUDA_R_16BF : CUDA_R_32F; }
 
 
-PrecisionSet float_precisions(const Node&) { return {Precision::FP32, Precision::FP16, Precision::BF16}; }
+PrecisionSet float_precisions(const Node&) { return {Precision::FP32, Precision::TF32, Precision::FP16, Precision::BF16}; }
 
 // One (possibly batched) product D = alpha·op(A)·op(B) [+ beta·C] in row-major terms:
 // A [batch, M, K] ([K, M] with trans_a), B [batch, K, N] ([N, K] with trans_b), D
@@ -38,7 +38,9 @@ class LtMatmul {
  public:
   LtMatmul(const Product& p, const CudaContext& ctx, const Node& node) : p_(p), ctx_(ctx) {
     const cudaDataType_t t = cuda_type(p.elem);
-    FB_CUDA(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    // tf32: float32 operands, products on tensor cores with 10-bit mantissas (Precision::TF32).
+    const bool tf32 = p.elem == Elem::F32 && node.precision == Precision::TF32;
+    FB_CUDA(cublasLtMatmulDescCreate(&desc_, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
     // Column-major: D' (N×M) = B' (N×K) · A' (K×M); a stored row-major X is X' read column-major.
     const cublasOperation_t op_b = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, op_a = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     set(CUBLASLT_MATMUL_DESC_TRANSA, op_b);
@@ -189,7 +191,7 @@ class MatMulLayer final : public CudaLayer {
     lt_ = std::make_unique<LtMatmul>(p, ctx, n);
     flops_ = 2.0 * double(p.batch) * double(p.m) * double(p.n) * double(p.k);
     kernel_ = std::string("cublasLt.matmul") + (p.bias ? "+bias" : "") + (p.relu ? "+relu" : "") +
-              (epilogue_needed_ ? "+epilogue" : "") + (e == Elem::F32 ? "" : e == Elem::F16 ? " fp16" : " bf16");
+              (epilogue_needed_ ? "+epilogue" : "") + kernel_suffix(e, n.precision);
   }
   void run() override {
     lt_->run(a_, b_, y_->raw());
@@ -259,8 +261,8 @@ class AttentionLayer final : public CudaLayer {
         host[5 * pairs + i] = static_cast<char*>(y_->raw()) + q_off;                               // PV's C
       }
     pointers_ = DeviceMemory(host.data(), host.size() * sizeof(void*));
-    kernel_ = std::string("cublas.attention[") + std::to_string(heads_) + " heads]" +
-              (elem_ == Elem::F32 ? "" : elem_ == Elem::F16 ? " fp16" : " bf16");
+    kernel_ = std::string("cublas.attention[") + std::to_string(heads_) + " heads]" + kernel_suffix(elem_, n.precision);
+    if (elem_ == Elem::F32 && n.precision == Precision::TF32) compute_ = CUBLAS_COMPUTE_32F_FAST_TF32;
   }
   void run() override {
     const size_t pairs = size_t(b_ * heads_);
@@ -270,13 +272,13 @@ class AttentionLayer final : public CudaLayer {
     // Scores' (Sk×Sq) = K_bh (Sk×D, as D×Sk column-major, transposed) · Q_bh' (D×Sq).
     FB_CUDA(cublasGemmBatchedEx(ctx_.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(sk_), int(sq_), int(d_), &scale_, p, t,
                                 int(hidden_), p + pairs, t, int(hidden_), &zero, p + 2 * pairs, CUDA_R_32F, int(sk_),
-                                int(pairs), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                                int(pairs), compute_, CUBLAS_GEMM_DEFAULT));
     launch_attention_softmax(static_cast<const float*>(scores_.data()), mask_ ? mask_->raw() : nullptr, mask_elem_, ms_, b_,
                              heads_, sq_, sk_, elem_, probs_.data(), ctx_.stream);
     // Y_bh' (D×Sq) = V_bh' (D×Sk) · P' (Sk×Sq).
     FB_CUDA(cublasGemmBatchedEx(ctx_.blas, CUBLAS_OP_N, CUBLAS_OP_N, int(d_), int(sq_), int(sk_), &one, p + 3 * pairs, t,
                                 int(hidden_), p + 4 * pairs, t, int(sk_), &zero, p + 5 * pairs, t, int(hidden_), int(pairs),
-                                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                                compute_, CUBLAS_GEMM_DEFAULT));
   }
   std::string kernel() const override { return kernel_; }
   double flops() const override { return 4.0 * double(b_ * heads_) * double(sq_) * double(sk_) * double(d_); }
@@ -287,12 +289,13 @@ class AttentionLayer final : public CudaLayer {
   Elem elem_, mask_elem_ = Elem::F32;
   int64_t heads_, b_ = 0, sq_ = 0, sk_ = 0, hidden_ = 0, d_ = 0;
   float scale_;
+  cublasComputeType_t compute_ = CUBLAS_COMPUTE_32F;
   MaskStrides ms_;
   DeviceMemory scores_, probs_, pointers_;
   std::string kernel_;
 };
 
-PrecisionSet attention_precisions(const Node&) { return {Precision::FP32, Precision::FP16, Precision::BF16}; }
+PrecisionSet attention_precisions(const Node&) { return {Precision::FP32, Precision::TF32, Precision::FP16, Precision::BF16}; }
 
 template <typename L> std::unique_ptr<Layer> make(const LayerRequest& r, const CudaContext& ctx) {
   return std::make_unique<L>(r, ctx);
