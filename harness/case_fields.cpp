@@ -303,7 +303,7 @@ const std::vector<CaseField>& case_fields() {
       {.path = "precision", .in_scenario = kInMatrix, VALUE(precision, precision), .in_key = always,
        .to_build = [](const CaseSpec& s, BuildConfig& c) { c.precision = s.precision; },
        .add_flags = [](cxxopts::Options& o, const std::string&) {
-         o.add_options()("precision", "fp32, bf16, fp16 or int8: every layer's, unless --layer-precision says otherwise",
+         o.add_options()("precision", "fp32, tf32 (GPU), bf16, fp16 or int8: every layer's, unless --layer-precision says otherwise",
                          cxxopts::value<std::string>()->default_value("fp32"));
        },
        .from_flags = [](const cxxopts::ParseResult& a, bool only_given, BuildConfig& c) {

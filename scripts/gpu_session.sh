@@ -5,10 +5,11 @@
 # PyTorch eager against the GPU reference on the exported models. Everything it prints
 # and the databases go to OUT (default ./gpu-out).
 #
-#   scripts/gpu_session.sh [DEBS_DIR] [STAGES]     STAGES: build,test,zoo,torch (default), suite
+#   scripts/gpu_session.sh [DEBS_DIR] [STAGES]     STAGES: build,test,zoo,torch (default), suite, checks
 #
 # suite: the whole tree and its full ctest run (offline_deps.sh test) instead of the CUDA
-# tests alone; CXX and BUILD_DIR pick the compiler (CXX=g++-13 BUILD_DIR=build-g13).
+# tests alone; checks: tf32 against fp32, the seed's plugin in a GPU build (CPU fallback),
+# the GPU's environment as NVML reads it, an A/A compare; CXX and BUILD_DIR pick the compiler (CXX=g++-13 BUILD_DIR=build-g13).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 debs=${1:-.debs}
@@ -56,6 +57,31 @@ JSON
     "$fb" run "$out/zoo-$m.json" --db "$out/gpu-zoo.db" 2>&1 | tail -12
   done
   "$fb" export --db "$out/gpu-zoo.db" --format csv > "$out/gpu-zoo.csv" 2>&1 || true
+fi
+
+if has checks; then
+  stamp "tf32, a plugin on the CPU of a GPU build, the GPU's environment, an A/A compare"
+  "$BUILD_DIR/tests/test_gpu_environment" --gtest_color=no --gtest_filter='GpuMonitor.*' 2>&1 | tail -8
+  cat > "$out/tf32.json" <<JSON
+{"name": "gpu-tf32", "model": "zoo:bert?layers=4&hidden=512&heads=8&seq=128",
+ "matrix": {"batch": [1, 8], "precision": ["fp32", "tf32"], "fusion": ["aggressive"], "device": ["cuda"]},
+ "timing": {"warmup_ms": 200, "min_iterations": 20, "max_seconds": 1, "processes": 3}}
+JSON
+  cat > "$out/tf32-cnn.json" <<JSON
+{"name": "gpu-tf32-cnn", "model": "zoo:resnet",
+ "matrix": {"batch": [1, 8], "precision": ["fp32", "tf32"], "fusion": ["aggressive"], "device": ["cuda"]},
+ "timing": {"warmup_ms": 200, "min_iterations": 20, "max_seconds": 1, "processes": 3}}
+JSON
+  # The seed's plugin (a Copy after the softmax) in a GPU build: it runs on the CPU between copies.
+  sed -e 's/"name": "plugin-seed-attention"/"name": "gpu-plugin-seed"/' \
+      -e 's/"matrix": {/"matrix": { "device": ["cuda"],/' scenarios/plugin-seed-attention.json > "$out/plugin.json"
+  for s in tf32 tf32-cnn; do "$fb" run "$out/$s.json" --db "$out/checks.db" 2>&1 | tail -14; done
+  "$fb" run "$out/tf32.json" --db "$out/checks.db" 2>&1 | tail -3  # the A/A partner of the first run
+  "$fb" compare --db "$out/checks.db" --run 3 --baseline 1 2>&1 | tail -12
+  "$fb" run "$out/plugin.json" --db "$out/checks.db" 2>&1 | tail -25
+  "$fb" profile 'zoo:bert?layers=4&hidden=512&heads=8&seq=128' --device cuda --precision tf32 --batch 8 2>&1 | head -40
+  sqlite3 "$out/checks.db" "select case_key, disturbed, substr(gpu_json, 1, 600) from cases limit 2" 2>&1 | head -8 ||
+    echo "(no sqlite3 command here)"
 fi
 
 if has torch; then
