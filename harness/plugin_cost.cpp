@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "engine/plugin/plugin_layer.h"
 #include "harness/bootstrap.h"
@@ -86,6 +87,20 @@ PluginCost split_plugin_cost(const std::vector<LayerInfo>& with_layers, const st
   return c;
 }
 
+std::vector<bool> plugin_owned_layers(const std::vector<LayerInfo>& layers) {
+  std::set<std::string> plugin_sources;
+  for (const LayerInfo& l : layers)
+    if (is_plugin_layer(l)) plugin_sources.insert(l.sources.begin(), l.sources.end());
+  std::vector<bool> owned;
+  for (const LayerInfo& l : layers) {
+    const bool copy = l.kind == "fusebench.CopyToHost" || l.kind == "fusebench.CopyToDevice";
+    owned.push_back(is_plugin_layer(l) || (copy && !l.sources.empty() &&
+                                           std::all_of(l.sources.begin(), l.sources.end(),
+                                                       [&](const std::string& s) { return plugin_sources.count(s) != 0; })));
+  }
+  return owned;
+}
+
 PluginCost measure_plugin_cost(Engine& with, Engine& without, const std::vector<Tensor>& inputs,
                                const TimingConfig& timing) {
   // End to end: the harness's interleaved timer, plugin build in the "engine" seat.
@@ -111,9 +126,8 @@ PluginCost measure_plugin_cost(Engine& with, Engine& without, const std::vector<
     for (const auto& v : s) m.push_back(percentile(v, 0.5));
     return m;
   };
-  std::vector<bool> is_plugin;
-  for (const LayerInfo& l : with.layers()) is_plugin.push_back(is_plugin_layer(l));
-  PluginCost c = split_plugin_cost(with.layers(), medians(with_samples), is_plugin, without.layers(), medians(without_samples));
+  PluginCost c = split_plugin_cost(with.layers(), medians(with_samples), plugin_owned_layers(with.layers()), without.layers(),
+                                   medians(without_samples));
   c.with_ms = e2e.engine.stats.median;
   c.without_ms = e2e.reference.stats.median;
   c.difference_ms = c.with_ms - c.without_ms;

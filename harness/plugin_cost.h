@@ -1,7 +1,8 @@
 // What a plugin really costs (DESIGN.md problem 5). A case with plugins is also built
 // without them; both engines are timed interleaved, end to end and layer by layer, and
 // the end-to-end difference is split into
-//   (a) the plugins' own time: their layers,
+//   (a) the plugins' own time: their layers (in a GPU build, where a plugin runs on the
+//       CPU, with the copies between the two memories around it),
 //   (b) the fusions they prevented (or the layers they replaced): each group of layers
 //       that differs between the two builds, with the time before (baseline layers) and
 //       after (the layers it was split into),
@@ -30,6 +31,10 @@ PluginCost split_plugin_cost(const std::vector<LayerInfo>& with_layers, const st
 
 // Times both engines on the same inputs (on the caller's threads) and splits the
 // difference. `with` has the plugins, `without` not.
+// Per layer: whether it is a plugin's own: a plugin layer, or in a GPU build a copy between
+// the device and the CPU that device placement made for one (credited to its node).
+std::vector<bool> plugin_owned_layers(const std::vector<LayerInfo>& layers);
+
 PluginCost measure_plugin_cost(Engine& with, Engine& without, const std::vector<Tensor>& inputs,
                                const TimingConfig& timing);
 

@@ -291,6 +291,20 @@ TEST(PluginCost, SplitsByProvenance) {
   EXPECT_NEAR(c.rest_ms, 0.1, 1e-12);
 }
 
+// In a GPU build a plugin runs on the CPU ("cpu:plugin …") between two copies that device
+// placement credits to its node: the copies are the plugin's own cost; another copy is not.
+TEST(PluginCost, OnAGpuThePluginsCopiesAreItsOwn) {
+  std::vector<LayerInfo> with{layer("a", "MatMul", {"a"}),
+                              layer("to_host", "fusebench.CopyToHost", {"p"}, "copy.device_to_host"),
+                              layer("p", "fusebench.plugin.Copy", {"p"}, "cpu:plugin x"),
+                              layer("to_device", "fusebench.CopyToDevice", {"p"}, "copy.host_to_device"),
+                              layer("other", "fusebench.CopyToHost", {"nms"}, "copy.device_to_host"),
+                              layer("nms", "NonMaxSuppression", {"nms"}, "cpu:fusebench.NonMaxSuppression")};
+  EXPECT_EQ(plugin_owned_layers(with), (std::vector<bool>{false, true, true, true, false, false}));
+  EXPECT_TRUE(is_plugin_layer(with[2]));
+  EXPECT_FALSE(is_plugin_layer(with[5]));
+}
+
 TEST(PluginCost, ReplacedLayersCountAgainstThePlugin) {
   // The plugin stands for n1..n3 (three baseline layers, 0.9 ms) and takes 0.2 ms.
   std::vector<LayerInfo> without{layer("n1", "Pow", {"n1"}), layer("n2", "ReduceMean", {"n2"}), layer("n3", "Mul", {"n3"})};

@@ -3,6 +3,7 @@
 // engine's (the case's task arena).
 #pragma once
 #include <memory>
+#include <string_view>
 
 #include "engine/plugin/plugin_op.h"
 #include "engine/runtime/engine.h"
@@ -29,7 +30,11 @@ class PluginLayer : public Layer {
   size_t workspace_bytes_;
 };
 
-// Whether an engine layer is run by a plugin (by its kernel name).
-inline bool is_plugin_layer(const LayerInfo& l) { return l.kernel.rfind(kPluginKernelPrefix, 0) == 0; }
+// Whether an engine layer is run by a plugin (by its kernel name; a GPU build runs a
+// plugin on the CPU, its kernel then named "cpu:" + the plugin's).
+inline bool is_plugin_layer(const LayerInfo& l) {
+  const std::string_view kernel = std::string_view(l.kernel).substr(l.kernel.rfind("cpu:", 0) == 0 ? 4 : 0);
+  return kernel.substr(0, std::string_view(kPluginKernelPrefix).size()) == kPluginKernelPrefix;
+}
 
 }  // namespace fb
