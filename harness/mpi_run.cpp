@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "engine/backend/backend.h"
 #include "engine/ir/error.h"
 
 #ifdef FUSEBENCH_WITH_MPI
@@ -28,6 +29,22 @@ std::optional<int> launched_world_size() {
   for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
     if (const char* v = std::getenv(var)) return std::atoi(v);
   return std::nullopt;
+}
+
+std::string device_for_local_rank(const std::string& device, int local_rank, int gpus) {
+  if (device != "cuda" || local_rank < 0 || gpus < 2) return device;
+  return "cuda:" + std::to_string(local_rank % gpus);
+}
+
+std::string device_for_this_rank(const std::string& device) {
+  if (device != "cuda" || !launched_world_size()) return device;
+  int local_rank = -1;
+  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "PMIX_LOCAL_RANK"})
+    if (const char* v = std::getenv(var)) {
+      local_rank = std::atoi(v);
+      break;
+    }
+  return device_for_local_rank(device, local_rank, cuda_device_count());
 }
 
 #ifndef FUSEBENCH_WITH_MPI

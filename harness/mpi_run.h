@@ -18,6 +18,16 @@ namespace fb {
 std::optional<int> launched_world_size();
 bool built_with_mpi();
 
+// One rank per GPU: in a process an MPI launcher started, a case asking for "cuda" runs on
+// the GPU of the rank's place on its host, cuda:(local rank mod the GPUs it sees), so the
+// workers of a host of N GPUs spread over them (rank 0 hands cases out and times none:
+// start N + 1 ranks on the first host). "cpu" and an explicit "cuda:N" stay as asked, and
+// so does everything outside a launcher. The case keeps "cuda" in its key; its stored GPU
+// record (UUID) says which one ran it.
+std::string device_for_this_rank(const std::string& device);
+// The rule itself: `local_rank` < 0 when not launched.
+std::string device_for_local_rank(const std::string& device, int local_rank, int gpus);
+
 struct DistributedOptions {
   int cores_per_worker = 0;   // 0: one case per host at a time; K: workers pinned to disjoint K-core sets
   double case_timeout_s = 0;  // no result this long after a case was handed out: lost (0: 600 s + 4 x timing.max_seconds)

@@ -12,6 +12,7 @@
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
 #include "harness/accuracy.h"
+#include "harness/mpi_run.h"
 #include "harness/case_fields.h"
 #include "harness/environment.h"
 #include "harness/gpu_disturbance.h"
@@ -146,12 +147,13 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
     r.spec.model_hash = m.hash;
     r.onnx_nodes = int(m.onnx_nodes);
     BuildConfig cfg = build_config_of(r.spec);
+    cfg.device = device_for_this_rank(cfg.device);  // under mpirun: the rank's own GPU
     const bool on_device = r.spec.device != "cpu";
     // The GPU's setup and state through NVML, read around the timing (gpu_monitor.h).
     std::unique_ptr<GpuMonitor> gpu_monitor;
     if (on_device) {
       // No GPU: say so (no driver, no device, busy) before building.
-      const DeviceDescription device = backend_named(r.spec.device)->describe_device();
+      const DeviceDescription device = backend_named(cfg.device)->describe_device();
       if (cfg.is_dynamic()) throw Error("a dynamic engine on " + r.spec.device + " is not run yet: use a static case");
       gpu_monitor = std::make_unique<GpuMonitor>(device);
     }

@@ -54,6 +54,19 @@ class MpiRunTest : public ::testing::Test {
   std::optional<fb::ScratchDir> dir_;  // made once the test is known to run
 };
 
+// One rank per GPU: "cuda" becomes the GPU of the rank's place on its host, wrapping past
+// the last; an explicit device, the CPU, one GPU or no launcher leave it as asked.
+TEST(RankDevice, EachLocalRankTakesItsOwnGpu) {
+  EXPECT_EQ(fb::device_for_local_rank("cuda", 0, 4), "cuda:0");
+  EXPECT_EQ(fb::device_for_local_rank("cuda", 3, 4), "cuda:3");
+  EXPECT_EQ(fb::device_for_local_rank("cuda", 5, 4), "cuda:1");
+  EXPECT_EQ(fb::device_for_local_rank("cuda", 2, 2), "cuda:0");
+  EXPECT_EQ(fb::device_for_local_rank("cuda:1", 0, 4), "cuda:1");
+  EXPECT_EQ(fb::device_for_local_rank("cpu", 1, 4), "cpu");
+  EXPECT_EQ(fb::device_for_local_rank("cuda", 1, 1), "cuda");
+  EXPECT_EQ(fb::device_for_local_rank("cuda", -1, 4), "cuda");
+}
+
 TEST_F(MpiRunTest, ThreeRanksStoreTheSameCasesAsOneProcess) {
   scenario("m", 0.05, 5);
   auto single = fb::sh(run("m", "single.db"));

@@ -6,6 +6,7 @@
 #include "engine/backend/cpu/cpu_backend.h"
 #ifdef FUSEBENCH_HAVE_CUDA
 #include "engine/backend/cuda/cuda_backend.h"
+#include "engine/backend/cuda/cuda_device.h"
 #endif
 
 namespace fb {
@@ -19,6 +20,14 @@ bool is_device_name(const std::string& device) {
 int cuda_device_index(const std::string& device) {
   if (!is_device_name(device) || device == "cpu") throw Error("unknown device '" + device + "' (known: cpu, cuda, cuda:N)");
   return device == "cuda" ? 0 : std::stoi(device.substr(5));
+}
+
+int cuda_device_count() {
+#ifdef FUSEBENCH_HAVE_CUDA
+  return cuda::device_count();
+#else
+  return 0;
+#endif
 }
 
 std::shared_ptr<const Backend> backend_named(const std::string& device) {

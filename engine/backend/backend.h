@@ -130,5 +130,8 @@ std::shared_ptr<const Backend> backend_named(const std::string& device);
 // machine have; and N of "cuda:N" (0 for "cuda"), Error for a string of another form.
 bool is_device_name(const std::string& device);
 int cuda_device_index(const std::string& device);
+// How many CUDA devices this process sees: 0 in a build without the CUDA backend or on a
+// machine without a usable driver.
+int cuda_device_count();
 
 }  // namespace fb

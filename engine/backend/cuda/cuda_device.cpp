@@ -31,6 +31,15 @@ std::string uuid_string(const cudaUUID_t& u) {
 
 }  // namespace
 
+int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
 DeviceProperties probe_device(int index) {
   const std::string asked = "cuda:" + std::to_string(index);
   int count = 0;

@@ -19,5 +19,7 @@ struct DeviceProperties {
 // The device's properties, after checking it can run work (a context is made on it);
 // Error saying what was found otherwise.
 DeviceProperties probe_device(int index);
+// How many CUDA devices this process sees (0 where the driver finds none or is missing).
+int device_count();
 
 }  // namespace fb::cuda
