@@ -5,11 +5,12 @@
 # PyTorch eager against the GPU reference on the exported models. Everything it prints
 # and the databases go to OUT (default ./gpu-out).
 #
-#   scripts/gpu_session.sh [DEBS_DIR] [STAGES]     STAGES: build,test,zoo,torch (default), suite, checks
+#   scripts/gpu_session.sh [DEBS_DIR] [STAGES]     STAGES: build,test,zoo,torch (default), suite, checks, mpi
 #
 # suite: the whole tree and its full ctest run (offline_deps.sh test) instead of the CUDA
 # tests alone; checks: tf32 against fp32, the seed's plugin in a GPU build (CPU fallback),
-# the GPU's environment as NVML reads it, an A/A compare; CXX and BUILD_DIR pick the compiler (CXX=g++-13 BUILD_DIR=build-g13).
+# the GPU's environment as NVML reads it, an A/A compare; mpi: one rank per GPU under
+# mpirun (OpenMPI unpacked from MPI_DEBS, a machine of several GPUs); CXX and BUILD_DIR pick the compiler (CXX=g++-13 BUILD_DIR=build-g13).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 debs=${1:-.debs}
@@ -82,6 +83,47 @@ JSON
   "$fb" profile 'zoo:bert?layers=4&hidden=512&heads=8&seq=128' --device cuda --precision tf32 --batch 8 2>&1 | head -40
   sqlite3 "$out/checks.db" "select case_key, disturbed, substr(gpu_json, 1, 600) from cases limit 2" 2>&1 | head -8 ||
     echo "(no sqlite3 command here)"
+fi
+
+if has mpi; then
+  # One rank per GPU. OpenMPI from Debian 12's packages, unpacked into a prefix the way the
+  # rest is (fetched on a connected machine with `apt-get download openmpi-bin
+  # openmpi-common libopenmpi3 libopenmpi-dev libpmix2 libhwloc15 libevent-core-2.1-7
+  # libevent-pthreads-2.1-7 libfabric1 libucx0 libibverbs1 librdmacm1 libnl-3-200
+  # libnl-route-3-200 libpsm2-2 libpsm-infinipath1 libnuma1 libmunge2 libltdl7 libgfortran5
+  # libquadmath0` into MPI_DEBS, default .mpidebs); OPAL_PREFIX relocates it.
+  stamp "one rank per GPU under mpirun"
+  mp=$PWD/.mpi-prefix
+  rm -rf "$mp" && mkdir -p "$mp"
+  for d in "${MPI_DEBS:-.mpidebs}"/*.deb; do dpkg -x "$d" "$mp"; done
+  export OPAL_PREFIX=$mp/usr PMIX_INSTALL_PREFIX=$mp/usr PATH=$mp/usr/bin:$PATH \
+    LD_LIBRARY_PATH=$mp/usr/lib/x86_64-linux-gnu:$mp/usr/lib/x86_64-linux-gnu/openmpi/lib:${LD_LIBRARY_PATH:-} \
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+  nvidia-smi -L
+  CMAKE_ARGS="-DMPI_CXX_COMPILER=$mp/usr/bin/mpicxx.openmpi" BUILD_DIR=build-mpi \
+    scripts/offline_deps.sh build "$debs" fusebench > "$out/mpi-build.log" 2>&1 || { tail -30 "$out/mpi-build.log"; }
+  grep -iE "mpi" build-mpi.configure.log | head -5
+  cat > "$out/mpi.json" <<JSON
+{"name": "gpu-ranks", "model": "zoo:bert?layers=4&hidden=512&heads=8&seq=128",
+ "matrix": {"batch": [1, 2, 4, 8], "precision": ["fp32", "fp16"], "fusion": ["aggressive"], "device": ["cuda"]},
+ "timing": {"warmup_ms": 200, "min_iterations": 20, "max_seconds": 1, "processes": 3}}
+JSON
+  t=$SECONDS
+  build-mpi/fusebench run "$out/mpi.json" --db "$out/one.db" 2>&1 | tail -3
+  echo "one process: $((SECONDS - t)) s"
+  t=$SECONDS
+  mpirun.openmpi -np 3 --oversubscribe build-mpi/fusebench run "$out/mpi.json" --db "$out/ranks.db" --cores-per-worker 4 2>&1 | tail -14
+  echo "mpirun -np 3: $((SECONDS - t)) s"
+  python3 - "$out/ranks.db" "$out/one.db" <<'PY'
+import json, sqlite3, sys
+for db in sys.argv[1:]:
+    rows = sqlite3.connect(db).execute("select case_key, host, isolation, gpu_json from cases").fetchall()
+    print(db)
+    for key, host, isolation, g in rows:
+        setup = json.loads(g).get("setup", {}) if g else {}
+        print(f"  {key}  {isolation}  {setup.get('uuid', '?')}  {setup.get('name', '?')}")
+PY
+  build-mpi/fusebench compare --db "$out/ranks.db" --baseline-db "$out/one.db" 2>&1 | tail -12
 fi
 
 if has torch; then
