@@ -29,7 +29,7 @@ nproc; g++-12 --version | head -1; cmake --version | head -1
 export CXX=${CXX:-g++-12} BUILD_DIR=${BUILD_DIR:-build-gpu}
 if has build || has suite; then
   stamp "offline build ($CXX)"
-  targets=(fusebench test_cuda_backend)
+  targets=(fusebench test_cuda_backend ${TESTS:-})  # TESTS: more test programs to build and run
   has suite && targets=()  # every target
   scripts/offline_deps.sh build "$debs" "${targets[@]}" || { stamp "build failed"; exit 1; }
 fi
@@ -39,7 +39,7 @@ fb=$BUILD_DIR/fusebench
 
 if has test; then
   stamp "CUDA backend tests"
-  "$BUILD_DIR/tests/test_cuda_backend" --gtest_color=no 2>&1 | tail -150
+  for t in test_cuda_backend ${TESTS:-}; do "$BUILD_DIR/tests/$t" --gtest_color=no 2>&1 | grep -vE "^\[ +(RUN|OK) +\]" | tail -40; done
 fi
 
 if has suite; then
