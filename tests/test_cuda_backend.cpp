@@ -116,16 +116,11 @@ void compute_triple(OpContext& c) {
   for (int64_t i = 0; i < x.numel(); ++i) c.out(0).data<float>()[i] = 3.f * x.data<float>()[i];
 }
 
-// x → MatMul → Triple → MatMul → y, with Triple's output a graph output too: the Triple
-// runs on the CPU between a copy to the host and one back, the second output is read from
-// host memory, both agree with the CPU reference, and a profiled run times the copies.
-TEST(CudaFallback, AnOpTheGpuLacksRunsOnTheCpuBetweenCopies) {
-  if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
-  auto ops = std::make_shared<OpRegistry>(OpRegistry::with_builtin_ops());
-  ops->add(OpDef{"example", "Triple", [](const ShapeContext& c) { return std::vector<ValueInfo>{c.in(0)}; }, compute_triple});
-  ops->seal();
+// x → MatMul → op → MatMul → y, with h (the first product) and t (op's output) graph
+// outputs too: h is kept, so a plugin that may write over its input cannot here.
+Graph matmul_sandwich(const char* op, const char* domain) {
   Graph g;
-  g.name = "fallback";
+  g.name = "sandwich";
   g.opset = 17;
   g.inputs.push_back(GraphInput{"x", DType::Float32, {4, 16}, {"", ""}});
   g.values["x"] = ValueInfo{DType::Float32, {4, 16}, true};
@@ -135,11 +130,11 @@ TEST(CudaFallback, AnOpTheGpuLacksRunsOnTheCpuBetweenCopies) {
     g.initializers[w] = t;
     g.values[w] = ValueInfo{DType::Float32, {16, 16}, true};
   }
-  auto node = [&](const char* name, const char* op, const char* domain, std::vector<std::string> in, std::string out) {
+  auto node = [&](const char* name, const char* type, const char* dom, std::vector<std::string> in, std::string out) {
     Node n;
     n.name = name;
-    n.op_type = op;
-    n.domain = domain;
+    n.op_type = type;
+    n.domain = dom;
     n.inputs = std::move(in);
     n.outputs = {out};
     n.sources = {name};
@@ -147,9 +142,14 @@ TEST(CudaFallback, AnOpTheGpuLacksRunsOnTheCpuBetweenCopies) {
     g.nodes.push_back(n);
   };
   node("mm1", "MatMul", "", {"x", "w1"}, "h");
-  node("triple", "Triple", "example", {"h"}, "t");
+  node("middle", op, domain, {"h"}, "t");
   node("mm2", "MatMul", "", {"t", "w2"}, "y");
-  g.outputs = {"y", "t"};
+  g.outputs = {"y", "t", "h"};
+  return g;
+}
+
+// Builds `g` for the GPU, checks it against the CPU reference, and returns its layers' "kind [kernel]".
+std::string built_and_checked(const Graph& g, std::shared_ptr<const OpRegistry> ops) {
   ReferenceExecutor reference(g, 4, {}, ops);
   const std::vector<Tensor> inputs = make_inputs(g, reference.input_shapes(), 5);
   const std::vector<Tensor> expected = reference.run(inputs);
@@ -160,9 +160,6 @@ TEST(CudaFallback, AnOpTheGpuLacksRunsOnTheCpuBetweenCopies) {
   std::unique_ptr<Engine> e = build_engine(g, cfg, {ops});
   std::string kernels;
   for (const LayerInfo& l : e->layers()) kernels += l.kind + " [" + l.kernel + "]\n";
-  EXPECT_NE(kernels.find("example.Triple [cpu:"), std::string::npos) << kernels;
-  EXPECT_NE(kernels.find("fusebench.CopyToHost [copy.device_to_host]"), std::string::npos) << kernels;
-  EXPECT_NE(kernels.find("fusebench.CopyToDevice [copy.host_to_device]"), std::string::npos) << kernels;
   e->run(inputs);
   const AccuracyResult r = compare_outputs(e->outputs(), expected, g.outputs, default_accuracy("fp32"));
   EXPECT_TRUE(r.passed) << r.detail << "\n" << kernels;
@@ -171,7 +168,31 @@ TEST(CudaFallback, AnOpTheGpuLacksRunsOnTheCpuBetweenCopies) {
   for (size_t i = 0; i < layer_ms.size(); ++i)
     if (e->layers()[i].kernel.rfind("copy.", 0) == 0) EXPECT_GT(layer_ms[i], 0.0) << e->layers()[i].name;
   cfg.precision_mode = PrecisionMode::Obey;
-  EXPECT_THROW(build_engine(g, cfg, {ops}), Error);
+  if (kernels.find("cpu:") != std::string::npos) EXPECT_THROW(build_engine(g, cfg, {ops}), Error);
+  return kernels;
+}
+
+// An op only the CPU has (as an ONNX op the GPU backend lacks) runs on the CPU between a
+// copy to the host and one back; its output t is read from host memory; the outputs agree
+// with the CPU reference, and a profiled run times the copies.
+TEST(CudaFallback, AnOpTheGpuLacksRunsOnTheCpuBetweenCopies) {
+  if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
+  auto ops = std::make_shared<OpRegistry>(OpRegistry::with_builtin_ops());
+  ops->add(OpDef{"example", "Triple", [](const ShapeContext& c) { return std::vector<ValueInfo>{c.in(0)}; }, compute_triple});
+  ops->seal();
+  const std::string kernels = built_and_checked(matmul_sandwich("Triple", "example"), ops);
+  EXPECT_NE(kernels.find("example.Triple [cpu:"), std::string::npos) << kernels;
+  EXPECT_NE(kernels.find("fusebench.CopyToHost [copy.device_to_host]"), std::string::npos) << kernels;
+  EXPECT_NE(kernels.find("fusebench.CopyToDevice [copy.host_to_device]"), std::string::npos) << kernels;
+}
+
+// The shipped Copy plugin says it runs on the GPU: it is a layer there (one
+// cudaMemcpyAsync on the engine's stream), with no copies to the CPU around it.
+TEST(CudaPlugin, TheCopyPluginRunsOnTheGpuItself) {
+  if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
+  const std::string kernels = built_and_checked(matmul_sandwich("Copy", "fusebench.plugin"), OpRegistry::builtin());
+  EXPECT_NE(kernels.find("fusebench.plugin.Copy [plugin fusebench.plugin.Copy (built in)]"), std::string::npos) << kernels;
+  EXPECT_EQ(kernels.find("copy."), std::string::npos) << kernels;
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, CudaZoo,

@@ -68,7 +68,7 @@ TEST(PluginLibrary, OtherApiVersionIsRefusedNamingBoth) {
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), "plugin library '" + kLibrary999 +
                                          "' was built against fusebench plugin API version 999, but this fusebench has "
-                                         "plugin API version 1; rebuild the library against this fusebench's "
+                                         "plugin API version 2; rebuild the library against this fusebench's "
                                          "include/fusebench/plugin.h");
   }
 }
@@ -133,7 +133,7 @@ TEST_F(PluginCli, MissingAndWrongVersionLibrariesAreErrors) {
       << missing.output;
   Outcome old = sh(run(kLibrary999));
   EXPECT_EQ(old.code, 2);
-  EXPECT_NE(old.output.find("plugin API version 999, but this fusebench has plugin API version 1"), std::string::npos)
+  EXPECT_NE(old.output.find("plugin API version 999, but this fusebench has plugin API version 2"), std::string::npos)
       << old.output;
 }
 

@@ -112,6 +112,9 @@ class Backend {
   virtual Tensor to_host(const Tensor& t) const = 0;
   // Convolutions' activations may be kept channels-last between layers (the conv-layout pass).
   virtual bool channels_last_convolutions() const = 0;
+  // The native queue a plugin running on this device enqueues on (a cudaStream_t); nullptr
+  // on the host.
+  virtual void* native_stream() const { return nullptr; }
   // A timer on this backend's queue; nullptr where the host's clock is the device's.
   virtual std::unique_ptr<DeviceTimer> make_timer() const { return nullptr; }
   // "NVIDIA H200 (sm_90, GPU-…)": what a plan records and checks; "" for the host (a

@@ -13,6 +13,7 @@
 // device cannot run refuses the build, naming it and its op.
 #include "engine/backend/backend.h"
 #include "engine/passes/passes.h"
+#include "engine/plugin/plugin_library.h"
 
 namespace fb {
 
@@ -50,7 +51,8 @@ int device_placement(PassContext& ctx) {
   };
   for (Node& n : g.nodes) {
     const OpDef& def = op_for(n, ctx.ops);
-    bool host = device.supported_precisions(n, def).empty();
+    // A plugin runs where its creator says it can; any other node where the backend has a kernel.
+    bool host = def.plugin ? !def.plugin->runs_on(device.device()) : device.supported_precisions(n, def).empty();
     if (host && obey)
       throw Error(n.describe() + ": the " + device.device_name() + " backend has no kernel for " + qualified_op(n) +
                   ", and precision mode obey runs every layer on the build's device (prefer runs it on the CPU)");

@@ -1,6 +1,6 @@
 // An engine layer run by a plugin: its inputs and outputs are arena slots, its
 // workspace a buffer the arena planner placed for this layer alone, its threads the
-// engine's (the case's task arena).
+// engine's (the case's task arena); on a GPU, device memory and the backend's stream.
 #pragma once
 #include <memory>
 #include <string_view>
@@ -16,9 +16,10 @@ inline constexpr const char* kPluginKernelPrefix = "plugin ";
 class PluginLayer : public Layer {
  public:
   PluginLayer(std::shared_ptr<PluginOp> op, std::vector<const Tensor*> ins, std::vector<Tensor*> outs, void* workspace,
-              size_t workspace_bytes)
-      : op_(std::move(op)), ins_(std::move(ins)), outs_(std::move(outs)), workspace_(workspace), workspace_bytes_(workspace_bytes) {}
-  void run() override { op_->execute(ins_, outs_, workspace_, workspace_bytes_); }
+              size_t workspace_bytes, Device device = Device::Host, void* stream = nullptr)
+      : op_(std::move(op)), ins_(std::move(ins)), outs_(std::move(outs)), workspace_(workspace),
+        workspace_bytes_(workspace_bytes), device_(device), stream_(stream) {}
+  void run() override { op_->execute(ins_, outs_, workspace_, workspace_bytes_, device_, stream_); }
   // "plugin fusebench.plugin.Copy (built in)"
   std::string kernel() const override { return kPluginKernelPrefix + op_->qualified_name() + " (" + op_->origin() + ")"; }
 
@@ -28,6 +29,8 @@ class PluginLayer : public Layer {
   std::vector<Tensor*> outs_;
   void* workspace_;
   size_t workspace_bytes_;
+  Device device_;
+  void* stream_;
 };
 
 // Whether an engine layer is run by a plugin (by its kernel name; a GPU build runs a

@@ -62,6 +62,14 @@ std::vector<PluginCreatorEntry> open_library(const std::string& path) {
 
 }  // namespace
 
+bool PluginCreatorEntry::runs_on(Device device) const {
+  try {
+    return creator->runs_on(device == Device::Cuda ? fusebench::plugin::Device::Cuda : fusebench::plugin::Device::Cpu);
+  } catch (...) {
+    return false;
+  }
+}
+
 std::string PluginCreatorEntry::qualified_name() const {
   const std::string d = creator->domain();
   return d.empty() ? creator->op_type() : d + "." + creator->op_type();

@@ -11,6 +11,8 @@
 
 #include <fusebench/plugin.h>
 
+#include "engine/ir/tensor.h"
+
 namespace fb {
 
 struct PluginCreatorEntry {
@@ -18,6 +20,8 @@ struct PluginCreatorEntry {
   std::string origin;  // "built in" or the library's path
   // "domain.OpType" (or "OpType" in the ONNX domain): how messages name the plugin.
   std::string qualified_name() const;
+  // Whether its plugins run on `device` (the creator's answer; false if it throws).
+  bool runs_on(Device device) const;
 };
 
 // The creators of the library at `path` (loaded on first use; the same list after).

@@ -30,7 +30,8 @@ class NodeAttributes : public api::Attributes {
 
 class TbbExecutionContext : public api::ExecutionContext {
  public:
-  TbbExecutionContext(void* ws, size_t bytes) : ws_(ws), bytes_(bytes) {}
+  TbbExecutionContext(void* ws, size_t bytes, Device device, void* stream)
+      : ws_(ws), bytes_(bytes), device_(device), stream_(stream) {}
   int threads() const override { return tbb::this_task_arena::max_concurrency(); }
   void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) const override {
     if (n <= 0) return;
@@ -39,10 +40,14 @@ class TbbExecutionContext : public api::ExecutionContext {
   }
   void* workspace() const override { return bytes_ ? ws_ : nullptr; }
   size_t workspace_bytes() const override { return bytes_; }
+  api::Device device() const override { return device_ == Device::Cuda ? api::Device::Cuda : api::Device::Cpu; }
+  void* stream() const override { return stream_; }
 
  private:
   void* ws_;
   size_t bytes_;
+  Device device_;
+  void* stream_;
 };
 
 bool api_dtype_known(DType t) {
@@ -136,12 +141,12 @@ bool PluginOp::output_may_alias_input(size_t output) const {
 }
 
 void PluginOp::execute(const std::vector<const Tensor*>& inputs, const std::vector<Tensor*>& outputs, void* workspace,
-                       size_t workspace_bytes) {
+                       size_t workspace_bytes, Device device, void* stream) {
   std::vector<api::InputTensor> in;
   std::vector<api::OutputTensor> out;
   for (const Tensor* t : inputs) in.push_back(api::InputTensor{desc_of(t->dtype(), t->shape()), t->raw()});
   for (Tensor* t : outputs) out.push_back(api::OutputTensor{desc_of(t->dtype(), t->shape()), t->raw()});
-  TbbExecutionContext ctx(workspace, workspace_bytes);
+  TbbExecutionContext ctx(workspace, workspace_bytes, device, stream);
   api::Status st;
   try {
     st = plugin_->execute(in, out, ctx);

@@ -23,9 +23,10 @@ class PluginOp {
   std::vector<ValueInfo> infer(const std::vector<const ValueInfo*>& inputs) const;
   size_t workspace_size(const std::vector<const Tensor*>& inputs, const std::vector<Tensor*>& outputs) const;
   bool output_may_alias_input(size_t output) const;
-  // Runs the plugin on the current thread pool (the caller's task arena).
+  // Runs the plugin on the current thread pool (the caller's task arena); on a GPU, queued
+  // on `stream` (a cudaStream_t) with the tensors in device memory.
   void execute(const std::vector<const Tensor*>& inputs, const std::vector<Tensor*>& outputs, void* workspace,
-               size_t workspace_bytes);
+               size_t workspace_bytes, Device device = Device::Host, void* stream = nullptr);
 
   // "plugin 'fusebench.plugin.Copy' (built in)": how messages name it.
   std::string describe() const;

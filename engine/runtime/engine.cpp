@@ -89,8 +89,8 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
       pl.in_place = pl.in_place_only >= 0;
     }
     if (!def.plugin) continue;
-    if (!on_host && !n.on_host)
-      throw Error(n.describe() + ": plugins run on host memory; the '" + backend.name() + "' backend cannot run them");
+    if (!on_host && !n.on_host && !def.plugin->runs_on(backend.device()))
+      throw Error(n.describe() + ": its plugin does not run on " + backend.device_name() + " and the build did not place it on the CPU");
     for (const std::string& v : n.inputs)
       if (v.empty()) throw Error(n.describe() + ": a plugin node takes no omitted inputs");
     for (const std::string& v : n.outputs)
@@ -108,7 +108,7 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
     if (const size_t ws = plugin_ops[i]->workspace_size(in_ptrs, out_ptrs)) {
       check_allocation(ws, n.describe() + "'s workspace");
       workspace_value[i] = int(plan_values.size());
-      plan_values.push_back(PlanValue{PlanValue::Home::Arena, DType::UInt8, Shape{int64_t(ws)}, ws, false, !on_host});
+      plan_values.push_back(PlanValue{PlanValue::Home::Arena, DType::UInt8, Shape{int64_t(ws)}, ws, false, !on_host && n.on_host});
       pl.outputs.push_back(workspace_value[i]);
     }
   }
@@ -224,7 +224,10 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
       } else if (plugin_ops[i]) {
         const int w = workspace_value[i];
         void* ws = w < 0 ? nullptr : (plan_values[size_t(w)].host ? host_arena : arena) + root_offset[size_t(w)];
-        layers_.push_back(std::make_unique<PluginLayer>(plugin_ops[i], ins, outs, ws, w < 0 ? 0 : plan_values[size_t(w)].bytes));
+        const bool here = on_host || n.on_host;  // else on the device, queued on its stream
+        layers_.push_back(std::make_unique<PluginLayer>(plugin_ops[i], ins, outs, ws, w < 0 ? 0 : plan_values[size_t(w)].bytes,
+                                                        here ? Device::Host : backend.device(),
+                                                        here ? nullptr : backend.native_stream()));
       } else {
         std::vector<bool> constant_inputs;
         std::vector<const Tensor*> host_constants;

@@ -3,7 +3,9 @@
 // functions FUSEBENCH_PLUGIN_LIBRARY defines. fusebench loads it with `--plugin lib.so` or a
 // scenario's "plugins" list, refuses a library built against another API version (naming
 // both), and runs the plugin in the engine (with the engine's threads and a workspace in
-// its activation arena) and in the reference executor alike.
+// its activation arena) and in the reference executor alike. A plugin whose creator says it
+// runs on a GPU (PluginCreator::runs_on) runs there in a GPU build, on device memory and the
+// engine's CUDA stream; any other runs on the CPU, with copies to and from the GPU around it.
 //
 // The header depends on the C++ standard library only; build the library with the same
 // compiler family and standard library as fusebench (both are C++ classes across the
@@ -19,7 +21,7 @@
 #include <vector>
 
 // Bumped on any change to the classes below or to the exported functions' signatures.
-#define FUSEBENCH_PLUGIN_API_VERSION 1
+#define FUSEBENCH_PLUGIN_API_VERSION 2
 
 namespace fusebench::plugin {
 
@@ -29,6 +31,8 @@ inline constexpr int kApiVersion = FUSEBENCH_PLUGIN_API_VERSION;
 enum class DataType : int32_t {
   Float32 = 1, UInt8 = 2, Int8 = 3, Int32 = 6, Int64 = 7, Bool = 9, Float16 = 10, BFloat16 = 16
 };
+// Where a plugin's kernel runs: the host's CPU, or a CUDA GPU.
+enum class Device : int32_t { Cpu = 0, Cuda = 1 };
 // How a tensor's elements lie in memory. Plain is ONNX's row-major order; ChannelsLast is
 // NHWC (NDHWC) for a tensor whose shape is written NCHW.
 enum class Layout : int32_t { Plain = 0, ChannelsLast = 1 };
@@ -56,8 +60,9 @@ struct TensorDesc {
   size_t bytes() const { return size_t(numel()) * element_size(dtype); }
 };
 
-// Views of the engine's buffers (no ownership). An output may share an input's buffer
-// only where the plugin allowed it (Plugin::output_may_alias_input).
+// Views of the engine's buffers (no ownership): host memory, or on ExecutionContext::device()
+// Cuda, device memory. An output may share an input's buffer only where the plugin allowed
+// it (Plugin::output_may_alias_input).
 struct InputTensor {
   TensorDesc desc;
   const void* data = nullptr;
@@ -104,6 +109,11 @@ class ExecutionContext {
   // reuses it for other layers' activations), nullptr when 0 was asked for.
   virtual void* workspace() const = 0;
   virtual size_t workspace_bytes() const = 0;
+  // Where this call runs. On Cuda the tensors and the workspace are device memory, and the
+  // plugin queues its work on stream() (a cudaStream_t) and returns without waiting for it,
+  // as a TensorRT plugin's enqueue does; the engine's own layers follow on the same stream.
+  virtual Device device() const { return Device::Cpu; }
+  virtual void* stream() const { return nullptr; }
 };
 
 // One instance per node, created at build time; execute() may run many times.
@@ -138,6 +148,8 @@ class PluginCreator {
   virtual std::string op_type() const = 0;
   // Throws (or returns nullptr) for attributes it cannot take; the message names the node.
   virtual std::unique_ptr<Plugin> create(const Attributes& attributes) const = 0;
+  // The devices its plugins' execute() can run on; the CPU only by default.
+  virtual bool runs_on(Device device) const { return device == Device::Cpu; }
 };
 
 // Handed to a library's register function.

@@ -30,6 +30,7 @@ class CudaBackend final : public Backend {
   Tensor to_host(const Tensor& t) const override;
   bool channels_last_convolutions() const override { return false; }
   std::unique_ptr<DeviceTimer> make_timer() const override;
+  void* native_stream() const override { return ctx_.stream; }
   std::string device_identity() const override;
   DeviceDescription describe_device() const override;
   const DeviceProperties& properties() const { return props_; }

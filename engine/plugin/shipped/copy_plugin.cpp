@@ -3,9 +3,15 @@
 // nothing. It allows its output to take its input's buffer, so where the engine places
 // them together, copying less than everything (or nothing) still leaves the right answer;
 // where it cannot (the input is read later), only the copied bytes are right, and the
-// accuracy check says so. It takes any dtype and layout: it moves bytes.
+// accuracy check says so. It takes any dtype and layout: it moves bytes. In a GPU build
+// (where fusebench has the CUDA backend) it runs on the GPU too: one cudaMemcpyAsync on the
+// engine's stream, as the seed's TensorRT plugin copied.
 #include <algorithm>
 #include <cstring>
+
+#ifdef FUSEBENCH_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 #include "engine/plugin/shipped/shipped_plugins.h"
 
@@ -32,6 +38,15 @@ class CopyPlugin : public api::Plugin {
     const size_t total = in[0].desc.bytes();
     const size_t n = bytes_ < 0 ? total : std::min<size_t>(size_t(bytes_), total);
     if (n == 0 || out[0].data == in[0].data) return api::Status::success();
+    if (ctx.device() == api::Device::Cuda) {
+#ifdef FUSEBENCH_HAVE_CUDA
+      const cudaError_t e =
+          cudaMemcpyAsync(out[0].data, in[0].data, n, cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(ctx.stream()));
+      return e == cudaSuccess ? api::Status::success() : api::Status::error(std::string("cudaMemcpyAsync: ") + cudaGetErrorString(e));
+#else
+      return api::Status::error("this fusebench has no CUDA backend");
+#endif
+    }
     const auto* src = static_cast<const std::byte*>(in[0].data);
     auto* dst = static_cast<std::byte*>(out[0].data);
     constexpr int64_t kChunk = 1 << 16;  // bytes per task: memcpy of one chunk outlasts its scheduling
@@ -53,6 +68,9 @@ class CopyCreator : public api::PluginCreator {
   std::unique_ptr<api::Plugin> create(const api::Attributes& a) const override {
     return std::make_unique<CopyPlugin>(a.get_int("bytes", -1));
   }
+#ifdef FUSEBENCH_HAVE_CUDA
+  bool runs_on(api::Device) const override { return true; }
+#endif
 };
 
 }  // namespace
