@@ -1,5 +1,6 @@
 #include "harness/environment.h"
 
+#include "engine/backend/backend.h"
 #include "engine/util/build_info.h"
 
 #include <sys/utsname.h>
@@ -12,7 +13,6 @@
 #include <sstream>
 
 #include <google/protobuf/stubs/common.h>
-#include <oneapi/dnnl/dnnl.h>
 #include <oneapi/tbb/version.h>
 #include <sqlite3.h>
 
@@ -84,8 +84,7 @@ std::string compiler_version() {
 
 nlohmann::json library_versions() {
   nlohmann::json v = nlohmann::json::object();
-  if (const dnnl_version_t* d = dnnl_version())
-    v["onednn"] = std::to_string(d->major) + "." + std::to_string(d->minor) + "." + std::to_string(d->patch);
+  for (const auto& [library, version] : backend_named("cpu")->library_versions()) v[library] = version;
   // The runtime library's version: the one actually loaded, which may differ from the headers.
   if (const char* tbb = TBB_runtime_version()) v["tbb"] = tbb;
   if (const char* sq = sqlite3_libversion()) v["sqlite"] = sq;

@@ -19,6 +19,7 @@
 // layer runs its OpDef::compute from the engine's op registry, which is how a plugin's
 // kernel runs (engine/ops/op_registry.h: OpRegistry::add before seal()).
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -112,6 +113,12 @@ class Backend {
   virtual Tensor to_host(const Tensor& t) const = 0;
   // Convolutions' activations may be kept channels-last between layers (the conv-layout pass).
   virtual bool channels_last_convolutions() const = 0;
+  // What the build log says of how this backend runs a build with reduced-precision layers
+  // (the CPU: which oneDNN ISA, whether bf16 products run on bf16 kernels); "" for nothing.
+  virtual std::string reduced_precision_note() const { return ""; }
+  // The libraries its kernels come from and their versions as loaded, for a run's record
+  // ({"onednn": "2.6.3"} on the CPU).
+  virtual std::map<std::string, std::string> library_versions() const { return {}; }
   // The native queue a plugin running on this device enqueues on (a cudaStream_t); nullptr
   // on the host.
   virtual void* native_stream() const { return nullptr; }

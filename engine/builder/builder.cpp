@@ -6,7 +6,6 @@
 #include "engine/builder/fusion_limits.h"
 #include "engine/builder/shape_inputs.h"
 #include "engine/builder/static_shapes.h"
-#include "engine/backend/cpu/dnnl_context.h"
 #include "engine/passes/passes.h"
 
 namespace fb {
@@ -60,18 +59,9 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
                  ", threads: " + std::to_string(config.threads));
   bool reduced = config.precision != "fp32";
   for (const LayerPrecision& c : config.layer_precisions) reduced = reduced || c.precision != "fp32";
-  if (reduced && use_onednn_bf16())
-    log->push_back(std::string("oneDNN dispatches to ") + dnnl_isa_name() +
-                   ": bf16 matrix products, attention and convolutions run on oneDNN's bf16 kernels (bf16 in and out, "
-                   "float32 accumulation" +
-                   (dnnl_has_bf16_kernels() ? "" : "; emulated without AVX512_BF16, as FUSEBENCH_ONEDNN_BF16=1 asks") +
-                   "); other bf16 layers and fp16 ones keep their tensors in 16 bits and widen them to compute in float32");
-  else if (reduced)
-    log->push_back(std::string("oneDNN dispatches to ") + dnnl_isa_name() +
-                   (dnnl_has_bf16_kernels() ? " (its bf16 kernels are off: FUSEBENCH_ONEDNN_BF16=0)"
-                                            : " (no bf16 dot products there: no AVX512_BF16 or AMX)") +
-                   ": bf16 and fp16 layers keep their tensors in 16 bits and widen them to compute in float32, "
-                   "weights rounded to 16-bit values");
+  const std::shared_ptr<const Backend> cpu = backend ? nullptr : backend_named("cpu");
+  if (const std::string note = reduced ? (backend ? *backend : *cpu).reduced_precision_note() : ""; !note.empty())
+    log->push_back(note);
   for (const Pass& p : passes_for(config.fusion, backend)) {
     PassContext ctx{g, config, known, *log, ops, events, p.name, backend};
     const int n = p.run(ctx);

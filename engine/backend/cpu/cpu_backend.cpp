@@ -4,7 +4,29 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "engine/backend/cpu/dnnl_context.h"
+
 namespace fb {
+
+std::string CpuBackend::reduced_precision_note() const {
+  if (use_onednn_bf16())
+    return std::string("oneDNN dispatches to ") + dnnl_isa_name() +
+           ": bf16 matrix products, attention and convolutions run on oneDNN's bf16 kernels (bf16 in and out, "
+           "float32 accumulation" +
+           (dnnl_has_bf16_kernels() ? "" : "; emulated without AVX512_BF16, as FUSEBENCH_ONEDNN_BF16=1 asks") +
+           "); other bf16 layers and fp16 ones keep their tensors in 16 bits and widen them to compute in float32";
+  return std::string("oneDNN dispatches to ") + dnnl_isa_name() +
+         (dnnl_has_bf16_kernels() ? " (its bf16 kernels are off: FUSEBENCH_ONEDNN_BF16=0)"
+                                  : " (no bf16 dot products there: no AVX512_BF16 or AMX)") +
+         ": bf16 and fp16 layers keep their tensors in 16 bits and widen them to compute in float32, "
+         "weights rounded to 16-bit values";
+}
+
+std::map<std::string, std::string> CpuBackend::library_versions() const {
+  const dnnl_version_t* d = dnnl_version();
+  if (!d) return {};
+  return {{"onednn", std::to_string(d->major) + "." + std::to_string(d->minor) + "." + std::to_string(d->patch)}};
+}
 
 PrecisionSet CpuBackend::supported_precisions(const Node& node, const OpDef& def) const {
   // A float32 kernel also runs bf16 and fp16 layers: HalfStorageLayer keeps their tensors

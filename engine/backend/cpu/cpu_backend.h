@@ -22,6 +22,8 @@ class CpuBackend final : public Backend {
   void copy_to_host(void* host_dst, const void* src, size_t bytes) const override;
   Tensor to_host(const Tensor& t) const override { return t.clone(); }
   bool channels_last_convolutions() const override { return true; }
+  std::string reduced_precision_note() const override;
+  std::map<std::string, std::string> library_versions() const override;
 };
 
 // The CPU layer for one node: a prebuilt oneDNN primitive where one fits, else the op's
