@@ -168,6 +168,19 @@ OtherGpuProcesses other_gpu_processes(const GpuReading& r) {
   return o;
 }
 
+std::string gpu_setup_text(const GpuSetup& s) {
+  std::string t = (s.name.empty() ? "GPU" : s.name) + (s.uuid.empty() ? "" : " " + s.uuid);
+  if (!s.driver.empty()) t += ", driver " + s.driver + (s.cuda_driver.empty() ? "" : " (CUDA " + s.cuda_driver + ")");
+  for (const auto& [what, version] : {std::pair<const char*, const std::string&>{"runtime", s.cuda_runtime},
+                                      {"cuBLAS", s.cublas}, {"cuDNN", s.cudnn}})
+    if (!version.empty()) t += std::string(", ") + what + " " + version;
+  if (std::isfinite(s.power_limit_w)) t += format_number(", %.0f W limit", s.power_limit_w);
+  for (const auto& [what, mode] : {std::pair<const char*, const std::optional<bool>&>{"ECC", s.ecc},
+                                   {"persistence", s.persistence}, {"MIG", s.mig}})
+    if (mode) t += std::string(", ") + what + (*mode ? " on" : " off");
+  return t;
+}
+
 std::string gpu_summary(const GpuEnvironment& g) {
   if (!g.not_read.empty()) return "GPU state not read: " + g.not_read;
   const GpuReading &b = g.before, &a = g.after;

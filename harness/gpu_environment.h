@@ -98,5 +98,9 @@ OtherGpuProcesses other_gpu_processes(const GpuReading& r);
 // (settled after 0.41 s), memory 2619 MHz, 310→455 W of 700 W, 41→56 °C", or "GPU state
 // not read: <why>".
 std::string gpu_summary(const GpuEnvironment& g);
+// The setup in one line, as the report's environment table shows it: "NVIDIA H200
+// GPU-771b…, driver 580.159.04 (CUDA 13.0), runtime 13.0, cuBLAS 13.1.0, cuDNN 9.14.0,
+// 700 W limit, ECC on, persistence off, MIG off" (unknown parts left out).
+std::string gpu_setup_text(const GpuSetup& s);
 
 }  // namespace fb

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/ir/error.h"
+#include "harness/gpu_environment.h"
 #include "harness/statistics.h"
 
 namespace fb {
@@ -172,7 +173,18 @@ std::string fixed(double v, const char* f) {
   return buf;
 }
 
-std::vector<EnvField> environment_fields(const RunInfo& a, double load_a, const RunInfo* b, double load_b) {
+// The setups of the GPUs a run's cases ran on, "; " between two ("" for a run on the CPU).
+std::string gpu_setups(const std::vector<const CaseResult*>& cases) {
+  std::set<std::string> setups;
+  for (const CaseResult* r : cases)
+    if (r->gpu && r->gpu->not_read.empty()) setups.insert(gpu_setup_text(r->gpu->setup));
+  std::string out;
+  for (const std::string& s : setups) out += (out.empty() ? "" : "; ") + s;
+  return out;
+}
+
+std::vector<EnvField> environment_fields(const RunInfo& a, double load_a, const RunInfo* b, double load_b,
+                                         const std::string& gpus_a, const std::string& gpus_b) {
   std::vector<EnvField> out;
   const auto add = [&](std::string name, std::string value, std::string base, bool differs) {
     out.push_back({std::move(name), std::move(value), std::move(base), b && differs});
@@ -201,6 +213,7 @@ std::vector<EnvField> environment_fields(const RunInfo& a, double load_a, const 
     const std::string vb = b ? library_text(b->library_versions, lib) : "";
     add("Library " + lib, va, vb, va != vb);
   }
+  if (!gpus_a.empty() || !gpus_b.empty()) add("GPUs", gpus_a, gpus_b, gpus_a != gpus_b);
   // A whole core's worth of other work is what moves a timing; smaller drift is not news.
   add("Load (1-min, median over cases)", fixed(load_a, "%.2f"), fixed(load_b, "%.2f"),
       b && (std::isfinite(load_a) != std::isfinite(load_b) || std::fabs(load_a - load_b) >= 1.0));
@@ -406,7 +419,8 @@ ReportModel build_report_model(const ResultStore& store, const ReportOptions& op
   std::vector<const CaseResult*> base_results;
   for (const StoredCase& sc : base_cases) base_results.push_back(&sc.result);
   const double load = median_load(run_results), base_load = median_load(base_results);
-  model.environment = environment_fields(model.run.info, load, model.baseline ? &model.baseline->info : nullptr, base_load);
+  model.environment = environment_fields(model.run.info, load, model.baseline ? &model.baseline->info : nullptr, base_load,
+                                         gpu_setups(run_results), gpu_setups(base_results));
   model.batch_curves = batch_curves(model.cases);
   return model;
 }

@@ -67,6 +67,22 @@ GpuEnvironment quiet_environment() {
   return g;
 }
 
+// The report's environment row for a GPU: every known part, unknown ones left out.
+TEST(GpuSetupText, NamesEveryKnownPartOfTheSetup) {
+  GpuSetup s;
+  s.name = "NVIDIA H200";
+  s.uuid = "GPU-771be303";
+  s.driver = "580.159.04";
+  s.cuda_driver = "13.0";
+  s.cublas = "13.1.0";
+  s.power_limit_w = 700;
+  s.ecc = true;
+  s.mig = false;
+  EXPECT_EQ(gpu_setup_text(s),
+            "NVIDIA H200 GPU-771be303, driver 580.159.04 (CUDA 13.0), cuBLAS 13.1.0, 700 W limit, ECC on, MIG off");
+  EXPECT_EQ(gpu_setup_text(GpuSetup{}), "GPU");
+}
+
 TEST(GpuDisturbance, AQuietGpuIsNoReason) {
   EXPECT_EQ(gpu_disturbance_of(quiet_environment()), "");
   // Nothing read, or nothing known: nothing to flag.
