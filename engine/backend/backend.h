@@ -21,6 +21,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,13 @@
 #include "engine/ops/op_registry.h"
 
 namespace fb {
+
+// What a device can do at best, as measured on this machine: what profile sets each layer's
+// rate against ("% of peak").
+struct MachinePeaks {
+  double gflops = 0;  // float32 matrix products
+  double gbps = 0;    // memory bandwidth (read + write)
+};
 
 // Memory a backend allocated, released through the backend's own release function.
 // data() is an address on `device()`: host code may only dereference Host memory.
@@ -119,6 +127,9 @@ class Backend {
   // The libraries its kernels come from and their versions as loaded, for a run's record
   // ({"onednn": "2.6.3"} on the CPU).
   virtual std::map<std::string, std::string> library_versions() const { return {}; }
+  // The device's peaks measured now, on the caller's threads; nullopt where this backend
+  // does not measure them (a profile then sets no layer against a peak).
+  virtual std::optional<MachinePeaks> measure_peaks(int threads) const { return std::nullopt; }
   // The native queue a plugin running on this device enqueues on (a cudaStream_t); nullptr
   // on the host.
   virtual void* native_stream() const { return nullptr; }

@@ -13,11 +13,6 @@
 
 namespace fb {
 
-struct MachinePeaks {
-  double gflops = 0;  // fp32, measured with a large oneDNN matmul at the given threads
-  double gbps = 0;    // memory bandwidth, measured with a large parallel copy
-};
-MachinePeaks measure_machine_peaks(int threads);
 
 struct LayerProfile {
   int index = 0;

@@ -57,7 +57,9 @@ int cmd_profile(int argc, char** argv) {
   const bool on_cpu = cfg.device == "cpu";
   std::optional<MachinePeaks> cached =
       store && on_cpu ? store->cached_peaks(env.host, env.cpu_model, cfg.threads) : std::nullopt;
-  MachinePeaks peaks = cached ? *cached : on_cpu ? measure_machine_peaks(cfg.threads) : MachinePeaks{};
+  MachinePeaks peaks;
+  if (cached) peaks = *cached;
+  else if (on_cpu) threads.run([&] { peaks = backend_named(cfg.device)->measure_peaks(cfg.threads).value_or(MachinePeaks{}); });
   if (store && on_cpu && !cached) store->store_peaks(env.host, env.cpu_model, cfg.threads, peaks);
   threads.run([&] {
     naming_model(m, [&] { calibrate_for_int8(m, pm.graph(), cfg, pm.ops); });
