@@ -117,11 +117,31 @@ TEST(Precision, NamesRoundTripAndUnknownOnesAreRefused) {
   EXPECT_FALSE(OpRegistry::builtin()->find("", "MatMul")->precisions.contains(Precision::BF16));
 }
 
+// The CPU backend under another name, for a test to change what it answers.
+class CpuWithOtherAnswers : public Backend {
+ public:
+  Device device() const override { return cpu_->device(); }
+  PrecisionSet supported_precisions(const Node& node, const OpDef& def) const override {
+    return cpu_->supported_precisions(node, def);
+  }
+  std::unique_ptr<Layer> make_layer(const LayerRequest& r) const override { return cpu_->make_layer(r); }
+  DeviceBuffer allocate(size_t bytes) const override { return cpu_->allocate(bytes); }
+  Tensor upload(const Tensor& host) const override { return cpu_->upload(host); }
+  void synchronize() const override {}
+  void copy_to_device(void* dst, const void* src, size_t n) const override { cpu_->copy_to_device(dst, src, n); }
+  void copy_to_host(void* dst, const void* src, size_t n) const override { cpu_->copy_to_host(dst, src, n); }
+  Tensor to_host(const Tensor& t) const override { return cpu_->to_host(t); }
+  bool channels_last_convolutions() const override { return cpu_->channels_last_convolutions(); }
+
+
+ protected:
+  std::shared_ptr<const Backend> cpu_ = backend_named("cpu");
+};
+
 // The CPU backend with int8 kernels for convolutions only: what precision lowering asks.
-class ConvOnlyInt8 : public Backend {
+class ConvOnlyInt8 : public CpuWithOtherAnswers {
  public:
   std::string name() const override { return "conv-only-int8"; }
-  Device device() const override { return cpu_->device(); }
   PrecisionSet supported_precisions(const Node& node, const OpDef& def) const override {
     const PrecisionSet cpu = cpu_->supported_precisions(node, def);
     const bool conv = node.op_type == "Conv" || node.op_type == "FusedConv";
@@ -130,17 +150,6 @@ class ConvOnlyInt8 : public Backend {
       if (cpu.contains(p) && (p != Precision::INT8 || conv)) s.insert(p);
     return s;
   }
-  std::unique_ptr<Layer> make_layer(const LayerRequest& r) const override { return cpu_->make_layer(r); }
-  DeviceBuffer allocate(size_t bytes) const override { return cpu_->allocate(bytes); }
-  Tensor upload(const Tensor& host) const override { return cpu_->upload(host); }
-  void synchronize() const override { cpu_->synchronize(); }
-  void copy_to_device(void* dst, const void* src, size_t n) const override { cpu_->copy_to_device(dst, src, n); }
-  void copy_to_host(void* dst, const void* src, size_t n) const override { cpu_->copy_to_host(dst, src, n); }
-  Tensor to_host(const Tensor& t) const override { return cpu_->to_host(t); }
-  bool channels_last_convolutions() const override { return cpu_->channels_last_convolutions(); }
-
- private:
-  std::shared_ptr<const Backend> cpu_ = backend_named("cpu");
 };
 
 TEST(Backend, PrecisionLoweringAsksTheBackendWhichOpsRunInInt8) {
@@ -168,26 +177,15 @@ TEST(Backend, PrecisionLoweringAsksTheBackendWhichOpsRunInInt8) {
 }
 
 // The CPU backend as a GPU's would answer for tf32: matrix products only.
-class MatMulTf32 final : public Backend {
+class MatMulTf32 final : public CpuWithOtherAnswers {
  public:
   std::string name() const override { return "matmul-tf32"; }
-  Device device() const override { return cpu_->device(); }
   PrecisionSet supported_precisions(const Node& node, const OpDef& def) const override {
     PrecisionSet s = cpu_->supported_precisions(node, def);
     if (node.op_type == "MatMul" || node.op_type == "Gemm" || node.op_type == "FusedMatMul") s.insert(Precision::TF32);
     return s;
   }
-  std::unique_ptr<Layer> make_layer(const LayerRequest& r) const override { return cpu_->make_layer(r); }
-  DeviceBuffer allocate(size_t bytes) const override { return cpu_->allocate(bytes); }
-  Tensor upload(const Tensor& host) const override { return cpu_->upload(host); }
-  void synchronize() const override {}
-  void copy_to_device(void* dst, const void* src, size_t n) const override { cpu_->copy_to_device(dst, src, n); }
-  void copy_to_host(void* dst, const void* src, size_t n) const override { cpu_->copy_to_host(dst, src, n); }
-  Tensor to_host(const Tensor& t) const override { return cpu_->to_host(t); }
   bool channels_last_convolutions() const override { return false; }
-
- private:
-  std::shared_ptr<const Backend> cpu_ = backend_named("cpu");
 };
 
 // tf32 is a math mode for matrix products: those keep it where the backend has a tf32
@@ -225,24 +223,13 @@ TEST(Backend, Tf32KeepsTheMatrixProductsAndRefusesABackendWithoutIt) {
 }
 
 // A backend without a kernel for a fused form: the CPU's, less FusedMatMul and channels-last.
-class NoFusedMatMul final : public Backend {
+class NoFusedMatMul final : public CpuWithOtherAnswers {
  public:
   std::string name() const override { return "no-fused-matmul"; }
-  Device device() const override { return cpu_->device(); }
   PrecisionSet supported_precisions(const Node& node, const OpDef& def) const override {
     return node.op_type == "FusedMatMul" ? PrecisionSet{} : cpu_->supported_precisions(node, def);
   }
-  std::unique_ptr<Layer> make_layer(const LayerRequest& r) const override { return cpu_->make_layer(r); }
-  DeviceBuffer allocate(size_t bytes) const override { return cpu_->allocate(bytes); }
-  Tensor upload(const Tensor& host) const override { return cpu_->upload(host); }
-  void synchronize() const override {}
-  void copy_to_device(void* dst, const void* src, size_t n) const override { cpu_->copy_to_device(dst, src, n); }
-  void copy_to_host(void* dst, const void* src, size_t n) const override { cpu_->copy_to_host(dst, src, n); }
-  Tensor to_host(const Tensor& t) const override { return cpu_->to_host(t); }
   bool channels_last_convolutions() const override { return false; }
-
- private:
-  std::shared_ptr<const Backend> cpu_ = backend_named("cpu");
 };
 
 // Passes ask the build's backend instead of naming one: a fused form it has no kernel for
