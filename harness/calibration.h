@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/builder/build_config.h"
+#include "engine/config/build_config.h"
 #include "engine/ops/op_registry.h"
 #include "harness/model_source.h"
 

@@ -93,7 +93,7 @@ std::string CaseSpec::case_key() const { return sha256_hex(model_hash + "|" + ke
 std::string CaseSpec::label() const {
   const std::string& name = scenario.empty() ? model : scenario;
   return name + " b=" + std::to_string(batch) + " " + precision + " " + fusion +
-         " t=" + std::to_string(threads) + shapes_label() + (winograd ? "" : " no-winograd") +
+         " t=" + std::to_string(threads) + shapes_label() + (winograd ? "" : " no-winograd") + (cuda_graph ? " cuda-graph" : "") +
          (device == "cpu" ? "" : " " + device) + plugin_settings_label(plugins);
 }
 

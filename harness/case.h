@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/builder/build_config.h"
+#include "engine/config/build_config.h"
 #include "harness/gpu_environment.h"
 #include "harness/plugin_cost_result.h"
 #include "harness/plugin_settings.h"
@@ -127,12 +127,14 @@ struct CaseSpec {
   // Whether the engine may run float32 3x3 convolutions on Winograd kernels
   // (BuildConfig::winograd); false keeps every convolution direct.
   bool winograd = true;
+  // Whether a device engine replays its plan as one CUDA graph (BuildConfig::cuda_graph).
+  bool cuda_graph = false;
   TimingConfig timing;
   AccuracyConfig accuracy;
   GateConfig gate;
   FusionLimits fusion_limits;
   PrecisionConstraints precision_constraints;
-  Int8Calibration calibration;  // how an int8 case finds its thresholds (engine/builder/build_config.h)
+  Int8Calibration calibration;  // how an int8 case finds its thresholds (engine/config/build_config.h)
   uint64_t seed = 1234;  // for the generated inputs
   // Shape inputs (TensorRT's shape tensors): graph inputs that feed shapes (Reshape's
   // shape, TopK's K...), each bound at build time to the value given, as written in the

@@ -379,6 +379,19 @@ const std::vector<CaseField>& case_fields() {
        .from_flags = [](const cxxopts::ParseResult& a, bool, BuildConfig& c) {
          if (a.count("no-winograd")) c.winograd = false;
        }},
+      // CUDA graphs: a matrix axis ([false, true] compares the two case by case), in the key
+      // (and the stored config) only when on, so other cases keep their keys.
+      {.path = "cuda_graph", .in_scenario = kInMatrix,
+       .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) { s.cuda_graph = boolean(v, f, r); },
+       .write = [](const CaseSpec& s) { return s.cuda_graph ? nlohmann::json(true) : nlohmann::json(); },
+       .in_key = [](const CaseSpec& s) { return s.cuda_graph; },
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.cuda_graph = s.cuda_graph; },
+       .add_flags = [](cxxopts::Options& o, const std::string&) {
+         o.add_options()("cuda-graph", "on a GPU, replay the engine's whole plan as one CUDA graph per run");
+       },
+       .from_flags = [](const cxxopts::ParseResult& a, bool, BuildConfig& c) {
+         if (a.count("cuda-graph")) c.cuda_graph = true;
+       }},
 
       // How the case is timed: not in the case key, so a change of method keeps history.
       {.path = "timing.warmup_ms", .in_scenario = kAtPath, VALUE(timing.warmup_ms, positive)},

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/builder/build_config.h"
+#include "engine/config/build_config.h"
 #include "harness/case.h"
 
 namespace cxxopts {

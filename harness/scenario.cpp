@@ -30,7 +30,7 @@ namespace {
 
 // The top level of a scenario besides the case table's blocks: the scenario's own fields
 // and the plugins (harness/plugin_settings.h).
-const std::vector<std::string> kScenarioFields{"name", "description", "model", "matrix", "threads"};
+const std::vector<std::string> kScenarioFields{"name", "description", "model", "matrix", "threads", "cuda_graph"};
 const std::vector<std::string> kPluginFields{"plugins", "insert_plugins", "plugin_cost"};
 
 std::string join(const std::vector<std::string>& values) {
@@ -237,13 +237,14 @@ void ScenarioReader::matrix(const Json& doc, Scenario& s) const {
     if (m.contains("threads")) s.threads = axis("threads", &CaseSpec::threads);
     if (m.contains("engine_shapes")) s.engine_shapes = axis("engine_shapes", &CaseSpec::engine_shapes);
     if (m.contains("device")) s.devices = axis("device", &CaseSpec::device);
+    if (m.contains("cuda_graph")) s.cuda_graphs = axis("cuda_graph", &CaseSpec::cuda_graph);
   }
-  // "threads": N, for a scenario that does not sweep threads.
-  if (doc.contains("threads")) {
-    if (doc.contains("matrix") && doc["matrix"].contains("threads"))
-      fail("threads", "given both here and as 'matrix.threads'; keep one");
-    s.threads = {axis_value("threads", doc["threads"], "threads").threads};
-  }
+  // "threads": N and "cuda_graph": true|false, for a scenario that does not sweep them.
+  for (const char* one : {"threads", "cuda_graph"})
+    if (doc.contains(one) && doc.contains("matrix") && doc["matrix"].contains(one))
+      fail(one, std::string("given both here and as 'matrix.") + one + "'; keep one");
+  if (doc.contains("threads")) s.threads = {axis_value("threads", doc["threads"], "threads").threads};
+  if (doc.contains("cuda_graph")) s.cuda_graphs = {axis_value("cuda_graph", doc["cuda_graph"], "cuda_graph").cuda_graph};
 }
 
 // A dynamic engine's batch range: by default from 1 to the matrix's largest batch, built
@@ -409,13 +410,14 @@ Scenario load_scenario(const std::string& path) {
 std::vector<CaseSpec> expand_cases(const Scenario& s) {
   std::vector<CaseSpec> cases;
   cases.reserve(s.devices.size() * s.precisions.size() * s.batches.size() * s.fusions.size() * s.threads.size() *
-                s.engine_shapes.size());
+                s.engine_shapes.size() * s.cuda_graphs.size());
   for (const auto& device : s.devices)
   for (const auto& precision : s.precisions)
     for (int64_t batch : s.batches)
       for (const auto& fusion : s.fusions)
         for (int threads : s.threads)
-          for (const auto& shapes : s.engine_shapes) {
+          for (const auto& shapes : s.engine_shapes)
+           for (bool cuda_graph : s.cuda_graphs) {  // innermost: the two forms of a case side by side
             CaseSpec c = s.settings;
             c.engine_shapes = shapes;
             if (!c.dynamic()) c.dynamic_batch = {};
@@ -427,6 +429,7 @@ std::vector<CaseSpec> expand_cases(const Scenario& s) {
             c.fusion = fusion;
             c.threads = threads;
             c.device = device;
+            c.cuda_graph = cuda_graph;
             auto own = s.precision_accuracy.find(precision);
             c.accuracy = precision == "fp32"                    ? s.settings.accuracy
                          : own != s.precision_accuracy.end() ? own->second

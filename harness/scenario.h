@@ -27,6 +27,8 @@ struct Scenario {
   // "matrix": {"engine_shapes": ["static", "dynamic"]}: static engines, built for each
   // case's batch, and/or dynamic ones built for "dynamic_batch" (harness/case.h).
   std::vector<std::string> engine_shapes{"static"};
+  // "cuda_graph": true  or  "matrix": {"cuda_graph": [false, true]} (BuildConfig::cuda_graph).
+  std::vector<bool> cuda_graphs{false};
   // Every other setting, as each case starts from it (harness/case_fields.h): "timing",
   // "accuracy" (atol, rtol, min_cosine: for fp32 cases), "gate", "seed", "fusion_limits",
   // "precision_constraints", and the plugins ("plugins", "insert_plugins", "plugin_cost").

@@ -5,11 +5,13 @@
 # PyTorch eager against the GPU reference on the exported models. Everything it prints
 # and the databases go to OUT (default ./gpu-out).
 #
-#   scripts/gpu_session.sh [DEBS_DIR] [STAGES]     STAGES: build,test,zoo,torch (default), suite, checks, mpi
+#   scripts/gpu_session.sh [DEBS_DIR] [STAGES]     STAGES: build,test,zoo,torch (default), suite, checks, graphs, mpi
 #
 # suite: the whole tree and its full ctest run (offline_deps.sh test) instead of the CUDA
 # tests alone; checks: tf32 against fp32, the seed's plugin in a GPU build (CPU fallback),
-# the GPU's environment as NVML reads it, an A/A compare; mpi: one rank per GPU under
+# the GPU's environment as NVML reads it, an A/A compare; graphs: the engine eager against
+# the engine replayed as one CUDA graph, case by case, and the depthwise convolutions'
+# layers in a profile; mpi: one rank per GPU under
 # mpirun (OpenMPI unpacked from MPI_DEBS, a machine of several GPUs); CXX and BUILD_DIR pick the compiler (CXX=g++-13 BUILD_DIR=build-g13).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -83,6 +85,21 @@ JSON
   "$fb" profile 'zoo:bert?layers=4&hidden=512&heads=8&seq=128' --device cuda --precision tf32 --batch 8 2>&1 | head -40
   sqlite3 "$out/checks.db" "select case_key, disturbed, substr(gpu_json, 1, 600) from cases limit 2" 2>&1 | head -8 ||
     echo "(no sqlite3 command here)"
+fi
+
+if has graphs; then
+  stamp "CUDA graphs against eager launches, case by case"
+  for m in "bert?layers=4&hidden=512&heads=8&seq=128" mobilenet; do
+    cat > "$out/graphs.json" <<JSON
+{"name": "gpu-graphs", "model": "zoo:$m",
+ "matrix": {"batch": [1, 8], "precision": ["fp32", "fp16"], "fusion": ["none", "aggressive"], "cuda_graph": [false, true],
+            "device": ["cuda"]},
+ "timing": {"warmup_ms": 200, "min_iterations": 20, "max_seconds": 0.5, "processes": 3}}
+JSON
+    "$fb" run "$out/graphs.json" --db "$out/graphs.db" 2>&1 | tail -22
+  done
+  "$fb" export --db "$out/graphs.db" --format csv > "$out/graphs.csv" 2>&1 || true
+  "$fb" profile zoo:mobilenet --device cuda --fusion none --batch 1 2>&1 | head -45
 fi
 
 if has mpi; then

@@ -5,6 +5,9 @@
 // by cosine >= 0.999 (the bar). These tests skip, saying why, where no GPU is usable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "engine/backend/backend.h"
 #include "engine/builder/builder.h"
 #include "engine/reference/device_reference.h"
@@ -193,6 +196,51 @@ TEST(CudaPlugin, TheCopyPluginRunsOnTheGpuItself) {
   const std::string kernels = built_and_checked(matmul_sandwich("Copy", "fusebench.plugin"), OpRegistry::builtin());
   EXPECT_NE(kernels.find("fusebench.plugin.Copy [plugin fusebench.plugin.Copy (built in)]"), std::string::npos) << kernels;
   EXPECT_EQ(kernels.find("copy."), std::string::npos) << kernels;
+}
+
+// A CUDA graph replays exactly what the layers run one by one: every zoo model's outputs,
+// over several replays with new inputs in between, are the eager engine's to the bit.
+TEST_P(CudaZoo, ACudaGraphReplaysWhatTheLayersRun) {
+  if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
+  const LoadedModel m = load_model(std::string("zoo:") + GetParam());
+  BuildConfig cfg;
+  cfg.device = "cuda";
+  cfg.batch = 2;
+  cfg.fusion = FusionLevel::Aggressive;
+  std::unique_ptr<Engine> eager = build_engine(m.graph, cfg);
+  cfg.cuda_graph = true;
+  std::unique_ptr<Engine> graphed = build_engine(m.graph, cfg);
+  const std::vector<std::string>& log = graphed->build_log();
+  EXPECT_TRUE(std::any_of(log.begin(), log.end(), [](const std::string& l) { return l.rfind("CUDA graph:", 0) == 0; }));
+  ReferenceExecutor reference(m.graph, cfg.batch);
+  for (uint64_t seed : {1u, 2u, 3u}) {  // the first run records; the later ones replay
+    const std::vector<Tensor> inputs = make_inputs(m.graph, reference.input_shapes(), seed);
+    eager->run(inputs);
+    graphed->run(inputs);
+    const std::vector<Tensor> want = eager->outputs();
+    const std::vector<Tensor> got = graphed->outputs();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_EQ(std::memcmp(got[i].raw(), want[i].raw(), want[i].nbytes()), 0) << m.graph.outputs[i] << " seed " << seed;
+  }
+}
+
+// A plan with a layer on the CPU cannot be one CUDA graph: refused naming the node.
+TEST(CudaGraph, APlanWithACpuFallbackIsRefusedNamingTheNode) {
+  if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
+  auto ops = std::make_shared<OpRegistry>(OpRegistry::with_builtin_ops());
+  ops->add(OpDef{"example", "Triple", [](const ShapeContext& c) { return std::vector<ValueInfo>{c.in(0)}; }, compute_triple});
+  ops->seal();
+  BuildConfig cfg;
+  cfg.device = "cuda";
+  cfg.batch = 4;
+  cfg.cuda_graph = true;
+  try {
+    build_engine(matmul_sandwich("Triple", "example"), cfg, {ops});
+    ADD_FAILURE() << "built";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cuda_graph: node 'middle' (Triple) runs on the CPU"), std::string::npos) << e.what();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, CudaZoo,

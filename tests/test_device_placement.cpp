@@ -174,6 +174,29 @@ TEST(DevicePlacement, AnOpTheDeviceLacksRunsOnTheCpuBetweenCopies) {
     if (on_device.engine->layers()[i].kernel.rfind("copy.", 0) == 0) EXPECT_GE(layer_ms[i], 0.0);
 }
 
+// A CUDA graph records device work only: a plan with a layer on the CPU is refused naming
+// the node, and so is a CPU build asking for one.
+TEST(DevicePlacement, ACudaGraphIsRefusedWhereALayerRunsOnTheHost) {
+  const LoadedModel m = load_model("zoo:mlp");
+  BuildConfig cfg;
+  cfg.fusion = FusionLevel::None;
+  cfg.cuda_graph = true;
+  auto device = std::make_shared<StandInDevice>(std::set<std::string>{"Relu"});
+  auto error_of = [&](std::shared_ptr<const Backend> backend) {
+    try {
+      build_engine(m.graph, cfg, {OpRegistry::builtin(), std::move(backend)});
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("built");
+  };
+  const std::string fallback = error_of(device);
+  EXPECT_NE(fallback.find("cuda_graph: node '"), std::string::npos) << fallback;
+  EXPECT_NE(fallback.find("(Relu) runs on the CPU, which a CUDA graph cannot record"), std::string::npos) << fallback;
+  EXPECT_EQ(error_of(backend_named("cpu")),
+            "cuda_graph: device 'cpu' records no graphs (only a GPU's engine does); build with \"cuda_graph\": false");
+}
+
 // The MLP's Gemm head on the CPU: the graph's output is written in host memory and read from there.
 TEST(DevicePlacement, AGraphOutputWrittenOnTheHostIsReadFromThere) {
   auto device = std::make_shared<StandInDevice>(std::set<std::string>{"Gemm"});

@@ -183,7 +183,7 @@ TEST(Int8MatMul, AgreesWithFloat32) {
       s.b = trans_b ? Shape{n, k} : Shape{k, n};
       s.trans_b = trans_b;
       s.has_bias = true;
-      s.activation = MatMulActivation::Relu;
+      s.activation = ActivationKind::Relu;
       s.input_amax = amax;
       s.input_unsigned = is_unsigned;
       s.input_zero_point = f.zero_point;
@@ -380,14 +380,14 @@ TEST(Int8MatMul, GeluByTableAgreesWithFloat32) {
     }
   std::vector<uint8_t> a_q(m * k);
   quantize_input(a.data(), m * k, int8_input_scale(amax, false), false, a_q.data(), 0);
-  for (MatMulActivation act : {MatMulActivation::Gelu, MatMulActivation::GeluTanh})
+  for (ActivationKind act : {ActivationKind::Gelu, ActivationKind::GeluTanh})
     for (int zero_point : {0, 128}) {
-      SCOPED_TRACE(std::string(act == MatMulActivation::Gelu ? "erf" : "tanh") + ", zero point " + std::to_string(zero_point));
+      SCOPED_TRACE(std::string(act == ActivationKind::Gelu ? "erf" : "tanh") + ", zero point " + std::to_string(zero_point));
       std::vector<double> want(m * n);
       double out_amax = 0;
       for (size_t i = 0; i < want.size(); ++i) {
         const double x = pre[i];
-        want[i] = activation_in_double(act == MatMulActivation::Gelu ? "gelu" : "gelu_tanh", x);
+        want[i] = activation_in_double(act == ActivationKind::Gelu ? "gelu" : "gelu_tanh", x);
         out_amax = std::max(out_amax, std::fabs(want[i]));
       }
       Int8MatMulSpec s;
@@ -400,7 +400,7 @@ TEST(Int8MatMul, GeluByTableAgreesWithFloat32) {
       s.output_zero_point = zero_point;
       s.activation_input_amax = float(pre_amax);
       Int8MatMulKernel kernel(s, b.data());
-      const std::string table = act == MatMulActivation::Gelu ? "×s8→s8 →gelu table→s8" : "×s8→s8 →gelu_tanh table→s8";
+      const std::string table = act == ActivationKind::Gelu ? "×s8→s8 →gelu table→s8" : "×s8→s8 →gelu_tanh table→s8";
       EXPECT_NE(kernel.describe().find(zero_point ? table + "(as u8+128)" : table), std::string::npos)
           << kernel.describe();
       std::vector<uint8_t> q(m * n);

@@ -203,18 +203,58 @@ struct BadCase {
   std::vector<std::string> expect;
 };
 
+// The CUDA-graph axis: the two forms of each case side by side, only the graphed one
+// carrying the setting in key, label, stored config and build config; the top-level form
+// sets it for every case; a value that is no boolean, or both forms at once, names the field.
+TEST(ScenarioCudaGraphs, AxisPairsEachCaseAndOnlyGraphedCasesCarryIt) {
+  const fb::Scenario s = fb::parse_scenario(
+      R"({"model": "zoo:mlp", "matrix": {"batch": [1, 8], "cuda_graph": [false, true], "device": ["cuda"]}})", "/tmp/g.json");
+  const std::vector<fb::CaseSpec> cases = fb::expand_cases(s);
+  ASSERT_EQ(cases.size(), 4u);
+  EXPECT_EQ(cases[0].batch, 1);
+  EXPECT_FALSE(cases[0].cuda_graph);
+  EXPECT_EQ(cases[1].batch, 1);
+  EXPECT_TRUE(cases[1].cuda_graph);
+  EXPECT_EQ(cases[2].batch, 8);
+  const fb::CaseSpec plain =
+      fb::expand_cases(fb::parse_scenario(R"({"model": "zoo:mlp", "matrix": {"device": ["cuda"]}})", "/tmp/g.json"))[0];
+  EXPECT_EQ(cases[0].case_key(), plain.case_key());
+  EXPECT_NE(cases[1].case_key(), cases[0].case_key());
+  EXPECT_NE(cases[1].label().find(" cuda-graph"), std::string::npos) << cases[1].label();
+  EXPECT_EQ(cases[0].label().find("graph"), std::string::npos) << cases[0].label();
+  EXPECT_TRUE(fb::CaseSpec::from_json(cases[1].to_json()).cuda_graph);
+  EXPECT_TRUE(fb::build_config_of(cases[1]).cuda_graph);
+  EXPECT_FALSE(fb::build_config_of(cases[0]).cuda_graph);
+  const std::vector<fb::CaseSpec> top =
+      fb::expand_cases(fb::parse_scenario(R"({"model": "zoo:mlp", "cuda_graph": true, "matrix": {"batch": [1, 2]}})", "/tmp/g.json"));
+  ASSERT_EQ(top.size(), 2u);
+  EXPECT_TRUE(top[0].cuda_graph && top[1].cuda_graph);
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"model": "zoo:mlp", "matrix": {"cuda_graph": ["yes"]}})", "matrix.cuda_graph[0]"},
+      {R"({"model": "zoo:mlp", "cuda_graph": 1})", "field 'cuda_graph'"},
+      {R"({"model": "zoo:mlp", "cuda_graph": true, "matrix": {"cuda_graph": [true]}})", "given both here and as 'matrix.cuda_graph'"}};
+  for (const auto& [text, want] : bad) {
+    try {
+      fb::parse_scenario(text, "/tmp/g.json");
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const fb::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST_F(ScenarioTest, EveryMistakeNamesFileAndField) {
   const BadCase cases[] = {
       {"batch not a number", R"({"model":"zoo:m","matrix":{"batch":[1,"eight"]}})",
        {"field 'matrix.batch[1]': expected a positive integer, got \"eight\""}},
       {"misspelled matrix field", R"({"model":"zoo:m","matrix":{"fusoin":["none"]}})",
-       {"unknown field 'matrix.fusoin' (known: precision, batch, fusion, device, threads, engine_shapes)", "did you mean 'fusion'"}},
+       {"unknown field 'matrix.fusoin' (known: precision, batch, fusion, device, threads, engine_shapes, cuda_graph)", "did you mean 'fusion'"}},
       {"model missing", R"({"name":"x"})", {"field 'model' is required"}},
       {"model empty", R"({"model":""})", {"field 'model'", "must not be empty"}},
       {"model not a string", R"({"model":3})", {"field 'model'", "expected a string, got 3"}},
       {"zoo without a name", R"({"model":"zoo:"})", {"field 'model'", "zoo:NAME"}},
       {"unknown top-level field", R"({"model":"zoo:m","modle":"x"})",
-       {"unknown field 'modle' (known: name, description, model, matrix, threads, dynamic_batch, winograd, timing, accuracy, gate, seed, fusion_limits, precision_constraints, calibration, shape_inputs, plugins, insert_plugins, plugin_cost)"}},
+       {"unknown field 'modle' (known: name, description, model, matrix, threads, cuda_graph, dynamic_batch, winograd, timing, accuracy, gate, seed, fusion_limits, precision_constraints, calibration, shape_inputs, plugins, insert_plugins, plugin_cost)"}},
       {"top level not an object", R"([1, 2])", {"expected a JSON object at the top level"}},
       {"matrix not an object", R"({"model":"zoo:m","matrix":[1]})", {"field 'matrix': expected an object"}},
       {"unsupported precision", R"({"model":"zoo:m","matrix":{"precision":["int4"]}})",

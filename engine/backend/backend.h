@@ -19,6 +19,7 @@
 // layer runs its OpDef::compute from the engine's op registry, which is how a plugin's
 // kernel runs (engine/ops/op_registry.h: OpRegistry::add before seal()).
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -85,6 +86,14 @@ class DeviceTimer {
   virtual double elapsed_ms() = 0;
 };
 
+// Work a backend recorded from its queue once and replays as one launch (a CUDA graph:
+// the engine's whole plan for its shapes, as TensorRT's and PyTorch's CUDA graphs).
+class RecordedWork {
+ public:
+  virtual ~RecordedWork() = default;
+  virtual void replay() = 0;  // queues the recorded work again, on the queue it was recorded from
+};
+
 // What Backend::describe_device says: versions as "13.0" or "9.10.2", "" where unknown.
 struct DeviceDescription {
   std::string name;  // "NVIDIA H200"
@@ -135,6 +144,14 @@ class Backend {
   virtual void* native_stream() const { return nullptr; }
   // A timer on this backend's queue; nullptr where the host's clock is the device's.
   virtual std::unique_ptr<DeviceTimer> make_timer() const { return nullptr; }
+  // Records what `enqueue` queues on this backend's queue, without running it, for replay;
+  // nullptr where the backend cannot record (the host). Error saying why when the work
+  // cannot be recorded (a step that waits for the device or runs on the host); an
+  // exception from `enqueue` ends the recording and propagates.
+  virtual std::unique_ptr<RecordedWork> record(const std::function<void()>& enqueue) const {
+    (void)enqueue;
+    return nullptr;
+  }
   // "NVIDIA H200 (sm_90, GPU-…)": what a plan records and checks; "" for the host (a
   // plan records the CPU separately).
   virtual std::string device_identity() const { return ""; }

@@ -4,7 +4,7 @@
 #pragma once
 #include <memory>
 
-#include "engine/builder/build_config.h"
+#include "engine/config/build_config.h"
 #include "engine/runtime/engine.h"
 
 namespace fb {

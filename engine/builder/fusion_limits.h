@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/builder/build_config.h"
+#include "engine/config/build_config.h"
 #include "engine/ir/graph.h"
 
 namespace fb {

@@ -37,8 +37,7 @@
 #include <set>
 
 #include "engine/backend/backend.h"
-#include "engine/backend/cpu/channels_last_layers.h"
-#include "engine/backend/cpu/conv.h"
+#include "engine/ops/fused_conv.h"
 #include "engine/ops/resize.h"
 #include "engine/passes/passes.h"
 

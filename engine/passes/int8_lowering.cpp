@@ -5,8 +5,7 @@
 #include <map>
 #include <set>
 
-#include "engine/backend/cpu/channels_last_layers.h"
-#include "engine/backend/cpu/conv.h"
+#include "engine/ops/fused_conv.h"
 #include "engine/quant/int8_representation.h"
 
 namespace fb {

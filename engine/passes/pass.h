@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/builder/build_config.h"
+#include "engine/config/build_config.h"
 #include "engine/ir/graph.h"
 #include "engine/ops/op_registry.h"
 #include "engine/passes/fusion_event.h"

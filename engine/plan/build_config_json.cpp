@@ -82,6 +82,9 @@ const Field kFields[] = {
     // Plans written before this setting ran with Winograd allowed.
     {"winograd", [](const BuildConfig& c) { return nlohmann::json(c.winograd); },
      [](const nlohmann::json& j, BuildConfig& c) { c.winograd = j.is_null() || j.get<bool>(); }},
+    // Left out when off, so plans without CUDA graphs read and compare as before this setting.
+    {"cuda_graph", [](const BuildConfig& c) { return c.cuda_graph ? nlohmann::json(true) : nlohmann::json(); },
+     [](const nlohmann::json& j, BuildConfig& c) { c.cuda_graph = !j.is_null() && j.get<bool>(); }},
     {"constant_inputs",
      [](const BuildConfig& c) {
        nlohmann::json constants = nlohmann::json::object();

@@ -4,7 +4,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
-#include "engine/builder/build_config.h"
+#include "engine/config/build_config.h"
 
 namespace fb {
 

@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "engine/builder/build_config.h"
+#include "engine/config/build_config.h"
 #include "engine/onnx/onnx_import.h"
 
 namespace fb {

@@ -20,7 +20,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "engine/builder/build_config.h"
+#include "engine/config/build_config.h"
 #include "engine/runtime/engine.h"
 
 namespace fb {

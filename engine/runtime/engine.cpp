@@ -30,6 +30,14 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
   const Backend& backend = *kernels_.backend;
   const bool on_host = backend.device() == Device::Host;
   Graph& g = graph_;
+  // A CUDA graph records device work only.
+  if (config_.cuda_graph) {
+    if (on_host)
+      throw Error("cuda_graph: device '" + config_.device + "' records no graphs (only a GPU's engine does); build with \"cuda_graph\": false");
+    for (const Node& n : g.nodes)
+      if (n.on_host)
+        throw Error("cuda_graph: node '" + n.name + "' (" + n.op_type + ") runs on the CPU, which a CUDA graph cannot record; build with \"cuda_graph\": false");
+  }
   // One slot per value.
   std::map<std::string, int> slot_of;
   auto slot = [&](const std::string& v) {
@@ -250,9 +258,32 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
     }
     infos_.push_back(std::move(info));
   }
+  if (config_.cuda_graph)
+    log_.push_back("CUDA graph: the plan's " + std::to_string(layers_.size()) +
+                   " layers are recorded after the first run and replayed as one launch per run");
 }
 
 Engine::~Engine() = default;
+
+std::unique_ptr<RecordedWork> Engine::record_layers() const {
+  const Backend& backend = *kernels_.backend;
+  try {
+    std::unique_ptr<RecordedWork> work = backend.record([&] {
+      for (size_t i = 0; i < layers_.size(); ++i) {
+        if (!layers_[i]) continue;
+        try {
+          layers_[i]->run();
+        } catch (const std::exception& e) {
+          throw Error("layer '" + infos_[i].name + "' (" + infos_[i].kind + ") cannot be recorded: " + e.what());
+        }
+      }
+    });
+    if (!work) throw Error("the " + backend.name() + " backend records no graphs");
+    return work;
+  } catch (const std::exception& e) {
+    throw Error(std::string("cuda_graph: ") + e.what() + "; build with \"cuda_graph\": false");
+  }
+}
 
 void Engine::run(const std::vector<Tensor>& inputs, std::vector<double>* layer_ms) {
   if (inputs.size() != input_slots_.size())
@@ -282,7 +313,10 @@ void Engine::run(const std::vector<Tensor>& inputs, std::vector<double>* layer_m
   // once all are done. On the host each layer's own wall time.
   if (layer_ms && compute_timer_ && layer_timers_.empty())
     for (size_t i = 0; i < layers_.size(); ++i) layer_timers_.push_back(layers_[i] ? backend.make_timer() : nullptr);
-  for (size_t i = 0; i < layers_.size(); ++i) {
+  // A recorded plan replays as one launch; a profiled run times the layers one by one.
+  const bool replay = recorded_ && !layer_ms;
+  if (replay) recorded_->replay();
+  for (size_t i = 0; i < layers_.size() && !replay; ++i) {
     if (!layers_[i]) continue;
     if (!layer_ms) {
       layers_[i]->run();
@@ -304,6 +338,9 @@ void Engine::run(const std::vector<Tensor>& inputs, std::vector<double>* layer_m
       if (layer_timers_[i]) (*layer_ms)[i] = layer_timers_[i]->elapsed_ms();
   if (compute_timer_) compute_timer_->stop();
   backend.synchronize();
+  // Recorded after a first run, once every layer has made what it makes lazily (algorithm
+  // choices, converted constants), so the graph holds only the per-run work.
+  if (config_.cuda_graph && !recorded_ && backend.device() != Device::Host) recorded_ = record_layers();
 }
 
 std::optional<DeviceTimes> Engine::last_device_times() const {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "engine/backend/backend.h"
-#include "engine/builder/build_config.h"
+#include "engine/config/build_config.h"
 #include "engine/ir/graph.h"
 #include "engine/passes/fusion_event.h"
 
@@ -56,7 +56,9 @@ class Engine {
 
   // Runs on inputs in graph-input order (views are taken, not copies). When layer_ms is
   // given, each layer's time is written there (for the profiler): its wall time on the
-  // host, its time between events on a device.
+  // host, its time between events on a device. With BuildConfig::cuda_graph a device
+  // engine's first run records its layers, and later runs replay them as one CUDA graph
+  // (a profiled run still runs them one by one).
   void run(const std::vector<Tensor>& inputs, std::vector<double>* layer_ms = nullptr);
   // Runs the same plan and returns a copy of every tensor it computes, by value name
   // (for debugging: looking at intermediates never changes the plan being timed).
@@ -115,6 +117,9 @@ class Engine {
   mutable double d2h_ms_ = 0;
   std::unique_ptr<DeviceTimer> h2d_timer_, compute_timer_;
   std::vector<std::unique_ptr<DeviceTimer>> layer_timers_;  // a profiled run's, per layer (nullptr: a view)
+  // BuildConfig::cuda_graph: the layers recorded once (after the first run), replayed after.
+  std::unique_ptr<RecordedWork> recorded_;
+  std::unique_ptr<RecordedWork> record_layers() const;
 };
 
 }  // namespace fb

@@ -48,19 +48,20 @@ int cmd_profile(int argc, char** argv) {
   std::optional<PluginCost> cost;
   ThreadScope threads(cfg.threads);
   Profile p;
-  // Peaks are measured once per host, CPU and thread count, and cached in the store.
+  // Peaks are measured once per host, CPU and thread count (a GPU's: per host and GPU, on
+  // its own clock), and cached in the store.
   std::unique_ptr<ResultStore> store;
   if (args.count("db")) store = std::make_unique<ResultStore>(args["db"].as<std::string>());
   const RunInfo env = capture_environment();
-  // The CPU's peaks say nothing of a GPU's layers: a device profile has none (zero) until
-  // the GPU's are measured (issue 44), rather than percentages of the wrong machine.
-  const bool on_cpu = cfg.device == "cpu";
-  std::optional<MachinePeaks> cached =
-      store && on_cpu ? store->cached_peaks(env.host, env.cpu_model, cfg.threads) : std::nullopt;
+  const std::shared_ptr<const Backend> backend = backend_named(cfg.device);
+  const bool on_cpu = backend->device() == Device::Host;
+  const std::string processor = on_cpu ? env.cpu_model : backend->device_identity();
+  const int peak_threads = on_cpu ? cfg.threads : 0;
+  std::optional<MachinePeaks> cached = store ? store->cached_peaks(env.host, processor, peak_threads) : std::nullopt;
   MachinePeaks peaks;
   if (cached) peaks = *cached;
-  else if (on_cpu) threads.run([&] { peaks = backend_named(cfg.device)->measure_peaks(cfg.threads).value_or(MachinePeaks{}); });
-  if (store && on_cpu && !cached) store->store_peaks(env.host, env.cpu_model, cfg.threads, peaks);
+  else threads.run([&] { peaks = backend->measure_peaks(cfg.threads).value_or(MachinePeaks{}); });
+  if (store && !cached) store->store_peaks(env.host, processor, peak_threads, peaks);
   threads.run([&] {
     naming_model(m, [&] { calibrate_for_int8(m, pm.graph(), cfg, pm.ops); });
     used = cfg;  // with the int8 ranges: the unfused and baseline engines need them too
@@ -114,8 +115,9 @@ int cmd_profile(int argc, char** argv) {
     std::printf("machine peaks (%s): %.1f GFLOP/s fp32, %.1f GB/s\n\n", cached ? "cached in the store" : "measured",
                 peaks.gflops, peaks.gbps);
   else
-    std::printf("machine peaks: not measured for %s (the CPU's do not apply to its layers); layer times are the GPU's, "
-                "between CUDA events\n\n", cfg.device.c_str());
+    std::printf("device peaks of %s (%s, between CUDA events): %.1f GFLOP/s fp32 (TF32 off), %.1f GB/s device memory; "
+                "layer times are the GPU's, between CUDA events\n\n",
+                processor.c_str(), cached ? "cached in the store" : "measured", peaks.gflops, peaks.gbps);
 
   std::vector<LayerProfile> top = p.layers;
   std::sort(top.begin(), top.end(), [](const LayerProfile& a, const LayerProfile& b) { return a.median_ms > b.median_ms; });

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "engine/builder/build_config.h"
+#include "engine/config/build_config.h"
 #include "harness/case_fields.h"
 #include "harness/format_number.h"
 #include "harness/plugin_settings.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/builder/build_config.h"
+#include "engine/config/build_config.h"
 #include "engine/builder/dynamic_engine.h"
 #include "harness/model_source.h"
 #include "harness/plugin_model.h"

@@ -17,6 +17,7 @@
 #include "engine/ops/group_norm.h"
 #include "engine/ops/nn_common.h"
 #include "engine/ops/resize.h"
+#include "engine/ops/fused_conv.h"
 
 namespace fb {
 
@@ -507,16 +508,6 @@ bool quantized_as(const Node& n, const Tensor* t) {
 }
 
 }  // namespace
-
-int channel_gate_operand(const Shape& a, const Shape& b, const Shape& out) {
-  auto gate_of = [&](const Shape& x, const Shape& s) {
-    return x.size() == 4 && x == out && s.size() == 4 && (s[0] == x[0] || s[0] == 1) && s[1] == x[1] && s[2] == 1 && s[3] == 1 &&
-           (x[2] != 1 || x[3] != 1);
-  };
-  if (gate_of(a, b)) return 0;
-  if (gate_of(b, a)) return 1;
-  return -1;
-}
 
 std::unique_ptr<Layer> make_channels_last_layer(const LayerRequest& r) {
   const Node& n = r.node;

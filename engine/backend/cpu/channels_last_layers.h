@@ -16,8 +16,4 @@ namespace fb {
 // x_layout and y_layout (both "channels_last"); nullptr for any other node.
 std::unique_ptr<Layer> make_channels_last_layer(const LayerRequest& request);
 
-// Which operand of a Mul is the gated tensor x ([N,C,H,W], the output's shape) when the
-// other is a channel gate s ([N,C,1,1] or [1,C,1,1]); -1 when the Mul is not such a gate.
-int channel_gate_operand(const Shape& a, const Shape& b, const Shape& out);
-
 }  // namespace fb

@@ -97,17 +97,6 @@ memory::desc act_desc(const Shape& s, bool channels_last, memory::data_type type
 
 }  // namespace
 
-bool conv_has_residual(const Node& n) { return n.domain == "fusebench" && n.inputs.size() > 3 && !n.inputs[3].empty(); }
-
-ConvLayouts conv_layouts_of(const Node& n) {
-  auto cl = [&](const char* key) {
-    const std::string v = n.attr_string(key, "");
-    if (!v.empty() && v != kChannelsLast) throw Error(n.describe() + ": unknown " + key + " '" + v + "'");
-    return v == kChannelsLast;
-  };
-  return ConvLayouts{cl("x_layout"), cl("residual_layout"), cl("y_layout")};
-}
-
 struct ConvKernel::Impl {
   dnnl::convolution_forward prim;
   memory src, wei, bias, dst, res;         // the caller's buffers, in the node's layouts
@@ -165,7 +154,7 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   output_ = s.out;
   im.has_bias = has_bias;
   im.has_residual = conv_has_residual(node);
-  const ConvActivation act = conv_activation_of(node);
+  const FusedActivation act = fused_activation_of(node);
   const ConvLayouts layouts = conv_layouts_of(node);
   if (layouts.residual && !im.has_residual) throw Error(node.describe() + ": residual_layout without a residual input");
   const size_t nd = s.geo.in.size();
@@ -196,14 +185,14 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
     im.activation_table = activation_table(node.attr_string("activation", ""), int8_input_scale(table_input_amax, false),
                                            im.y_scale, y_unsigned, 0);
   } else switch (act.kind) {
-    case ConvActivation::Kind::Relu: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_relu, 0.f, 0.f); break;
-    case ConvActivation::Kind::Clip: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_clip, act.lo, act.hi); break;
-    case ConvActivation::Kind::Sigmoid: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_logistic, 0.f, 0.f); break;
-    case ConvActivation::Kind::HardSwish: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f); break;
-    case ConvActivation::Kind::Silu: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_swish, 1.f, 0.f); break;
-    case ConvActivation::Kind::Gelu: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f); break;
-    case ConvActivation::Kind::GeluTanh: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f); break;
-    case ConvActivation::Kind::None: break;
+    case ActivationKind::Relu: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_relu, 0.f, 0.f); break;
+    case ActivationKind::Clip: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_clip, act.lo, act.hi); break;
+    case ActivationKind::Sigmoid: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_logistic, 0.f, 0.f); break;
+    case ActivationKind::HardSwish: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f); break;
+    case ActivationKind::Silu: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_swish, 1.f, 0.f); break;
+    case ActivationKind::Gelu: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f); break;
+    case ActivationKind::GeluTanh: po.append_eltwise(act_scale, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f); break;
+    case ActivationKind::None: break;
   }
   dnnl::primitive_attr attr;
   attr.set_post_ops(po);
@@ -218,7 +207,7 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
     std::vector<float> scales = im.out_scales;  // accumulator units to the destination's
     if (tabled)
       for (float& v : scales) v /= int8_input_scale(table_input_amax, false);
-    else if (im.y_scale > 0 && act.kind == ConvActivation::Kind::None)
+    else if (im.y_scale > 0 && act.kind == ActivationKind::None)
       for (float& v : scales) v /= im.y_scale;
     attr.set_output_scales(1 << 1, scales);
   }
@@ -303,7 +292,7 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
   };
   im.description = std::string("onednn.conv[") + pd.impl_info_str() + "]";
   if (im.has_residual) im.description += "+sum";
-  if (act.kind != ConvActivation::Kind::None && !tabled) im.description += "+" + node.attr_string("activation", "");
+  if (act.kind != ActivationKind::None && !tabled) im.description += "+" + node.attr_string("activation", "");
   im.description += std::string(" ") + layout_name(layouts.x) + "→" + layout_name(layouts.y);
   if (im.int8) im.description += x_unsigned ? " u8s8" : " s8s8";
   if (tabled) im.description += "→s8 →" + node.attr_string("activation", "") + " table";
@@ -355,21 +344,6 @@ Tensor ConvKernel::plain_output(const void* y) const {
     dnnl_cpu_stream().wait();
   }
   return impl_->y_scale > 0 ? dequantized(out, impl_->y_scale) : out;  // a quantized output as what it stands for
-}
-
-ConvActivation conv_activation_of(const Node& n) {
-  const std::string a = n.attr_string("activation", "");
-  ConvActivation act;
-  if (a.empty()) return act;
-  if (a == "relu") act.kind = ConvActivation::Kind::Relu;
-  else if (a == "clip") act.kind = ConvActivation::Kind::Clip, act.lo = n.attr_float("activation_min", 0.f), act.hi = n.attr_float("activation_max", 6.f);
-  else if (a == "sigmoid") act.kind = ConvActivation::Kind::Sigmoid;
-  else if (a == "hardswish") act.kind = ConvActivation::Kind::HardSwish;
-  else if (a == "silu") act.kind = ConvActivation::Kind::Silu;
-  else if (a == "gelu") act.kind = ConvActivation::Kind::Gelu;
-  else if (a == "gelu_tanh") act.kind = ConvActivation::Kind::GeluTanh;
-  else throw Error(n.describe() + ": unknown conv activation '" + a + "'");
-  return act;
 }
 
 namespace {

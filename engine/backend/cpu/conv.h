@@ -6,30 +6,10 @@
 #include <string>
 
 #include "engine/ir/graph.h"
+#include "engine/ops/fused_activation.h"
+#include "engine/ops/fused_conv.h"
 
 namespace fb {
-
-struct ConvActivation {
-  enum class Kind { None, Relu, Clip, Sigmoid, HardSwish, Silu, Gelu, GeluTanh } kind = Kind::None;
-  float lo = 0, hi = 0;  // Clip bounds
-};
-// The activation a fusebench.FusedConv node carries ("activation", "activation_min/max").
-ConvActivation conv_activation_of(const Node& n);
-
-// Where a convolution's activations keep their bytes: ONNX's plain layout (NCHW) or
-// channels-last (NHWC), which oneDNN's fastest fp32 kernels (brgconv) read and write
-// directly. The conv-layout pass marks FusedConv nodes whose tensors flow only between
-// convolutions: attributes "x_layout", "residual_layout", "y_layout" = "channels_last".
-// Shapes stay logical (NCHW); only the bytes are permuted.
-inline constexpr const char* kChannelsLast = "channels_last";
-struct ConvLayouts {
-  bool x = false, residual = false, y = false;  // true: channels-last
-};
-ConvLayouts conv_layouts_of(const Node& n);
-
-// fusebench.FusedConv's optional input 3: a tensor of the output's shape added to the
-// convolution before the activation (a residual Add folded in as oneDNN's sum post-op).
-bool conv_has_residual(const Node& n);
 
 class ConvKernel {
  public:

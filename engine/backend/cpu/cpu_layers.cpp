@@ -17,6 +17,7 @@
 #include "engine/ops/nn_common.h"
 #include "engine/backend/cpu/half_storage_layer.h"
 #include "engine/ops/half_float.h"
+#include "engine/ops/fused_activation.h"
 
 namespace fb {
 
@@ -68,7 +69,7 @@ class MatMulLayer : public Layer {
     std::string k = "onednn.matmul";
     if (spec_.bf16) k += "[" + kernel_.impl_info() + "]";
     if (spec_.has_bias) k += "+bias";
-    if (spec_.activation != MatMulActivation::None) k += std::string("+") + matmul_activation_name(spec_.activation);
+    if (spec_.activation != ActivationKind::None) k += std::string("+") + activation_kind_name(spec_.activation);
     if (spec_.has_multiplier) k += "+mul";
     if (spec_.bf16) k += " bf16";
     return k;
@@ -109,7 +110,7 @@ class Int8MatMulLayer : public Layer {
     s.trans_b = n.attr_int("transB", 0) != 0;
     s.has_bias = ins.size() > 2 && ins[2];
     s.alpha = n.attr_float("alpha", 1.f);
-    if (n.domain == "fusebench") s.activation = parse_matmul_activation(n.attr_string("activation", ""));
+    if (n.domain == "fusebench") s.activation = fused_activation_of(n).kind;
     s.input_amax = n.attr_float("int8_input_amax", 0.f);
     s.input_unsigned = n.attr_int("int8_input_unsigned", 0) != 0;
     s.input_zero_point = int(n.attr_int("int8_input_zero_point", 0));

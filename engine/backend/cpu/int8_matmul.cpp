@@ -6,6 +6,7 @@
 
 #include "engine/backend/cpu/dnnl_context.h"
 #include "engine/backend/cpu/int8_quantize.h"
+#include "engine/ops/fused_activation.h"
 
 namespace fb {
 
@@ -27,13 +28,8 @@ struct Int8MatMulKernel::Impl {
 
 namespace {
 
-// The activation's name as a fused layer's attribute gives it (int8_quantize.h's tables).
-std::string activation_name(MatMulActivation a) {
-  return a == MatMulActivation::Gelu ? "gelu" : a == MatMulActivation::GeluTanh ? "gelu_tanh" : "";
-}
-
 bool tabled_activation(const Int8MatMulSpec& s) {
-  return s.activation_input_amax > 0 && s.output_amax > 0 && is_tabled_activation(activation_name(s.activation));
+  return s.activation_input_amax > 0 && s.output_amax > 0 && is_tabled_activation(activation_kind_name(s.activation));
 }
 
 }  // namespace
@@ -78,7 +74,7 @@ Int8MatMulKernel::Int8MatMulKernel(const Int8MatMulSpec& spec, const float* b) :
   if (tabled) {
     // The activation's input, as s8 at its own threshold; the table does the rest.
     po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f / int8_input_scale(spec.activation_input_amax, false), 0.f);
-    im.activation_table = activation_table(activation_name(spec.activation), int8_input_scale(spec.activation_input_amax, false),
+    im.activation_table = activation_table(activation_kind_name(spec.activation), int8_input_scale(spec.activation_input_amax, false),
                                            int8_input_scale(spec.output_amax, spec.output_unsigned),
                                            spec.output_unsigned || spec.output_zero_point != 0, spec.output_zero_point);
   } else {
@@ -124,7 +120,7 @@ std::string Int8MatMulKernel::describe() const {
     return zero_point ? "u8(zero point " + std::to_string(zero_point) + ")" : "s8";
   };
   return "onednn.matmul[" + impl_->impl + "] " + type(s.input_unsigned, s.input_zero_point) + "×s8→" +
-         (impl_->activation_table.empty() ? "" : "s8 →" + activation_name(s.activation) + " table→") +
+         (impl_->activation_table.empty() ? "" : "s8 →" + std::string(activation_kind_name(s.activation)) + " table→") +
          (s.output_amax > 0 ? type(s.output_unsigned, s.output_zero_point) : "f32");
 }
 

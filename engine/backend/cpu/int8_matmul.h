@@ -17,7 +17,7 @@ struct Int8MatMulSpec {
   bool trans_b = false;
   bool has_bias = false;   // float32 [N]
   float alpha = 1.f;
-  MatMulActivation activation = MatMulActivation::None;
+  ActivationKind activation = ActivationKind::None;
   float input_amax = 0;    // A's calibrated threshold
   bool input_unsigned = false;
   int input_zero_point = 0;  // 1..255: A is u8 with this zero point (engine/quant/int8_representation.h)

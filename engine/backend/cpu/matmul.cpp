@@ -6,38 +6,20 @@
 #include "engine/ops/broadcast.h"
 #include "engine/backend/cpu/dnnl_context.h"
 #include "engine/ops/op_registry.h"
+#include "engine/ops/fused_activation.h"
 
 namespace fb {
 
 using dnnl::memory;
 
-MatMulActivation parse_matmul_activation(const std::string& s) {
-  if (s.empty() || s == "none") return MatMulActivation::None;
-  if (s == "relu") return MatMulActivation::Relu;
-  if (s == "gelu") return MatMulActivation::Gelu;
-  if (s == "gelu_tanh") return MatMulActivation::GeluTanh;
-  if (s == "silu") return MatMulActivation::Silu;
-  throw Error("unknown matmul activation '" + s + "'");
-}
-
-const char* matmul_activation_name(MatMulActivation a) {
+void append_matmul_activation(dnnl::post_ops& po, ActivationKind a) {
   switch (a) {
-    case MatMulActivation::None: return "none";
-    case MatMulActivation::Relu: return "relu";
-    case MatMulActivation::Gelu: return "gelu";
-    case MatMulActivation::GeluTanh: return "gelu_tanh";
-    case MatMulActivation::Silu: return "silu";
-  }
-  return "?";
-}
-
-void append_matmul_activation(dnnl::post_ops& po, MatMulActivation a) {
-  switch (a) {
-    case MatMulActivation::None: return;
-    case MatMulActivation::Relu: return po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-    case MatMulActivation::Gelu: return po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
-    case MatMulActivation::GeluTanh: return po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f);
-    case MatMulActivation::Silu: return po.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);  // x·sigmoid(1·x)
+    case ActivationKind::None: return;
+    case ActivationKind::Relu: return po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    case ActivationKind::Gelu: return po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+    case ActivationKind::GeluTanh: return po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f);
+    case ActivationKind::Silu: return po.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);  // x·sigmoid(1·x)
+    default: throw Error(std::string("no matmul epilogue for activation '") + activation_kind_name(a) + "'");
   }
 }
 
@@ -265,7 +247,7 @@ std::vector<ValueInfo> infer_fused_matmul(const ShapeContext& c) {
 MatMulSpec fused_matmul_spec(const Node& n, const Shape& a, const Shape& b, bool has_bias) {
   MatMulSpec s{a, b, n.attr_int("transA", 0) != 0, n.attr_int("transB", 0) != 0, has_bias};
   s.alpha = n.attr_float("alpha", 1.f);
-  s.activation = parse_matmul_activation(n.attr_string("activation", ""));
+  s.activation = fused_activation_of(n).kind;
   s.has_multiplier = n.inputs.size() > 3 && !n.inputs[3].empty();
   return s;
 }

@@ -9,15 +9,14 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "engine/ir/tensor.h"
+#include "engine/ops/activation_kind.h"
 
 namespace fb {
 
-enum class MatMulActivation { None, Relu, Gelu, GeluTanh, Silu };
-MatMulActivation parse_matmul_activation(const std::string& s);  // "", "relu", "gelu", "gelu_tanh", "silu"
-const char* matmul_activation_name(MatMulActivation a);
 // The activation as a oneDNN eltwise post-op (nothing for None); the float and int8
-// matmuls share it.
-void append_matmul_activation(dnnl::post_ops& po, MatMulActivation a);
+// matmuls share it. Error for an activation the matmul fusion never writes (Clip,
+// Sigmoid, HardSwish).
+void append_matmul_activation(dnnl::post_ops& po, ActivationKind a);
 
 struct MatMulSpec {
   Shape a, b;              // as the inputs come (rank >= 1; 2-D when transposed)
@@ -25,7 +24,7 @@ struct MatMulSpec {
   bool trans_b = false;    // only for rank-2 b (Gemm)
   bool has_bias = false;   // bias of shape [N] (or [1, N]) added to every row
   float alpha = 1.f;
-  MatMulActivation activation = MatMulActivation::None;
+  ActivationKind activation = ActivationKind::None;
   // y = act(a·b + bias) ⊙ m, m of y's shape, as oneDNN's binary post-op: a gated MLP's up
   // projection times its gate (fusebench.FusedMatMul's input 3).
   bool has_multiplier = false;

@@ -38,6 +38,18 @@ class EventTimer final : public DeviceTimer {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
 
+// A CUDA graph of the work queued between cudaStreamBeginCapture and EndCapture.
+class CudaGraph final : public RecordedWork {
+ public:
+  CudaGraph(cudaGraphExec_t exec, cudaStream_t stream) : exec_(exec), stream_(stream) {}
+  ~CudaGraph() override { cudaGraphExecDestroy(exec_); }
+  void replay() override { FB_CUDA(cudaGraphLaunch(exec_, stream_)); }
+
+ private:
+  cudaGraphExec_t exec_;
+  cudaStream_t stream_;
+};
+
 // A data-movement layer of a 16-bit layer whose constant inputs came as float32 (a
 // Gather's embedding table, a Concat's class token: precision lowering leaves
 // initializers float32, and the CPU's HalfStorageLayer widens around them): the constants
@@ -167,6 +179,35 @@ void CudaBackend::copy_to_host(void* host_dst, const void* src, size_t bytes) co
 Tensor CudaBackend::to_host(const Tensor& t) const { return cuda::to_host(t, ctx_.stream); }
 
 std::unique_ptr<DeviceTimer> CudaBackend::make_timer() const { return std::make_unique<EventTimer>(ctx_.stream); }
+
+std::unique_ptr<RecordedWork> CudaBackend::record(const std::function<void()>& enqueue) const {
+  FB_CUDA(cudaSetDevice(ctx_.device));
+  // Thread-local: a call that could wait for the device (a synchronize, a blocking copy)
+  // from this thread fails the capture instead of silently running outside it.
+  FB_CUDA(cudaStreamBeginCapture(ctx_.stream, cudaStreamCaptureModeThreadLocal));
+  cudaGraph_t graph = nullptr;
+  try {
+    enqueue();
+  } catch (...) {
+    cudaStreamEndCapture(ctx_.stream, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();  // the capture's error is reported by the exception
+    throw;
+  }
+  if (const cudaError_t e = cudaStreamEndCapture(ctx_.stream, &graph); e != cudaSuccess) {
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    throw Error(std::string("a CUDA graph could not be recorded: ") + cudaGetErrorString(e));
+  }
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    throw Error(std::string("a CUDA graph could not be instantiated: ") + cudaGetErrorString(e));
+  }
+  return std::make_unique<CudaGraph>(exec, ctx_.stream);
+}
 
 std::string CudaBackend::device_identity() const {
   return props_.name + " (sm_" + std::to_string(props_.cc_major) + std::to_string(props_.cc_minor) + ")";

@@ -30,6 +30,8 @@ class CudaBackend final : public Backend {
   Tensor to_host(const Tensor& t) const override;
   bool channels_last_convolutions() const override { return false; }
   std::unique_ptr<DeviceTimer> make_timer() const override;
+  std::unique_ptr<RecordedWork> record(const std::function<void()>& enqueue) const override;
+  std::optional<MachinePeaks> measure_peaks(int threads) const override;  // cuda_peaks.cpp
   void* native_stream() const override { return ctx_.stream; }
   std::string device_identity() const override;
   DeviceDescription describe_device() const override;

@@ -1,12 +1,15 @@
 // Convolutions on the GPU: Conv and fusebench.FusedConv on cuDNN's convolution (its
 // heuristic's first algorithm that fits the workspace, as PyTorch with cudnn.benchmark
-// off), then bias, residual and activation in one pass of our epilogue kernel. float32
+// off), then bias, residual and activation in one pass of our epilogue kernel; 2-D
+// depthwise ones on our own kernel with all of that in the same pass (conv_kernels.h). float32
 // convolutions run in full fp32 (CUDNN_FMA_MATH: no TF32); tf32, fp16 and bf16 ones on
 // tensor cores.
 // Not yet: cuDNN's fused conv+bias+activation (one pass less), asymmetric padding.
 #include <algorithm>
 
+#include "engine/backend/cuda/conv_kernels.h"
 #include "engine/backend/cuda/epilogue_kernels.h"
+#include "engine/ops/fused_activation.h"
 #include "engine/ops/nn_common.h"
 
 namespace fb::cuda {
@@ -89,12 +92,13 @@ class ConvLayer final : public CudaLayer {
     if (r.inputs.size() > 2 && r.inputs[2]) ep.bias = input_as(r, 2, t_y, bias_keep_), ep.bias_elem = e;
     if (n.domain == "fusebench") {
       if (r.inputs.size() > 3 && r.inputs[3]) ep.residual = input_as(r, 3, t_y, residual_keep_);
-      ep.act = activation_of(n, &ep.lo, &ep.hi);
+      const FusedActivation a = fused_activation_of(n);
+      ep.act = a.kind, ep.lo = a.lo, ep.hi = a.hi;
     }
     // The residual may be y itself (the arena hands a dying residual's buffer to the
     // output): cuDNN then adds the convolution to it (beta 1), before the epilogue.
     if (ep.residual && ep.residual == y_->raw()) ep.residual = nullptr, beta_ = 1.f;
-    epilogue_needed_ = ep.bias || ep.residual || ep.act != Activation::None;
+    epilogue_needed_ = ep.bias || ep.residual || ep.act != ActivationKind::None;
     int64_t k = 1;
     for (size_t i = 1; i < ws.size(); ++i) k *= ws[i];
     flops_ = 2.0 * double(y_->numel()) * double(k);
@@ -131,6 +135,56 @@ class ConvLayer final : public CudaLayer {
   std::string kernel_;
 };
 
+// A 2-D convolution with one input channel per output channel (MobileNet's, EfficientNet's
+// depthwise convolutions), on our own kernel: PyTorch's eager convolution also leaves
+// float32 depthwise ones to its own kernel rather than cuDNN. Any padding and dilation.
+bool is_depthwise_2d(const LayerRequest& r) {
+  const Shape& xs = r.inputs[0]->shape();
+  const Shape& ws = r.inputs[1]->shape();
+  return xs.size() == 4 && ws.size() == 4 && ws[1] == 1 && ws[0] == xs[1] && r.node.attr_int("group", 1) == xs[1];
+}
+
+class DepthwiseConvLayer final : public CudaLayer {
+ public:
+  DepthwiseConvLayer(const LayerRequest& r, const CudaContext& ctx) : CudaLayer(ctx) {
+    const Node& n = r.node;
+    Tensor* y = r.outputs[0];
+    const DType t = y->dtype();
+    const Shape& xs = r.inputs[0]->shape();
+    const Shape& ws = r.inputs[1]->shape();
+    const WindowGeometry geo = window_geometry(n, Shape(xs.begin() + 2, xs.end()), Shape(ws.begin() + 2, ws.end()), false);
+    DepthwiseConv& p = p_;
+    p.batch = xs[0], p.channels = xs[1], p.in_h = xs[2], p.in_w = xs[3];
+    p.out_h = y->shape()[2], p.out_w = y->shape()[3];
+    p.kernel_h = ws[2], p.kernel_w = ws[3];
+    p.stride_h = geo.stride[0], p.stride_w = geo.stride[1];
+    p.pad_h = geo.pad_begin[0], p.pad_w = geo.pad_begin[1];
+    p.dilation_h = geo.dilation[0], p.dilation_w = geo.dilation[1];
+    p.elem = elem_of(*y);
+    p.x = input_as(r, 0, t, x_keep_);
+    p.weights = input_as(r, 1, t, w_keep_);
+    if (r.inputs.size() > 2 && r.inputs[2]) p.bias = input_as(r, 2, t, bias_keep_);
+    if (n.domain == "fusebench") {
+      if (r.inputs.size() > 3 && r.inputs[3]) p.residual = input_as(r, 3, t, residual_keep_);
+      const FusedActivation a = fused_activation_of(n);
+      p.act = a.kind, p.lo = a.lo, p.hi = a.hi;
+    }
+    p.y = y->raw();
+    flops_ = 2.0 * double(y->numel()) * double(ws[2] * ws[3]);
+    kernel_ = std::string("fusebench.depthwise_conv") + (p.bias || p.residual || p.act != ActivationKind::None ? "+epilogue" : "") +
+              kernel_suffix(p.elem, n.precision);
+  }
+  void run() override { launch_depthwise_conv(p_, ctx_.stream); }
+  std::string kernel() const override { return kernel_; }
+  double flops() const override { return flops_; }
+
+ private:
+  DepthwiseConv p_;
+  DeviceMemory x_keep_, w_keep_, bias_keep_, residual_keep_;  // constants converted to the layer's type
+  double flops_ = 0;
+  std::string kernel_;
+};
+
 // Channels-last layouts and int8 attributes are the CPU backend's (it answers that it
 // keeps convolutions channels-last; this one does not), so a node carrying them is not ours.
 PrecisionSet conv_precisions(const Node& n) {
@@ -139,7 +193,10 @@ PrecisionSet conv_precisions(const Node& n) {
   return {Precision::FP32, Precision::TF32, Precision::FP16, Precision::BF16};
 }
 
-std::unique_ptr<Layer> make_conv(const LayerRequest& r, const CudaContext& ctx) { return std::make_unique<ConvLayer>(r, ctx); }
+std::unique_ptr<Layer> make_conv(const LayerRequest& r, const CudaContext& ctx) {
+  if (is_depthwise_2d(r)) return std::make_unique<DepthwiseConvLayer>(r, ctx);
+  return std::make_unique<ConvLayer>(r, ctx);
+}
 
 }  // namespace
 

@@ -107,21 +107,4 @@ const void* input_as(const LayerRequest& r, size_t i, DType want, DeviceMemory& 
   return keep.data();
 }
 
-Activation activation_of(const Node& n, float* lo, float* hi) {
-  const std::string a = n.attr_string("activation", "");
-  if (a.empty() || a == "none") return Activation::None;
-  if (a == "relu") return Activation::Relu;
-  if (a == "clip") {
-    *lo = n.attr_float("activation_min", 0.f);
-    *hi = n.attr_float("activation_max", 6.f);
-    return Activation::Clip;
-  }
-  if (a == "sigmoid") return Activation::Sigmoid;
-  if (a == "hardswish") return Activation::HardSwish;
-  if (a == "silu") return Activation::Silu;
-  if (a == "gelu") return Activation::Gelu;
-  if (a == "gelu_tanh") return Activation::GeluTanh;
-  throw Error(n.describe() + ": unknown activation '" + a + "'");
-}
-
 }  // namespace fb::cuda

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "engine/backend/cuda/epilogue_kernels.h"
+#include "engine/ops/fused_activation.h"
 
 namespace fb::cuda {
 
@@ -162,7 +163,9 @@ class MatMulLayer final : public CudaLayer {
     Epilogue& ep = epilogue_;
     ep.outer = y_->numel() / std::max<int64_t>(p.n, 1);
     ep.channels = p.n;
-    Activation act = fused ? activation_of(n, &ep.lo, &ep.hi) : Activation::None;
+    const FusedActivation fa = fused ? fused_activation_of(n) : FusedActivation{};
+    ActivationKind act = fa.kind;
+    ep.lo = fa.lo, ep.hi = fa.hi;
     const Tensor* bias = fused && r.inputs.size() > 2 ? r.inputs[2] : nullptr;
     if (bias) {
       if (bias->numel() != p.n)
@@ -173,7 +176,7 @@ class MatMulLayer final : public CudaLayer {
       if (p.batch == 1) p.bias = b, p.bias_elem = e;
       else ep.bias = b, ep.bias_elem = e;
     }
-    if (act == Activation::Relu && p.batch == 1) p.relu = true, act = Activation::None;
+    if (act == ActivationKind::Relu && p.batch == 1) p.relu = true, act = ActivationKind::None;
     ep.act = act;
     if (fused && r.inputs.size() > 3 && r.inputs[3]) ep.multiplier = input_as(r, 3, t, multiplier_keep_);
     if (gemm && r.inputs.size() > 2 && r.inputs[2] && n.attr_float("beta", 1.f) != 0.f) {
@@ -187,7 +190,7 @@ class MatMulLayer final : public CudaLayer {
       ep.c_channel_stride = cols == 1 ? 0 : 1;
       ep.beta = n.attr_float("beta", 1.f);
     }
-    epilogue_needed_ = ep.bias || ep.act != Activation::None || ep.multiplier || ep.c;
+    epilogue_needed_ = ep.bias || ep.act != ActivationKind::None || ep.multiplier || ep.c;
     lt_ = std::make_unique<LtMatmul>(p, ctx, n);
     flops_ = 2.0 * double(p.batch) * double(p.m) * double(p.n) * double(p.k);
     kernel_ = std::string("cublasLt.matmul") + (p.bias ? "+bias" : "") + (p.relu ? "+relu" : "") +

@@ -1,45 +1,11 @@
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cfloat>
 
+#include "engine/backend/cuda/device_math.cuh"
 #include "engine/backend/cuda/epilogue_kernels.h"
 
 namespace fb::cuda {
 
 namespace {
-
-__device__ float load(const void* p, Elem e, int64_t i) {
-  switch (e) {
-    case Elem::F16: return __half2float(static_cast<const __half*>(p)[i]);
-    case Elem::BF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
-    default: return static_cast<const float*>(p)[i];
-  }
-}
-
-__device__ void store(void* p, Elem e, int64_t i, float v) {
-  switch (e) {
-    case Elem::F16: static_cast<__half*>(p)[i] = __float2half(v); break;
-    case Elem::BF16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16(v); break;
-    default: static_cast<float*>(p)[i] = v;
-  }
-}
-
-// The activations as the CPU kernels define them (engine/ops/elementwise.cpp).
-__device__ float activate(Activation a, float v, float lo, float hi) {
-  switch (a) {
-    case Activation::None: return v;
-    case Activation::Relu: return v > 0.f ? v : 0.f;
-    case Activation::Clip: return fminf(fmaxf(v, lo), hi);
-    case Activation::Sigmoid: return 1.f / (1.f + expf(-v));
-    case Activation::HardSwish: return v * fminf(fmaxf(v / 6.f + 0.5f, 0.f), 1.f);
-    case Activation::Silu: return v / (1.f + expf(-v));
-    case Activation::Gelu: return 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
-    case Activation::GeluTanh:
-      return 0.5f * v * (1.f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
-  }
-  return v;
-}
 
 __global__ void epilogue_kernel(Elem ye, void* y, Epilogue e, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {

@@ -8,14 +8,10 @@
 #include <cstdint>
 
 #include "engine/backend/cuda/cuda_layer_table.h"
+#include "engine/ops/activation_kind.h"
 
 namespace fb::cuda {
 
-enum class Activation : int { None, Relu, Clip, Sigmoid, HardSwish, Silu, Gelu, GeluTanh };
-
-// A fused node's "activation" attribute (FusedConv's, FusedMatMul's; Clip's bounds from
-// "activation_min"/"activation_max" into lo/hi); Error naming the node for an unknown one.
-Activation activation_of(const Node& n, float* lo, float* hi);
 
 struct Epilogue {
   // y is [outer, channels, inner] (a matrix product: outer = rows, inner = 1; a
@@ -29,7 +25,7 @@ struct Epilogue {
   Elem c_elem = Elem::F32;
   int64_t c_outer_stride = 0, c_channel_stride = 0;
   float beta = 0;
-  Activation act = Activation::None;
+  ActivationKind act = ActivationKind::None;
   float lo = 0, hi = 0;          // Clip's bounds
   const void* multiplier = nullptr;  // y's shape and type, multiplied after the activation
 };

@@ -1,4 +1,4 @@
-#include "engine/builder/build_config.h"
+#include "engine/config/build_config.h"
 
 #include "engine/ir/error.h"
 

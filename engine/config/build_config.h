@@ -1,4 +1,6 @@
-// What the builder is asked for: precision, fusion level and its limits, batch, threads.
+// What a build is asked for: precision, fusion level and its limits, batch, threads, device.
+// The builder, the passes, the runtime and plans all read it, so it sits below them all
+// (engine/config: may use ir, quant).
 #pragma once
 #include <map>
 #include <string>
@@ -86,6 +88,11 @@ struct BuildConfig {
   // convolution by float rounding, which can flip a decision on a threshold (a detector's
   // box); off, every convolution is direct, as the reference executor's always are.
   bool winograd = true;
+  // A device engine records its whole plan once as a CUDA graph (after its first run, when
+  // every layer has made what it makes lazily) and replays it as one launch per run
+  // (engine/runtime/engine.h). Refused for a plan with layers on the host (a CPU fallback);
+  // ignored on the CPU. The reference always stays eager, as PyTorch eager is.
+  bool cuda_graph = false;
   // Shapes for graph inputs whose dims the model leaves symbolic beyond the batch (or to
   // override them); by input name.
   std::map<std::string, Shape> input_shapes;

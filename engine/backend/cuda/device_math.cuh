@@ -1,0 +1,47 @@
+// What our kernels (*.cu) share on the device: a float32, float16 or bfloat16 element
+// loaded and stored as float (the arithmetic is float32 whatever the storage), and the
+// activations fused layers apply.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "engine/backend/cuda/cuda_layer_table.h"
+#include "engine/ops/activation_kind.h"
+
+namespace fb::cuda {
+
+__device__ inline float load(const void* p, Elem e, int64_t i) {
+  switch (e) {
+    case Elem::F16: return __half2float(static_cast<const __half*>(p)[i]);
+    case Elem::BF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    default: return static_cast<const float*>(p)[i];
+  }
+}
+
+__device__ inline void store(void* p, Elem e, int64_t i, float v) {
+  switch (e) {
+    case Elem::F16: static_cast<__half*>(p)[i] = __float2half(v); break;
+    case Elem::BF16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16(v); break;
+    default: static_cast<float*>(p)[i] = v;
+  }
+}
+
+// The activations as the CPU kernels define them (engine/ops/elementwise.cpp).
+__device__ inline float activate(ActivationKind a, float v, float lo, float hi) {
+  switch (a) {
+    case ActivationKind::None: return v;
+    case ActivationKind::Relu: return v > 0.f ? v : 0.f;
+    case ActivationKind::Clip: return fminf(fmaxf(v, lo), hi);
+    case ActivationKind::Sigmoid: return 1.f / (1.f + expf(-v));
+    case ActivationKind::HardSwish: return v * fminf(fmaxf(v / 6.f + 0.5f, 0.f), 1.f);
+    case ActivationKind::Silu: return v / (1.f + expf(-v));
+    case ActivationKind::Gelu: return 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
+    case ActivationKind::GeluTanh:
+      return 0.5f * v * (1.f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+  }
+  return v;
+}
+
+}  // namespace fb::cuda

@@ -1,0 +1,32 @@
+// fusebench.FusedConv's attributes beyond Conv's, as the passes write them and every
+// backend reads them: its activation (engine/ops/fused_activation.h), an optional
+// residual, and where its tensors keep their bytes.
+#pragma once
+
+#include "engine/ir/graph.h"
+
+namespace fb {
+
+// Where a convolution's activations keep their bytes: ONNX's plain layout (NCHW) or
+// channels-last (NHWC). The conv-layout pass marks FusedConv nodes whose tensors flow only
+// between convolutions, and the ops between them, with "x_layout", "residual_layout",
+// "y_layout" = "channels_last"; a backend that has no channels-last convolutions
+// (Backend::channels_last_convolutions) never sees them. Shapes stay logical (NCHW); only
+// the bytes are permuted.
+inline constexpr const char* kChannelsLast = "channels_last";
+struct ConvLayouts {
+  bool x = false, residual = false, y = false;  // true: channels-last
+};
+// Error naming the node for a layout other than channels_last.
+ConvLayouts conv_layouts_of(const Node& n);
+
+// fusebench.FusedConv's optional input 3: a tensor of the output's shape added to the
+// convolution before the activation (a residual Add folded in).
+bool conv_has_residual(const Node& n);
+
+// Which operand of a Mul is the gated tensor x ([N,C,H,W], the output's shape) when the
+// other is a channel gate s ([N,C,1,1] or [1,C,1,1]), as squeeze-and-excitation writes
+// it; -1 when the Mul is not such a gate.
+int channel_gate_operand(const Shape& a, const Shape& b, const Shape& out);
+
+}  // namespace fb
