@@ -10,6 +10,9 @@ PyTorch eager") and the engine's speedups over the reference, with the GPU's nam
 
 PyTorch is timed with CUDA events around each call (its GPU time, as fusebench's samples
 are), after warm-up, median of the samples; rounds alternate torch and fusebench blocks.
+Each torch block runs in a process of its own that exits before fusebench starts, so no
+CUDA context of PyTorch's is on the GPU while fusebench times (NVML would report it as
+another process and fusebench flag the case disturbed).
 """
 import argparse
 import json
@@ -72,7 +75,28 @@ def time_fusebench(fusebench, onnx_path, batches, seconds, work):
     return {k: (v.get("reference"), v.get("engine")) for k, v in out.items()}
 
 
+def torch_block(models_dir, name, batches, seconds):
+    """This script's child: PyTorch eager medians of one model at each batch, as JSON on stdout."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import export_models  # the same modules and seeds as the exported ONNX files
+
+    with open(os.path.join(models_dir, "manifest.json")) as f:
+        entry = next(e for e in json.load(f)["models"] if e["name"] == name)
+    model = next(m for n, m, _ in export_models.make_models([name])).cuda()
+    out = {}
+    for batch in batches:
+        inputs = [torch.from_numpy(np.load(os.path.join(models_dir, f"{name}_b{batch}_in_{n}.npy"))).cuda()
+                  for n in entry["inputs"]]
+        out[str(batch)] = time_torch(model, inputs, seconds)
+    print(json.dumps(out))
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--torch-block":  # MODELS NAME BATCHES SECONDS
+        torch_block(sys.argv[2], sys.argv[3], [int(b) for b in sys.argv[4].split(",")], float(sys.argv[5]))
+        return
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", default=os.path.join(root, "build", "torch-models"))
@@ -81,25 +105,23 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=2.0)
     args = ap.parse_args()
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    print(f"bench_pytorch_gpu: torch {torch.__version__} on {torch.cuda.get_device_name(0)}; TF32 off; "
-          f"cudnn.benchmark {torch.backends.cudnn.benchmark}", flush=True)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import export_models  # the same modules and seeds as the exported ONNX files
-
+    print(f"bench_pytorch_gpu: torch {torch.__version__}; TF32 off; cudnn.benchmark {torch.backends.cudnn.benchmark}",
+          flush=True)
     with open(os.path.join(args.models, "manifest.json")) as f:
         entries = json.load(f)["models"]
-    models = {n: m.cuda() for n, m, _ in export_models.make_models([e["name"] for e in entries])}
     torch_ms, fb_ms = {}, {}
     with tempfile.TemporaryDirectory(prefix="bench_pytorch_gpu_") as work:
         for rnd in range(args.rounds):
             for e in entries:
                 name = e["name"]
-                for batch in e["batches"]:
-                    inputs = [torch.from_numpy(np.load(os.path.join(args.models, f"{name}_b{batch}_in_{n}.npy"))).cuda()
-                              for n in e["inputs"]]
-                    torch_ms.setdefault((name, batch), []).append(time_torch(models[name], inputs, args.seconds))
+                block = subprocess.run([sys.executable, os.path.abspath(__file__), "--torch-block", args.models, name,
+                                        ",".join(str(b) for b in e["batches"]), str(args.seconds)],
+                                       capture_output=True, text=True)
+                if block.returncode != 0:
+                    print(block.stderr[-3000:], flush=True)
+                    continue
+                for batch, ms in json.loads(block.stdout.strip().splitlines()[-1]).items():
+                    torch_ms.setdefault((name, int(batch)), []).append(ms)
                 onnx_path = os.path.join(args.models, f"{name}_opset{args.opset}.onnx")
                 for key, v in time_fusebench(args.fusebench, onnx_path, e["batches"], args.seconds, work).items():
                     fb_ms.setdefault((name,) + key, []).append(v)
