@@ -5,13 +5,14 @@
 # PyTorch eager against the GPU reference on the exported models. Everything it prints
 # and the databases go to OUT (default ./gpu-out).
 #
-#   scripts/gpu_session.sh [DEBS_DIR] [STAGES]     STAGES: build,test,zoo,torch (default), suite, checks, graphs, mpi
+#   scripts/gpu_session.sh [DEBS_DIR] [STAGES]     STAGES: build,test,zoo,torch (default), suite, checks, graphs, sweep, mpi
 #
 # suite: the whole tree and its full ctest run (offline_deps.sh test) instead of the CUDA
 # tests alone; checks: tf32 against fp32, the seed's plugin in a GPU build (CPU fallback),
 # the GPU's environment as NVML reads it, an A/A compare; graphs: the engine eager against
 # the engine replayed as one CUDA graph, case by case, and the depthwise convolutions'
-# layers in a profile; mpi: one rank per GPU under
+# layers in a profile; sweep: `profile --batch-sweep` of BERT and ResNet (the batch
+# question: what limits each layer as the batch grows); mpi: one rank per GPU under
 # mpirun (OpenMPI unpacked from MPI_DEBS, a machine of several GPUs); CXX and BUILD_DIR pick the compiler (CXX=g++-13 BUILD_DIR=build-g13).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -100,6 +101,15 @@ JSON
   done
   "$fb" export --db "$out/graphs.db" --format csv > "$out/graphs.csv" 2>&1 || true
   "$fb" profile zoo:mobilenet --device cuda --fusion none --batch 1 2>&1 | head -45
+fi
+
+if has sweep; then
+  stamp "the batch question: profile --batch-sweep on the GPU"
+  for m in "bert?layers=4&hidden=512&heads=8&seq=128" resnet; do
+    for p in fp32 fp16; do
+      "$fb" profile "zoo:$m" --device cuda --precision $p --batch-sweep 1,8,32 --top 12 --iterations 30 2>&1 | head -30
+    done
+  done
 fi
 
 if has mpi; then

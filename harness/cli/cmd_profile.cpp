@@ -7,6 +7,7 @@
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/profiler.h"
 #include "engine/runtime/thread_scope.h"
+#include "harness/batch_scaling.h"
 #include "harness/calibration.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/plan_options.h"
@@ -21,6 +22,33 @@
 
 namespace fb::cli {
 
+namespace {
+
+// "1,8,32": positive and ascending; Error naming the flag otherwise.
+std::vector<int64_t> batch_list(const std::string& text) {
+  std::vector<int64_t> batches;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    size_t used = 0;
+    int64_t b = 0;
+    try {
+      b = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || b < 1) throw Error("--batch-sweep: '" + item + "' is not a positive batch");
+    if (!batches.empty() && b <= batches.back()) throw Error("--batch-sweep: batches must ascend ('" + text + "')");
+    batches.push_back(b);
+    at = comma + 1;
+  }
+  if (batches.size() < 2) throw Error("--batch-sweep: give at least two batches, as 1,8");
+  return batches;
+}
+
+}  // namespace
+
 int cmd_profile(int argc, char** argv) {
   cxxopts::Options opts("fusebench profile", "Per-layer and per-module time of a built engine, seen through fusion.");
   add_build_options(opts, "aggressive");
@@ -30,7 +58,9 @@ int cmd_profile(int argc, char** argv) {
       "iterations", "profiled runs (per-layer medians)", cxxopts::value<int>()->default_value("50"))(
       "top", "layers to list", cxxopts::value<int>()->default_value("15"))(
       "depth", "module levels to show (0: all)", cxxopts::value<int>()->default_value("0"))(
-      "db", "results database: store the profile there and reuse its cached machine peaks", cxxopts::value<std::string>());
+      "db", "results database: store the profile there and reuse its cached machine peaks", cxxopts::value<std::string>())(
+      "batch-sweep", "B1,B2,...: profile at each batch and say what limits each layer as the batch grows",
+      cxxopts::value<std::string>());
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
   if (!args.count("model")) throw Error("a MODEL argument is required");
@@ -62,6 +92,38 @@ int cmd_profile(int argc, char** argv) {
   if (cached) peaks = *cached;
   else threads.run([&] { peaks = backend->measure_peaks(cfg.threads).value_or(MachinePeaks{}); });
   if (store && !cached) store->store_peaks(env.host, processor, peak_threads, peaks);
+  if (args.count("batch-sweep")) {
+    const std::vector<int64_t> batches = batch_list(args["batch-sweep"].as<std::string>());
+    if (!plugins.empty() || cfg.is_dynamic()) throw Error("--batch-sweep profiles static engines without plugins");
+    for (const GraphInput& in : pm.graph().inputs)
+      if (!in.dims.empty() && in.dims[0] > 0)
+        throw Error("--batch-sweep: the model fixes input '" + in.name + "' at batch " + std::to_string(in.dims[0]));
+    std::vector<Profile> profiles;
+    std::vector<double> unfused_ms;
+    threads.run([&] {
+      for (int64_t b : batches) {
+        BuildConfig c = cfg;
+        c.batch = b;
+        naming_model(m, [&] { calibrate_for_int8(m, pm.graph(), c, pm.ops); });
+        std::unique_ptr<Engine> engine = build_engine(pm.graph(), c, {pm.ops});
+        BuildConfig none = c;
+        none.fusion = FusionLevel::None;
+        std::unique_ptr<Engine> unfused = build_engine(pm.graph(), none, {pm.ops});
+        ReferenceExecutor ref(pm.graph(), b, {}, pm.ops);
+        const std::vector<Tensor> inputs =
+            unbound_inputs(pm.graph(), make_inputs(pm.graph(), ref.input_shapes(), 1234), engine->config().constant_inputs);
+        profiles.push_back(profile_engine(*engine, unfused.get(), inputs, iterations));
+        unfused_ms.push_back(profile_engine(*unfused, nullptr, inputs, iterations).total_ms);
+      }
+    });
+    std::printf("%s  %s on %s, %d thread(s), batches", m.reference.c_str(), fusion_level_name(cfg.fusion), cfg.device.c_str(),
+                cfg.threads);
+    for (int64_t b : batches) std::printf(" %lld", (long long)b);
+    std::printf(" (sums of layer medians over %d runs each)\n%s peaks (%s): %.1f GFLOP/s fp32, %.1f GB/s\n\n", iterations,
+                on_cpu ? "machine" : processor.c_str(), cached ? "cached in the store" : "measured", peaks.gflops, peaks.gbps);
+    std::printf("%s", format_batch_scaling(analyze_batch_scaling(batches, profiles, unfused_ms, peaks), args["top"].as<int>()).c_str());
+    return kExitOk;
+  }
   threads.run([&] {
     naming_model(m, [&] { calibrate_for_int8(m, pm.graph(), cfg, pm.ops); });
     used = cfg;  // with the int8 ranges: the unfused and baseline engines need them too
