@@ -53,6 +53,9 @@ Row make_row(const StoredRun& run, const KeyedCase& c, const char* executor, con
   row["status"] = r.status;
   // Appended (the columns' order is a promise): "static" or "dynamic" (harness/case.h).
   row["engine_shapes"] = s.engine_shapes;
+  // Appended when the GPU came: where both executors ran, and whether the engine replayed a CUDA graph.
+  row["device"] = s.device;
+  row["cuda_graph"] = s.cuda_graph;
   return row;
 }
 

@@ -259,15 +259,19 @@ def make_models(only):
         "mobilenet_v2": lambda: torchvision.models.mobilenet_v2(weights=None),
         "bert": lambda: Bert(),
         "vit_tiny": lambda: ViT(),
+        # The GPU issue's sizes (scripts/bench_pytorch_gpu.py): BERT-base and ResNet-50.
+        "bert_base": lambda: Bert(layers=12, hidden=768, heads=12),
+        "resnet50": lambda: torchvision.models.resnet50(weights=None),
     }
-    inputs = {"resnet18": image_inputs, "mobilenet_v2": image_inputs, "bert": bert_inputs, "vit_tiny": image_inputs}
+    inputs = {"resnet18": image_inputs, "mobilenet_v2": image_inputs, "bert": bert_inputs, "vit_tiny": image_inputs,
+              "bert_base": bert_inputs, "resnet50": image_inputs}
     for name in only:
         if name not in builders:
             sys.exit(f"export_models.py: unknown model '{name}' (known: {', '.join(builders)})")
         gen = torch.Generator().manual_seed(SEED)
         torch.manual_seed(SEED)  # module constructors draw their initial weights from here
         model = builders[name]()
-        if name in ("resnet18", "mobilenet_v2"):
+        if name in ("resnet18", "mobilenet_v2", "resnet50"):
             calibrate_batchnorm(model, gen, (16, 3, 224, 224))
         model.eval()
         yield name, model, inputs[name]
@@ -295,7 +299,7 @@ def save_npy(path, tensor):
     np.save(path, np.ascontiguousarray(tensor.detach().cpu().numpy()))
 
 
-def export(name, model, make_inputs, out_dir):
+def export(name, model, make_inputs, out_dir, batches=BATCHES):
     entry = {"name": name, "opsets": [], "batches": []}
     gen = torch.Generator().manual_seed(SEED + 1)
     example = make_inputs(gen, BATCHES[0])
@@ -311,7 +315,7 @@ def export(name, model, make_inputs, out_dir):
                               dynamic_axes=dynamic, do_constant_folding=True, **LEGACY_EXPORTER)
         cap_ir_version(path)
         entry["opsets"].append(opset)
-    for batch in BATCHES:
+    for batch in batches:
         gen = torch.Generator().manual_seed(SEED + batch)
         inputs = make_inputs(gen, batch)
         with torch.no_grad():
@@ -329,7 +333,9 @@ def main():
     ap.add_argument("--out", default=os.path.join(root, "build", "torch-models"), help="output folder")
     ap.add_argument("--models", default="resnet18,mobilenet_v2,bert,vit_tiny", help="comma-separated")
     ap.add_argument("--force", action="store_true", help="export even when the folder is up to date")
+    ap.add_argument("--batches", default=",".join(str(b) for b in BATCHES), help="batches of the saved inputs and outputs")
     args = ap.parse_args()
+    batches = [int(b) for b in args.batches.split(",")]
     os.makedirs(args.out, exist_ok=True)
     manifest_path = os.path.join(args.out, "manifest.json")
     with open(os.path.abspath(__file__), "rb") as f:
@@ -340,7 +346,8 @@ def main():
         with open(manifest_path) as f:
             old = json.load(f)
         if (old.get("script_sha256") == source_hash and all(old.get(k) == v for k, v in versions.items())
-                and [m["name"] for m in old["models"]] == args.models.split(",")):
+                and [m["name"] for m in old["models"]] == args.models.split(",")
+                and all(m["batches"] == batches for m in old["models"])):
             print(f"export_models: {args.out} is up to date (--force to export again)")
             return
     if os.path.exists(manifest_path):
@@ -349,8 +356,8 @@ def main():
     manifest = {**versions, "script_sha256": source_hash, "seed": SEED, "models": []}
     for name, model, make_inputs in make_models(args.models.split(",")):
         t0 = time.time()
-        manifest["models"].append(export(name, model, make_inputs, args.out))
-        print(f"export_models: {name}: opsets {list(OPSETS)}, batches {list(BATCHES)} in {time.time() - t0:.1f}s")
+        manifest["models"].append(export(name, model, make_inputs, args.out, batches))
+        print(f"export_models: {name}: opsets {list(OPSETS)}, batches {batches} in {time.time() - t0:.1f}s")
     with open(manifest_path, "w") as f:
         json.dump(manifest, f, indent=2)
     print(f"export_models: wrote {args.out}/manifest.json")

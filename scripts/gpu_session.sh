@@ -155,8 +155,13 @@ fi
 
 if has torch; then
   stamp "PyTorch eager against the GPU reference"
+  # TORCH_MODELS, TORCH_BATCHES, TORCH_MODES, TORCH_ROUNDS: the rows (bert_base,resnet50 at
+  # 1,8,32 with eager32,eager16,compile16,graph16) instead of the suite's export.
   models=$BUILD_DIR/torch-models  # the suite's export, when it ran (export_models.py skips an up-to-date folder)
-  python3 scripts/export_models.py --out "$models" 2>&1 | tail -3
-  python3 scripts/bench_pytorch_gpu.py --models "$models" --fusebench "$fb" --rounds 2 --seconds 1.5 2>&1 | tail -60
+  [ -n "${TORCH_MODELS:-}" ] && models=$BUILD_DIR/torch-models-bench
+  python3 scripts/export_models.py --out "$models" ${TORCH_MODELS:+--models "$TORCH_MODELS"} \
+    ${TORCH_BATCHES:+--batches "$TORCH_BATCHES"} 2>&1 | tail -3
+  python3 scripts/bench_pytorch_gpu.py --models "$models" --fusebench "$fb" --rounds "${TORCH_ROUNDS:-2}" --seconds 1.5 \
+    --torch-modes "${TORCH_MODES:-eager32}" 2>&1 | tail -60
 fi
 stamp "done"

@@ -66,10 +66,12 @@ TEST(ExportColumns, HoldTheDocumentedSetInOrder) {
     last = at;
   }
   // Pinned: a dashboard may read by position; new columns go at the end, never between.
-  EXPECT_EQ(cols.size(), 34u);
+  EXPECT_EQ(cols.size(), 36u);
   EXPECT_EQ(cols.front(), "run");
   EXPECT_EQ(cols[32], "status");
-  EXPECT_EQ(cols.back(), "engine_shapes");  // appended when dynamic engines came
+  EXPECT_EQ(cols[33], "engine_shapes");  // appended when dynamic engines came
+  EXPECT_EQ(cols[34], "device");         // and these two with the GPU
+  EXPECT_EQ(cols.back(), "cuda_graph");
   EXPECT_THROW(fb::parse_export_format("xml"), fb::Error);
 }
 
