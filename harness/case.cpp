@@ -44,8 +44,10 @@ const OrderedJson* find(const OrderedJson& j, const std::string& path, const Fie
 nlohmann::json CaseSpec::to_json() const {
   json j{{"scenario", scenario}, {"scenario_file", scenario_file}, {"model", model}, {"model_hash", model_hash}};
   for (const CaseField& f : case_fields()) put(j, f.path, f.write(*this));
-  // Only int8 cases have calibration settings; other cases' configs stay as they were.
-  if (j.contains("calibration") && j["calibration"].empty()) j.erase("calibration");
+  // Only int8 cases have calibration settings, only profiled cases a profile block; other
+  // cases' configs stay as they were.
+  for (const char* block : {"calibration", "profile"})
+    if (j.contains(block) && j[block].empty()) j.erase(block);
   return j;
 }
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/config/build_config.h"
+#include "engine/runtime/profiler.h"
 #include "harness/gpu_environment.h"
 #include "harness/plugin_cost_result.h"
 #include "harness/plugin_settings.h"
@@ -142,6 +143,10 @@ struct CaseSpec {
   // Both executors run on that value.
   std::map<std::string, nlohmann::json> shape_inputs;
   PluginSettings plugins;  // plugin libraries and placements (harness/plugin_settings.h)
+  // Profiled runs of the engine after timing (scenario "profile": {"iterations": N}): the
+  // per-layer profile `fusebench profile` takes, stored with the case so `explain` can say
+  // which layers a change moved; 0: none. Not in the case key: it runs after the timing.
+  int profile_iterations = 0;
 
   // The configuration as JSON (stored with the case; every field above). The settings'
   // keys and checks are the case table's (harness/case_fields.h).
@@ -257,6 +262,18 @@ struct LayerRecord {
   bool operator==(const LayerRecord&) const = default;
 };
 
+// What a fusion pass did with one match (the engine's FusionEvent, as stored with a case):
+// fused it into `fused`, or refused it and why.
+struct FusionDecision {
+  std::string pass;                // "attention-fusion"
+  std::string root;                // the node the rule matched at
+  std::vector<std::string> nodes;  // the matched nodes
+  std::string fused;               // the node that replaced them ("" when refused)
+  std::string refused;             // why it was refused ("" when fused)
+
+  bool operator==(const FusionDecision&) const = default;
+};
+
 // The machine a case was built and timed on: a distributed run spreads its cases over
 // several, and numbers from different machines must not be mixed unknowingly.
 struct HostFingerprint {
@@ -310,6 +327,11 @@ struct CaseResult {
   int onnx_nodes = 0;
   std::string build_log;
   std::vector<LayerRecord> layers;
+  // Every fusion and refusal of the build, in the order the passes made them.
+  std::vector<FusionDecision> fusion_decisions;
+  // With profile_iterations: the engine's per-layer profile, taken after the timing in the
+  // first worker process; its layers are parallel to `layers` (the same build).
+  std::optional<Profile> profile;
   // With plugin placements (and plugins.cost): the same case without them, and the split.
   std::optional<PluginCost> plugin_cost;
 

@@ -429,6 +429,14 @@ const std::vector<CaseField>& case_fields() {
 
       {.path = "seed", .in_scenario = kAtPath, VALUE(seed, seed), .in_key = always},
 
+      // A per-layer profile after the timing (harness/case_profile.h): not in the key, and
+      // left out of the stored config when off, so cases without it keep their configs.
+      {.path = "profile.iterations", .in_scenario = kAtPath,
+       .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) {
+         s.profile_iterations = int_in<0, 100000>(v, f, r);
+       },
+       .write = [](const CaseSpec& s) { return s.profile_iterations ? nlohmann::json(s.profile_iterations) : nlohmann::json(); }},
+
       // Where fusion must stop: in the case key when any is set (absent otherwise, so the
       // keys of cases without limits stay what they were). The engine's BuildConfig names
       // the op types exclude_op_types, its plan format's key.

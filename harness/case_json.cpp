@@ -1,6 +1,7 @@
 #include "harness/case_json.h"
 
 #include "engine/ir/error.h"
+#include "harness/case_profile.h"
 #include "harness/json_fields.h"
 
 namespace fb {
@@ -192,6 +193,20 @@ CaseResult from_json_fields(const json& j) {
       r.layers.push_back(std::move(rec));
     }
   }
+  if (auto it = j.find("fusion_decisions"); it != j.end()) {
+    try {
+      it->get_to(r.fusion_decisions);
+    } catch (const json::exception& e) {
+      throw Error("field 'fusion_decisions': not a list of fusion decisions (" + std::string(e.what()) + ")");
+    }
+  }
+  if (auto it = j.find("profile"); it != j.end() && !it->is_null()) {
+    try {
+      r.profile = it->get<Profile>();
+    } catch (const json::exception& e) {
+      throw Error("field 'profile': not a layer profile (" + std::string(e.what()) + ")");
+    }
+  }
   if (auto it = j.find("plugin_cost"); it != j.end() && !it->is_null()) {
     try {
       r.plugin_cost = it->get<PluginCost>();
@@ -270,6 +285,8 @@ nlohmann::json case_result_to_json(const CaseResult& r) {
           {"onnx_nodes", r.onnx_nodes},
           {"build_log", r.build_log},
           {"layers", std::move(layers)},
+          {"fusion_decisions", r.fusion_decisions},
+          {"profile", r.profile ? json(*r.profile) : json(nullptr)},
           {"plugin_cost", r.plugin_cost ? json(*r.plugin_cost) : json(nullptr)}};
 }
 

@@ -14,6 +14,7 @@
 #include "harness/accuracy.h"
 #include "harness/mpi_run.h"
 #include "harness/case_fields.h"
+#include "harness/case_profile.h"
 #include "harness/environment.h"
 #include "harness/gpu_disturbance.h"
 #include "harness/gpu_monitor.h"
@@ -75,6 +76,7 @@ CaseResult CaseRunner::run_in_workers(const CaseSpec& spec, const ProgressFn& pr
     // merged result takes it from there.
     CaseSpec process_spec = worker_spec;
     if (p > 0) process_spec.plugins.cost = false;
+    if (p > 0) process_spec.profile_iterations = 0;  // the profile too: one pass is the case's
     // A process the machine disturbed is timed again, a few times at most: a burst of
     // other work passes, a machine that stays busy keeps the flag (and one with fewer cores
     // than the case has threads is not asked again).
@@ -98,6 +100,7 @@ std::pair<CaseResult, CaseResult> CaseRunner::run_paired(const CaseSpec& spec, c
   worker_spec.timing.processes = k;
   worker_spec.timing = per_process_timing(worker_spec.timing);
   worker_spec.plugins.cost = false;  // the cost split is a run's own analysis, not a side of a pair
+  worker_spec.profile_iterations = 0;  // so is the profile (run it without --against)
   CaseSpec baseline_spec = worker_spec;
   baseline_spec.timing.inject_delay_us = 0;
   std::vector<CaseResult> candidate, baseline;
@@ -214,6 +217,7 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
       r.layers.push_back(LayerRecord{int(i), l.name, l.kind, l.sources, l.kernel, l.precision, l.input_shapes,
                                      l.output_shapes, l.flops, l.bytes, l.precision_reason});
     }
+    r.fusion_decisions = fusion_decisions_of(*engine);
     const bool copies = r.spec.timing.include_copies;
     auto run_engine = [&] {
       dynamic ? dynamic->run(engine_inputs) : engine->run(engine_inputs);
@@ -258,6 +262,11 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
         if (progress) progress("plugin cost: timing the model without its plugins");
         std::unique_ptr<Engine> baseline = build_engine(m.graph, dynamic ? engine->config() : cfg, {ops});
         r.plugin_cost = measure_plugin_cost(*engine, *baseline, engine_inputs, r.spec.timing);
+      }
+      if (r.spec.profile_iterations > 0) {
+        if (progress) progress("profiling each layer");
+        r.profile = profile_case(*engine, graph, dynamic ? engine->config() : cfg, {ops}, engine_inputs,
+                                 r.spec.profile_iterations);
       }
     });
     r.speedup = r.engine.stats.median > 0 ? r.reference.stats.median / r.engine.stats.median : 0;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/compare.h"
+#include "harness/environment_diff.h"
 #include "harness/gate.h"
 #include "harness/history.h"
 #include "harness/result_store.h"
@@ -90,11 +91,6 @@ struct ReportCase : KeyedCase {
 };
 
 // One fingerprint field of the run beside the baseline's.
-struct EnvField {
-  std::string name, value, baseline_value;
-  bool differs = false;
-};
-
 // Cases that share a model, thread count, precision and fusion level: the speedup-against-
 // batch curve.
 struct BatchCurve {

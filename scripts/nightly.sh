@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The nightly job a team's cron or CI runs: the nightly scenarios into one long-lived
-# database, then compare with the last good night, the gate (with JUnit XML for the CI's
+# database, then compare with the last good night (and explain what moved), the gate (with JUnit XML for the CI's
 # test view), change points over all nights, and the HTML report, all into one folder.
 #
 #   scripts/nightly.sh [DB=results/nightly.db]
@@ -37,6 +37,9 @@ baseline=()
 if [ -s "$LAST_GOOD" ]; then
   baseline=(--baseline "$(cat "$LAST_GOOD")")
   "$FUSEBENCH" compare --db "$DB" --run "$run_id" "${baseline[@]}" | tee "$OUT_DIR/compare.txt"
+  # Why each slower or faster case moved, by layer and fusion decision (from the profiles
+  # the scenario stores); a night without them says so there and the job goes on.
+  "$FUSEBENCH" explain --db "$DB" --run "$run_id" "${baseline[@]}" > "$OUT_DIR/explain.txt" 2>&1 || true
 else
   echo "nightly: no good night yet in $LAST_GOOD; this run is judged on its own rules" | tee "$OUT_DIR/compare.txt"
 fi

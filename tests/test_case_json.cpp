@@ -72,6 +72,15 @@ CaseResult full_result() {
   r.gpu->setup.name = "NVIDIA H200";
   r.gpu->after.sm_mhz = 1755;
   r.gpu->settled = true;
+  r.fusion_decisions = {{"attention-fusion", "s", {"q", "s"}, "", "node 'q' is excluded from fusion"}};
+  r.spec.profile_iterations = 2;
+  r.profile.emplace();
+  r.profile->iterations = 2;
+  r.profile->total_ms = 0.75;
+  r.profile->layers = {{0, "l0", "MatMul", "onednn.matmul", 0.5, 131072, 40960, {"a", "b"}, "", {0.5, 0.625}},
+                       {1, "l1 + gelu", "fusebench.FusedMatMul", "onednn.matmul+gelu", 0.25, 0, 0, {"c"}, "", {0.25, 0.25}}};
+  r.profile->nodes = {{"/m/a", "/m/", 0, 0.375, true}, {"/m/b", "/m/", 0, 0.125, true}, {"c", "", 1, 0.25, false}};
+  r.profile->modules = roll_up_modules(r.profile->nodes, r.profile->total_ms);
   return r;
 }
 

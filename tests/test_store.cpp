@@ -189,6 +189,20 @@ CaseResult make_case(const std::string& scenario, int64_t batch, const std::stri
     l.bytes = 4.0 * (16 * 64 * 2 + 64 * 64) * double(batch);
     r.layers.push_back(l);
   }
+  // The build's fusion decisions, and a profile of its layers (two runs each).
+  r.fusion_decisions = {{"matmul-bias-activation-fusion", "/encoder/layer.1/MatMul", {"/encoder/layer.1/MatMul", "/encoder/layer.1/Add"},
+                         "layer_1", ""},
+                        {"attention-fusion", "/encoder/layer.0/Softmax", {"/encoder/layer.0/MatMul"}, "", "node 'x' is excluded"}};
+  r.spec.profile_iterations = 2;
+  fb::Profile& p = r.profile.emplace();
+  p.iterations = 2;
+  for (const fb::LayerRecord& l : r.layers) {
+    const double ms = 0.25 * (l.index + 1);
+    p.layers.push_back({l.index, l.name, l.kind, l.kernel, ms, l.flops, l.bytes, l.sources, "", {ms, ms + 0.125}});
+    p.total_ms += ms;
+    for (const std::string& n : l.sources) p.nodes.push_back({n, fb::module_of(n), l.index, ms / 2, true});
+  }
+  p.modules = fb::roll_up_modules(p.nodes, p.total_ms);
   return r;
 }
 
@@ -277,6 +291,8 @@ void expect_same(const CaseResult& a, const CaseResult& b) {
   EXPECT_EQ(a.timed_on.cores, b.timed_on.cores);
   EXPECT_EQ(a.isolation, b.isolation);
   EXPECT_EQ(a.worker_lost, b.worker_lost);
+  EXPECT_EQ(a.fusion_decisions, b.fusion_decisions);
+  EXPECT_EQ(a.profile, b.profile);
 }
 
 void expect_same(const RunInfo& a, const RunInfo& b) {
@@ -346,6 +362,9 @@ TEST_F(StoreTest, RoundTripsRunAndCasesWithEverything) {
   EXPECT_EQ(raw.count("samples"), 2 * (37 + 25));
   EXPECT_EQ(raw.count("layers"), 8);
   EXPECT_EQ(raw.count("build_logs"), 2);
+  EXPECT_EQ(raw.count("case_profile_layers"), 8);
+  EXPECT_EQ(raw.count("case_profile_nodes"), 16);
+  EXPECT_EQ(raw.count("fusion_decisions"), 4);
   EXPECT_EQ(raw.count("runs"), 1);  // the scenario name was data, never SQL
 }
 

@@ -14,8 +14,8 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Median time of each layer over `iterations` runs (one warm-up run first).
-std::vector<double> layer_medians(Engine& engine, const std::vector<Tensor>& inputs, int iterations) {
+// Each layer's time in each of `iterations` runs (one warm-up run first).
+std::vector<std::vector<double>> layer_samples(Engine& engine, const std::vector<Tensor>& inputs, int iterations) {
   std::vector<std::vector<double>> per_layer(engine.layers().size());
   std::vector<double> ms;
   engine.run(inputs);
@@ -23,8 +23,12 @@ std::vector<double> layer_medians(Engine& engine, const std::vector<Tensor>& inp
     engine.run(inputs, &ms);
     for (size_t i = 0; i < ms.size(); ++i) per_layer[i].push_back(ms[i]);
   }
+  return per_layer;
+}
+
+std::vector<double> medians(const std::vector<std::vector<double>>& per_layer) {
   std::vector<double> med;
-  for (auto& v : per_layer) med.push_back(median_of(v));
+  for (const auto& v : per_layer) med.push_back(median_of(v));
   return med;
 }
 
@@ -39,17 +43,18 @@ std::string module_of(const std::string& node_name) {
 Profile profile_engine(Engine& engine, Engine* unfused, const std::vector<Tensor>& inputs, int iterations) {
   Profile p;
   p.iterations = iterations;
-  const std::vector<double> med = layer_medians(engine, inputs, iterations);
+  std::vector<std::vector<double>> samples = layer_samples(engine, inputs, iterations);
+  const std::vector<double> med = medians(samples);
   // Unfused node times: the weights for apportioning fused layers.
   std::map<std::string, double> node_weight;
   if (unfused) {
-    const std::vector<double> um = layer_medians(*unfused, inputs, iterations);
+    const std::vector<double> um = medians(layer_samples(*unfused, inputs, iterations));
     for (size_t i = 0; i < um.size(); ++i)
       for (const std::string& s : unfused->layers()[i].sources) node_weight[s] += um[i];
   }
   for (size_t i = 0; i < engine.layers().size(); ++i) {
     const LayerInfo& l = engine.layers()[i];
-    LayerProfile lp{int(i), l.name, l.kind, l.kernel, med[i], l.flops, l.bytes, l.sources, l.eager};
+    LayerProfile lp{int(i), l.name, l.kind, l.kernel, med[i], l.flops, l.bytes, l.sources, l.eager, std::move(samples[i])};
     p.total_ms += med[i];
     p.layers.push_back(lp);
     const bool fused = l.sources.size() > 1;

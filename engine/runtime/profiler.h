@@ -23,6 +23,11 @@ struct LayerProfile {
   double gbps() const { return median_ms > 0 ? bytes / median_ms / 1e6 : 0; }
   std::vector<std::string> sources;
   std::string eager;  // why it runs eagerly (LayerInfo::eager), "" for a planned layer
+  // Each profiled run's time, in run order (run k of every layer is the same engine run),
+  // so a caller can put intervals on a layer's median or on a sum of layers. Empty in
+  // profiles stored by `profile --db`, which keep medians only.
+  std::vector<double> samples_ms;
+  bool operator==(const LayerProfile&) const = default;
 };
 
 struct NodeProfile {
@@ -31,6 +36,7 @@ struct NodeProfile {
   int layer = 0;       // engine layer it ran in
   double ms = 0;
   bool estimated = false;  // apportioned from a fused layer
+  bool operator==(const NodeProfile&) const = default;
 };
 
 struct ModuleProfile {
@@ -38,6 +44,7 @@ struct ModuleProfile {
   double ms = 0;
   double share = 0;       // of the total
   bool estimated = false;  // any part apportioned
+  bool operator==(const ModuleProfile&) const = default;
 };
 
 struct Profile {
@@ -46,6 +53,7 @@ struct Profile {
   std::vector<LayerProfile> layers;
   std::vector<NodeProfile> nodes;
   std::vector<ModuleProfile> modules;  // every prefix level, sorted by path
+  bool operator==(const Profile&) const = default;
 };
 
 // Times each layer of `engine` over `iterations` runs. `unfused` (the same model built

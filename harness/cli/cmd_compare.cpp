@@ -47,19 +47,12 @@ int cmd_compare(int argc, char** argv) {
       "baseline", "baseline run id (default: the run before --run, or the latest of --baseline-db)",
       cxxopts::value<int64_t>())("baseline-db", "take the baseline from this database instead",
                                  cxxopts::value<std::string>())(
-      "alpha", "two-sided level of the change's interval", cxxopts::value<double>()->default_value("0.01"))(
-      "min-effect", "the smallest change that must be detected (0.03 = 3%); noise above it is 'noisy'",
-      cxxopts::value<double>()->default_value("0.03"))(
-      "cross-host", "judge engine and reference times even when the runs' machines differ")(
       "no-history", "judge against the noise between processes only, not between earlier runs")(
       "fail-on-regression", "exit 1 when a case is slower, 3 when none is but one is noisy or environment");
+  add_judgement_options(opts);
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
-  CompareOptions o;
-  o.alpha = args["alpha"].as<double>();
-  o.min_effect = fraction_option(args, "min-effect");
-  o.cross_host = args.count("cross-host") > 0;
-  if (!(o.alpha > 0 && o.alpha < 1)) throw Error("--alpha must lie between 0 and 1");
+  CompareOptions o = judgement_options_from(args);
 
   ResultStore store = open_existing_store(args.count("db") ? args["db"].as<std::string>() : "");
   const int64_t run = pick_run(store, args.count("run") ? std::optional(args["run"].as<int64_t>()) : std::nullopt);
@@ -69,11 +62,7 @@ int cmd_compare(int argc, char** argv) {
   std::optional<int64_t> base_run;
   if (args.count("baseline")) base_run = pick_run(base_store, args["baseline"].as<int64_t>());
   else if (other) base_run = pick_run(*other, std::nullopt);
-  else if (const int64_t other_side = store.load_run(run).info.paired_with) base_run = other_side;
-  else base_run = run_before(store, run);
-  if (!base_run)
-    throw Error(store.path() + ": run " + std::to_string(run) + " has no run before it to compare with; "
-                "give --baseline RUN or --baseline-db FILE");
+  else base_run = default_baseline(store, run);
   if (!other && *base_run == run)
     throw Error(store.path() + ": run " + std::to_string(run) + " compared with itself says nothing; give another "
                 "--baseline (an A/A comparison is two runs of the same code: `fusebench selfcheck`)");

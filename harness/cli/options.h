@@ -9,6 +9,7 @@
 
 #include "engine/config/build_config.h"
 #include "harness/case_fields.h"
+#include "harness/compare.h"
 #include "harness/format_number.h"
 #include "harness/plugin_settings.h"
 #include "engine/ir/error.h"
@@ -43,6 +44,24 @@ inline double fraction_option(const cxxopts::ParseResult& args, const std::strin
     throw Error("--" + name + " " + format_number("%g", v) + ": a change is a fraction (" +
                 format_number("%g", v / 100) + " for " + format_number("%g", v) + "%), not a percentage");
   return v;
+}
+
+// How compare judges a case, as `compare` and `explain` take it: --alpha, --min-effect and
+// --cross-host.
+inline void add_judgement_options(cxxopts::Options& opts) {
+  opts.add_options()("alpha", "two-sided level of the change's interval", cxxopts::value<double>()->default_value("0.01"))(
+      "min-effect", "the smallest change that must be detected (0.03 = 3%); noise above it is 'noisy'",
+      cxxopts::value<double>()->default_value("0.03"))(
+      "cross-host", "judge engine and reference times even when the runs' machines differ");
+}
+
+inline CompareOptions judgement_options_from(const cxxopts::ParseResult& args) {
+  CompareOptions o;
+  o.alpha = args["alpha"].as<double>();
+  o.min_effect = fraction_option(args, "min-effect");
+  o.cross_host = args.count("cross-host") > 0;
+  if (!(o.alpha > 0 && o.alpha < 1)) throw Error("--alpha must lie between 0 and 1");
+  return o;
 }
 
 // The options every command that builds an engine from a MODEL takes: the MODEL and the

@@ -38,4 +38,15 @@ inline std::optional<int64_t> run_before(const ResultStore& store, int64_t run) 
   return std::nullopt;
 }
 
+// The baseline of `run` when none is named: its paired A/B run's other side, else the run
+// before it; fb::Error naming the file when there is none.
+inline int64_t default_baseline(const ResultStore& store, int64_t run) {
+  if (const int64_t other_side = store.load_run(run).info.paired_with) return other_side;
+  const std::optional<int64_t> before = run_before(store, run);
+  if (!before)
+    throw Error(store.path() + ": run " + std::to_string(run) + " has no run before it to compare with; "
+                "give --baseline RUN or --baseline-db FILE");
+  return *before;
+}
+
 }  // namespace fb::cli

@@ -153,6 +153,33 @@ const std::vector<Column<LayerRecord>>& layer_columns() {
   return columns;
 }
 
+// A profiled layer's name, kind, kernel and sources are its row in layers.
+const std::vector<Column<LayerProfile>>& profile_layer_columns() {
+  using R = LayerProfile;
+  static const std::vector<Column<R>> columns{
+      COLUMN(layer_index, index),
+      COLUMN(median_ms, median_ms),
+      JSON_COLUMN(samples_json, samples_ms),
+  };
+  return columns;
+}
+
+const std::vector<Column<NodeProfile>>& profile_node_columns() {
+  using R = NodeProfile;
+  static const std::vector<Column<R>> columns{
+      COLUMN(node, node), COLUMN(module, module), COLUMN(layer_index, layer), COLUMN(ms, ms), COLUMN(estimated, estimated),
+  };
+  return columns;
+}
+
+const std::vector<Column<FusionDecision>>& fusion_decision_columns() {
+  using R = FusionDecision;
+  static const std::vector<Column<R>> columns{
+      COLUMN(pass, pass), COLUMN(root, root), JSON_COLUMN(nodes_json, nodes), COLUMN(fused, fused), COLUMN(refused, refused),
+  };
+  return columns;
+}
+
 const std::vector<Column<PluginCost>>& plugin_cost_columns() {
   using R = PluginCost;
   static const std::vector<Column<R>> columns{

@@ -87,6 +87,9 @@ const std::vector<Column<RunInfo>>& run_columns();
 const std::vector<Column<CaseResult>>& case_columns();  // config_json is read first, by the reader itself
 const std::vector<Column<Measurement>>& measurement_columns();
 const std::vector<Column<LayerRecord>>& layer_columns();
+const std::vector<Column<LayerProfile>>& profile_layer_columns();  // case_id bound by the caller
+const std::vector<Column<NodeProfile>>& profile_node_columns();    // case_id bound by the caller
+const std::vector<Column<FusionDecision>>& fusion_decision_columns();  // case_id and seq bound by the caller
 const std::vector<Column<PluginCost>>& plugin_cost_columns();
 const std::vector<Column<PreventedFusion>>& plugin_cost_group_columns();  // case_id and rank bound by the caller
 

@@ -336,6 +336,49 @@ constexpr const char* kSchemaV10 = R"sql(
 ALTER TABLE cases ADD COLUMN gpu_json TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 11: what `fusebench explain` reads (issue 43): each case's per-layer profile
+// (scenario "profile"), one profiled pass after its timing, and the build's fusion
+// decisions, which the build log holds only as text. Older cases have neither.
+constexpr const char* kSchemaV11 = R"sql(
+-- case_profiles: a case's profile: how many profiled runs, and the sum of layer medians.
+CREATE TABLE case_profiles (
+  case_id    INTEGER PRIMARY KEY REFERENCES cases(id) ON DELETE CASCADE,
+  iterations INTEGER NOT NULL,
+  total_ms   REAL NOT NULL
+);
+-- case_profile_layers: each engine layer's median over the profiled runs and its time in
+-- each of them (JSON list, run order: run k of every layer is one engine run). The layer's
+-- name, kind, kernel and sources are its row in layers (the same build, the same index).
+CREATE TABLE case_profile_layers (
+  case_id      INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+  layer_index  INTEGER NOT NULL,
+  median_ms    REAL NOT NULL,
+  samples_json TEXT NOT NULL,
+  PRIMARY KEY (case_id, layer_index)
+) WITHOUT ROWID;
+-- case_profile_nodes: time per source ONNX node; estimated = apportioned from a fused layer.
+CREATE TABLE case_profile_nodes (
+  case_id     INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+  node        TEXT NOT NULL,
+  module      TEXT NOT NULL,
+  layer_index INTEGER NOT NULL,
+  ms          REAL NOT NULL,
+  estimated   INTEGER NOT NULL CHECK (estimated IN (0, 1))
+);
+CREATE INDEX case_profile_nodes_case ON case_profile_nodes(case_id);
+-- fusion_decisions: every fusion and refusal of a case's build, in the order made.
+CREATE TABLE fusion_decisions (
+  case_id    INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+  seq        INTEGER NOT NULL,
+  pass       TEXT NOT NULL,             -- "attention-fusion"
+  root       TEXT NOT NULL,             -- the node the rule matched at
+  nodes_json TEXT NOT NULL,             -- JSON list of the matched nodes
+  fused      TEXT NOT NULL,             -- the node that replaced them ('' when refused)
+  refused    TEXT NOT NULL,             -- why it was refused ('' when fused)
+  PRIMARY KEY (case_id, seq)
+) WITHOUT ROWID;
+)sql";
+
 struct Migration {
   int to_version;
   const char* what;
@@ -353,6 +396,7 @@ constexpr Migration kMigrations[] = {
     {8, "static or dynamic engine, a dynamic engine's specialization time", kSchemaV8},
     {9, "disturbance (steal time, run queue, preemptions, the disturbed flag), paired A/B runs", kSchemaV9},
     {10, "a GPU case's device environment (NVML readings around the timing)", kSchemaV10},
+    {11, "per-case layer profiles and fusion decisions", kSchemaV11},
 };
 static_assert(kMigrations[std::size(kMigrations) - 1].to_version == kSchemaVersion,
               "the last migration must bring the schema to kSchemaVersion");

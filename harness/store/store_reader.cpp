@@ -64,6 +64,47 @@ StoredRun ResultStore::load_run(int64_t run_id) const {
   return read_run_row(s);
 }
 
+namespace {
+
+// A case's profile, its layers named from the case's own layer map (the same build).
+void read_case_profile(Statement& pr, Statement& pl, Statement& pn, int64_t case_id, const std::string& doing,
+                       CaseResult& r) {
+  pr.bind(":case_id", case_id);
+  if (pr.step(doing)) {
+    Profile p;
+    p.iterations = static_cast<int>(pr.integer("iterations"));
+    p.total_ms = pr.real("total_ms");
+    pl.bind(":case_id", case_id);
+    while (pl.step(doing)) {
+      LayerProfile lp;
+      store::read_all(pl, store::profile_layer_columns(), lp);
+      if (lp.index >= 0 && size_t(lp.index) < r.layers.size()) {
+        const LayerRecord& l = r.layers[size_t(lp.index)];
+        lp.name = l.name;
+        lp.kind = l.kind;
+        lp.kernel = l.kernel;
+        lp.sources = l.sources;
+        lp.flops = l.flops;
+        lp.bytes = l.bytes;
+      }
+      p.layers.push_back(std::move(lp));
+    }
+    pl.reset();
+    pn.bind(":case_id", case_id);
+    while (pn.step(doing)) {
+      NodeProfile np;
+      store::read_all(pn, store::profile_node_columns(), np);
+      p.nodes.push_back(std::move(np));
+    }
+    pn.reset();
+    p.modules = roll_up_modules(p.nodes, p.total_ms);
+    r.profile = std::move(p);
+  }
+  pr.reset();
+}
+
+}  // namespace
+
 std::vector<StoredCase> ResultStore::load_cases(int64_t run_id, CaseDetail detail) const {
   store::ReadSnapshot snapshot(db(), path_);
   if (!run_exists(run_id)) throw Error(run_missing(run_id));
@@ -82,6 +123,17 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id, CaseDetail detai
   Statement pg(db_, path_,
                "SELECT " + store::select_list(store::plugin_cost_group_columns()) +
                    " FROM plugin_cost_groups WHERE case_id = :case_id ORDER BY rank");
+
+  Statement fd(db_, path_,
+               "SELECT " + store::select_list(store::fusion_decision_columns()) +
+                   " FROM fusion_decisions WHERE case_id = :case_id ORDER BY seq");
+  Statement pr(db_, path_, "SELECT iterations, total_ms FROM case_profiles WHERE case_id = :case_id");
+  Statement pl(db_, path_,
+               "SELECT " + store::select_list(store::profile_layer_columns()) +
+                   " FROM case_profile_layers WHERE case_id = :case_id ORDER BY layer_index");
+  Statement pn(db_, path_,
+               "SELECT " + store::select_list(store::profile_node_columns()) +
+                   " FROM case_profile_nodes WHERE case_id = :case_id ORDER BY rowid");
 
   std::vector<StoredCase> out;
   c.bind(":run_id", run_id);
@@ -138,6 +190,14 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id, CaseDetail detai
           r.layers.push_back(std::move(layer));
         }
         l.reset();
+        fd.bind(":case_id", sc.id);
+        while (fd.step(doing)) {
+          FusionDecision d;
+          store::read_all(fd, store::fusion_decision_columns(), d);
+          r.fusion_decisions.push_back(std::move(d));
+        }
+        fd.reset();
+        read_case_profile(pr, pl, pn, sc.id, doing, r);
         pc.bind(":case_id", sc.id);
         if (pc.step(doing)) {
           PluginCost cost;

@@ -92,6 +92,34 @@ void ResultStore::write_case(int64_t run_id, const CaseResult& r, std::optional<
       l.run(what + " (layer " + std::to_string(layer.index) + " '" + layer.name + "')");
     }
 
+    Statement fd(db_, path_, store::insert_sql("fusion_decisions", store::fusion_decision_columns(), {"case_id", "seq"}));
+    for (size_t k = 0; k < r.fusion_decisions.size(); ++k) {
+      fd.bind(":case_id", case_id);
+      fd.bind(":seq", int64_t(k));
+      store::bind_all(fd, store::fusion_decision_columns(), r.fusion_decisions[k]);
+      fd.run(what + " (fusion decision " + std::to_string(k) + ")");
+    }
+
+    if (r.profile) {
+      Statement pr(db_, path_, "INSERT INTO case_profiles (case_id, iterations, total_ms) VALUES (:case_id, :iterations, :total_ms)");
+      pr.bind(":case_id", case_id);
+      pr.bind(":iterations", r.profile->iterations);
+      pr.bind(":total_ms", r.profile->total_ms);
+      pr.run(what + " (profile)");
+      Statement pl(db_, path_, store::insert_sql("case_profile_layers", store::profile_layer_columns(), {"case_id"}));
+      for (const LayerProfile& lp : r.profile->layers) {
+        pl.bind(":case_id", case_id);
+        store::bind_all(pl, store::profile_layer_columns(), lp);
+        pl.run(what + " (profile of layer " + std::to_string(lp.index) + ")");
+      }
+      Statement pn(db_, path_, store::insert_sql("case_profile_nodes", store::profile_node_columns(), {"case_id"}));
+      for (const NodeProfile& np : r.profile->nodes) {
+        pn.bind(":case_id", case_id);
+        store::bind_all(pn, store::profile_node_columns(), np);
+        pn.run(what + " (profile of node '" + np.node + "')");
+      }
+    }
+
     if (r.plugin_cost) {
       Statement pc(db_, path_, store::insert_sql("plugin_costs", store::plugin_cost_columns(), {"case_id"}));
       pc.bind(":case_id", case_id);
