@@ -332,6 +332,8 @@ struct CaseResult {
   // With profile_iterations: the engine's per-layer profile, taken after the timing in the
   // first worker process; its layers are parallel to `layers` (the same build).
   std::optional<Profile> profile;
+  // What the profile cost the run: the wall time of the unfused build and the profiled runs.
+  double profile_wall_ms = 0;
   // With plugin placements (and plugins.cost): the same case without them, and the split.
   std::optional<PluginCost> plugin_cost;
 

@@ -207,6 +207,7 @@ CaseResult from_json_fields(const json& j) {
       throw Error("field 'profile': not a layer profile (" + std::string(e.what()) + ")");
     }
   }
+  read(j, "profile_wall_ms", "", r.profile_wall_ms);
   if (auto it = j.find("plugin_cost"); it != j.end() && !it->is_null()) {
     try {
       r.plugin_cost = it->get<PluginCost>();
@@ -287,6 +288,7 @@ nlohmann::json case_result_to_json(const CaseResult& r) {
           {"layers", std::move(layers)},
           {"fusion_decisions", r.fusion_decisions},
           {"profile", r.profile ? json(*r.profile) : json(nullptr)},
+          {"profile_wall_ms", r.profile_wall_ms},
           {"plugin_cost", r.plugin_cost ? json(*r.plugin_cost) : json(nullptr)}};
 }
 

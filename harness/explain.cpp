@@ -9,6 +9,7 @@
 #include "engine/ir/error.h"
 #include "engine/runtime/profiler.h"
 #include "harness/format_number.h"
+#include "harness/statistics.h"
 
 namespace fb {
 namespace {
@@ -35,9 +36,16 @@ std::vector<double> per_run_sum(const Profile& p, const std::vector<int>& layers
   return sum;
 }
 
-Interval difference_ci(const std::vector<double>& candidate, const std::vector<double>& baseline) {
+// The 95% interval of a change whose point estimate is `delta` (a difference of sums of
+// medians), from the runs' sums on each side: the bootstrap interval of the difference of
+// their medians, moved to centre on `delta` (the two differ by a little: the median of a
+// sum is not the sum of the medians) so the interval always brackets the change it is
+// printed beside. NaN where a side has fewer than two runs.
+Interval difference_ci(const std::vector<double>& candidate, const std::vector<double>& baseline, double delta) {
   if (candidate.size() < 2 || baseline.size() < 2) return TimeChange{}.delta_ci;
-  return bootstrap_difference_ci(candidate, baseline);
+  const Interval i = bootstrap_difference_ci(candidate, baseline);
+  const double shift = delta - (percentile(candidate, 0.5) - percentile(baseline, 0.5));
+  return {i.low + shift, i.high + shift};
 }
 
 // Union-find over both builds' layers: baseline layer i is i, candidate layer j is nb + j.
@@ -169,7 +177,8 @@ std::vector<RegionChange> regions_of(const CaseResult& base, const Profile& bp, 
     const std::set<std::string>& n = nodes[root];
     r.nodes = n.size();
     r.module = common_module(n);
-    r.time.delta_ci = difference_ci(per_run_sum(cp, r.candidate_layers), per_run_sum(bp, r.baseline_layers));
+    r.time.delta_ci =
+        difference_ci(per_run_sum(cp, r.candidate_layers), per_run_sum(bp, r.baseline_layers), r.time.delta_ms());
     const size_t b = r.baseline_layers.size(), c = r.candidate_layers.size();
     const auto record = [](const CaseResult& res, int i) -> const LayerRecord* {
       return size_t(i) < res.layers.size() ? &res.layers[size_t(i)] : nullptr;
@@ -241,7 +250,7 @@ std::vector<ModuleChange> modules_of(const Profile& bp, const Profile& cp) {
   std::vector<ModuleChange> out;
   for (auto& [path, c] : by_path) {
     const auto b = base_runs.find(path), k = cand_runs.find(path);
-    if (b != base_runs.end() && k != cand_runs.end()) c.time.delta_ci = difference_ci(k->second, b->second);
+    if (b != base_runs.end() && k != cand_runs.end()) c.time.delta_ci = difference_ci(k->second, b->second, c.time.delta_ms());
     out.push_back(std::move(c));
   }
   std::stable_sort(out.begin(), out.end(), [](const ModuleChange& a, const ModuleChange& b) {
@@ -333,11 +342,17 @@ Explanation explain_cases(const ExplainSide& baseline, const ExplainSide& candid
   e.candidate_run = candidate.stored->run_id;
   e.judgement = std::move(judgement);
   e.measured = {b.engine.stats.median, c.engine.stats.median,
-                difference_ci(c.engine.samples_ms, b.engine.samples_ms)};
+                difference_ci(c.engine.samples_ms, b.engine.samples_ms, c.engine.stats.median - b.engine.stats.median)};
+  e.reference = {b.reference.stats.median, c.reference.stats.median,
+                 difference_ci(c.reference.samples_ms, b.reference.samples_ms,
+                               c.reference.stats.median - b.reference.stats.median)};
+  e.baseline_speedup = b.speedup;
+  e.candidate_speedup = c.speedup;
   std::vector<int> all_b(bp.layers.size()), all_c(cp.layers.size());
   std::iota(all_b.begin(), all_b.end(), 0);
   std::iota(all_c.begin(), all_c.end(), 0);
-  e.profiled = {bp.total_ms, cp.total_ms, difference_ci(per_run_sum(cp, all_c), per_run_sum(bp, all_b))};
+  e.profiled = {bp.total_ms, cp.total_ms,
+                difference_ci(per_run_sum(cp, all_c), per_run_sum(bp, all_b), cp.total_ms - bp.total_ms)};
   e.baseline_iterations = bp.iterations;
   e.candidate_iterations = cp.iterations;
   e.regions = regions_of(b, bp, c, cp);
@@ -390,6 +405,8 @@ json explanation_to_json(const Explanation& e) {
                          {"profile_iterations", e.candidate_iterations}}},
           {"compare", std::move(verdict)},
           {"measured", time_json(e.measured)},
+          {"reference", time_json(e.reference)},
+          {"speedup", {number(e.baseline_speedup), number(e.candidate_speedup)}},
           {"profiled", time_json(e.profiled)},
           {"unexplained_ms", number(e.unexplained_ms())},
           {"reconciled", e.reconciled()},
@@ -411,6 +428,8 @@ std::string explanation_text(const Explanation& e, size_t top) {
   if (e.judgement)
     line("compare: " + std::string(verdict_name(e.judgement->verdict)) + ": " + e.judgement->reason);
   line("measured end to end (engine median): " + change_line(e.measured));
+  line("speedup " + format_number("%.2fx", e.baseline_speedup) + " → " + format_number("%.2fx", e.candidate_speedup) +
+       "; reference (eager, not profiled by layer): " + change_line(e.reference));
   line("profiled (sum of layer medians, " + std::to_string(e.baseline_iterations) + " and " +
        std::to_string(e.candidate_iterations) + " runs): " + change_line(e.profiled));
   line("reconciled: the layers' changes add up to " + signed_ms(e.profiled.delta_ms()) + " ms, " +

@@ -67,6 +67,8 @@ struct Explanation {
   int64_t baseline_run = 0, candidate_run = 0;
   std::optional<CaseJudgement> judgement;  // compare's verdict, when the two are a case and its baseline
   TimeChange measured;                     // engine medians end to end, interval by bootstrap
+  TimeChange reference;                    // the reference executor's medians, the same way
+  double baseline_speedup = 0, candidate_speedup = 0;
   TimeChange profiled;                     // sums of layer medians, interval of the per-run sums
   int baseline_iterations = 0, candidate_iterations = 0;
   std::vector<RegionChange> regions;       // largest |change| first

@@ -203,6 +203,7 @@ CaseResult make_case(const std::string& scenario, int64_t batch, const std::stri
     for (const std::string& n : l.sources) p.nodes.push_back({n, fb::module_of(n), l.index, ms / 2, true});
   }
   p.modules = fb::roll_up_modules(p.nodes, p.total_ms);
+  r.profile_wall_ms = 87.5;
   return r;
 }
 
@@ -293,6 +294,7 @@ void expect_same(const CaseResult& a, const CaseResult& b) {
   EXPECT_EQ(a.worker_lost, b.worker_lost);
   EXPECT_EQ(a.fusion_decisions, b.fusion_decisions);
   EXPECT_EQ(a.profile, b.profile);
+  EXPECT_EQ(a.profile_wall_ms, b.profile_wall_ms);
 }
 
 void expect_same(const RunInfo& a, const RunInfo& b) {

@@ -340,11 +340,13 @@ ALTER TABLE cases ADD COLUMN gpu_json TEXT NOT NULL DEFAULT '';
 // (scenario "profile"), one profiled pass after its timing, and the build's fusion
 // decisions, which the build log holds only as text. Older cases have neither.
 constexpr const char* kSchemaV11 = R"sql(
--- case_profiles: a case's profile: how many profiled runs, and the sum of layer medians.
+-- case_profiles: a case's profile: how many profiled runs, the sum of layer medians, and
+-- what it cost the run (the unfused build that apportions fused layers, and all the runs).
 CREATE TABLE case_profiles (
   case_id    INTEGER PRIMARY KEY REFERENCES cases(id) ON DELETE CASCADE,
   iterations INTEGER NOT NULL,
-  total_ms   REAL NOT NULL
+  total_ms   REAL NOT NULL,
+  wall_ms    REAL NOT NULL
 );
 -- case_profile_layers: each engine layer's median over the profiled runs and its time in
 -- each of them (JSON list, run order: run k of every layer is one engine run). The layer's

@@ -74,6 +74,7 @@ void read_case_profile(Statement& pr, Statement& pl, Statement& pn, int64_t case
     Profile p;
     p.iterations = static_cast<int>(pr.integer("iterations"));
     p.total_ms = pr.real("total_ms");
+    r.profile_wall_ms = pr.real("wall_ms");
     pl.bind(":case_id", case_id);
     while (pl.step(doing)) {
       LayerProfile lp;
@@ -127,7 +128,7 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id, CaseDetail detai
   Statement fd(db_, path_,
                "SELECT " + store::select_list(store::fusion_decision_columns()) +
                    " FROM fusion_decisions WHERE case_id = :case_id ORDER BY seq");
-  Statement pr(db_, path_, "SELECT iterations, total_ms FROM case_profiles WHERE case_id = :case_id");
+  Statement pr(db_, path_, "SELECT iterations, total_ms, wall_ms FROM case_profiles WHERE case_id = :case_id");
   Statement pl(db_, path_,
                "SELECT " + store::select_list(store::profile_layer_columns()) +
                    " FROM case_profile_layers WHERE case_id = :case_id ORDER BY layer_index");

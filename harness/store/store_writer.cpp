@@ -101,8 +101,11 @@ void ResultStore::write_case(int64_t run_id, const CaseResult& r, std::optional<
     }
 
     if (r.profile) {
-      Statement pr(db_, path_, "INSERT INTO case_profiles (case_id, iterations, total_ms) VALUES (:case_id, :iterations, :total_ms)");
+      Statement pr(db_, path_,
+                   "INSERT INTO case_profiles (case_id, iterations, total_ms, wall_ms) "
+                   "VALUES (:case_id, :iterations, :total_ms, :wall_ms)");
       pr.bind(":case_id", case_id);
+      pr.bind(":wall_ms", r.profile_wall_ms);
       pr.bind(":iterations", r.profile->iterations);
       pr.bind(":total_ms", r.profile->total_ms);
       pr.run(what + " (profile)");
