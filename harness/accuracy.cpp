@@ -5,6 +5,14 @@
 
 namespace fb {
 
+AccuracyConfig device_reference_agreement() {
+  AccuracyConfig c;
+  c.atol = 1e-3;
+  c.rtol = 1e-3;
+  c.min_cosine = 0.99999;
+  return c;
+}
+
 AccuracyConfig default_accuracy(const std::string& precision) {
   AccuracyConfig c;
   if (precision == "fp32") return c;

@@ -247,9 +247,9 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
       if (device_reference) {
         device_reference->run(engine_inputs);
         r.reference_memory_bytes = static_cast<int64_t>(device_reference->arena_bytes());
-        const AccuracyResult gpu = compare_outputs(device_reference->outputs(), expected, graph.outputs, AccuracyConfig{});
+        const AccuracyResult gpu = compare_outputs(device_reference->outputs(), expected, graph.outputs, device_reference_agreement());
         if (!gpu.passed)
-          throw Error("the " + r.spec.device + " reference disagrees with the CPU reference beyond fp32 tolerances: " +
+          throw Error("the " + r.spec.device + " reference disagrees with the CPU reference beyond fp32 agreement (harness/accuracy.h): " +
                       gpu.detail);
       }
       SideBySide timed = time_side_by_side(run_engine, run_reference, r.spec.timing, r.spec.batch, progress,
