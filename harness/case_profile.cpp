@@ -9,14 +9,20 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LayerProfile, index, name, kind, kernel, medi
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(NodeProfile, node, module, layer, ms, estimated)
 
 Profile profile_case(Engine& engine, const Graph& graph, const BuildConfig& config, const EngineKernels& kernels,
-                     const std::vector<Tensor>& inputs, int iterations) {
+                     const std::vector<Tensor>& inputs, int iterations, double timed_median_ms) {
   std::unique_ptr<Engine> unfused;
   if (config.fusion == FusionLevel::Standard || config.fusion == FusionLevel::Aggressive) {
     BuildConfig none = config;
     none.fusion = FusionLevel::None;
     unfused = build_engine(graph, none, kernels);
   }
-  return profile_engine(engine, unfused.get(), inputs, iterations);
+  constexpr int kPasses = 3;
+  Profile best = profile_engine(engine, unfused.get(), inputs, iterations);
+  for (int pass = 1; pass < kPasses && timed_median_ms > 0 && best.total_ms > kProfileSlack * timed_median_ms; ++pass) {
+    Profile again = profile_engine(engine, unfused.get(), inputs, iterations);
+    if (again.total_ms < best.total_ms) best = std::move(again);
+  }
+  return best;
 }
 
 std::vector<FusionDecision> fusion_decisions_of(const Engine& engine) {

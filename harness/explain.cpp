@@ -8,6 +8,7 @@
 
 #include "engine/ir/error.h"
 #include "engine/runtime/profiler.h"
+#include "harness/case_profile.h"
 #include "harness/format_number.h"
 #include "harness/statistics.h"
 
@@ -202,7 +203,11 @@ std::vector<RegionChange> regions_of(const CaseResult& base, const Profile& bp, 
     r.decisions = decision_changes(base, cand, n);
     out.push_back(std::move(r));
   }
+  // A region whose build changed comes first: that is the code's (or the settings') doing,
+  // where a layer built alike that moved alone may be the machine's. Largest change first
+  // within each.
   std::stable_sort(out.begin(), out.end(), [](const RegionChange& a, const RegionChange& b) {
+    if (a.built_differently() != b.built_differently()) return a.built_differently();
     return std::fabs(a.time.delta_ms()) > std::fabs(b.time.delta_ms());
   });
   return out;
@@ -323,6 +328,10 @@ std::string mib(int64_t bytes) { return format_number("%.2f MiB", double(bytes) 
 
 }  // namespace
 
+bool RegionChange::built_differently() const {
+  return shape != "same layer" || !decisions.empty() || !layer_changes.empty();
+}
+
 bool Explanation::reconciled() const {
   const double d = profiled.delta_ms();
   return std::isfinite(measured.delta_ci.low) && d >= measured.delta_ci.low && d <= measured.delta_ci.high;
@@ -355,6 +364,11 @@ Explanation explain_cases(const ExplainSide& baseline, const ExplainSide& candid
                 difference_ci(per_run_sum(cp, all_c), per_run_sum(bp, all_b), cp.total_ms - bp.total_ms)};
   e.baseline_iterations = bp.iterations;
   e.candidate_iterations = cp.iterations;
+  const auto against_timing = [](const Profile& p, const CaseResult& r) {
+    return r.engine.stats.median > 0 ? p.total_ms / r.engine.stats.median : std::nan("");
+  };
+  e.baseline_profile_ratio = against_timing(bp, b);
+  e.candidate_profile_ratio = against_timing(cp, c);
   e.regions = regions_of(b, bp, c, cp);
   e.modules = modules_of(bp, cp);
   e.configuration = configuration_changes(b.spec, c.spec);
@@ -409,6 +423,7 @@ json explanation_to_json(const Explanation& e) {
           {"speedup", {number(e.baseline_speedup), number(e.candidate_speedup)}},
           {"profiled", time_json(e.profiled)},
           {"unexplained_ms", number(e.unexplained_ms())},
+          {"profile_against_timing", {number(e.baseline_profile_ratio), number(e.candidate_profile_ratio)}},
           {"reconciled", e.reconciled()},
           {"regions", std::move(regions)},
           {"modules", std::move(modules)},
@@ -435,8 +450,12 @@ std::string explanation_text(const Explanation& e, size_t top) {
   line("reconciled: the layers' changes add up to " + signed_ms(e.profiled.delta_ms()) + " ms, " +
        (e.reconciled() ? "inside" : "outside") + " the measured change's interval; unexplained " +
        signed_ms(e.unexplained_ms()) + " ms (the measured change less the layers')");
+  for (const auto& [side, ratio] : {std::pair{"baseline", e.baseline_profile_ratio}, {"candidate", e.candidate_profile_ratio}})
+    if (std::isfinite(ratio) && ratio > kProfileSlack)
+      line("caution: the " + std::string(side) + "'s layers add up to " + format_number("%.2f", ratio) +
+           "x its timed median: the machine was busier while it was profiled, and its layer times with it");
   line("");
-  line("layers whose time changed most (change, 95% interval, ms):");
+  line("layers whose time changed most (change, 95% interval, ms; layers built differently first):");
   for (size_t i = 0; i < std::min(top, e.regions.size()); ++i) {
     const RegionChange& r = e.regions[i];
     const std::string layers = r.shape == "same layer" ? "" : ", " + std::to_string(r.baseline_layers.size()) + " → " +

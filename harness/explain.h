@@ -50,6 +50,9 @@ struct RegionChange {
   TimeChange time;
   std::vector<std::string> layer_changes;  // kind, kernel, precision, shapes of a layer in both builds
   std::vector<DecisionChange> decisions;
+  // Built otherwise in the two builds: another grouping, a decision or a layer's kernel,
+  // precision, kind or shapes.
+  bool built_differently() const;
 };
 
 struct ModuleChange {
@@ -71,6 +74,9 @@ struct Explanation {
   double baseline_speedup = 0, candidate_speedup = 0;
   TimeChange profiled;                     // sums of layer medians, interval of the per-run sums
   int baseline_iterations = 0, candidate_iterations = 0;
+  // Each side's layers' sum over its engine's timed median: near 1 undisturbed; well above
+  // (kProfileSlack), the machine slowed the profiled pass.
+  double baseline_profile_ratio = 0, candidate_profile_ratio = 0;
   std::vector<RegionChange> regions;       // largest |change| first
   std::vector<ModuleChange> modules;       // largest |change| first
   std::vector<FieldChange> configuration;  // case settings that differ

@@ -267,7 +267,7 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
         if (progress) progress("profiling each layer");
         const auto p0 = std::chrono::steady_clock::now();
         r.profile = profile_case(*engine, graph, dynamic ? engine->config() : cfg, {ops}, engine_inputs,
-                                 r.spec.profile_iterations);
+                                 r.spec.profile_iterations, r.engine.stats.median);
         r.profile_wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0).count();
       }
     });

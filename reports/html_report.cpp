@@ -115,6 +115,7 @@ std::string short_label(const CaseSpec& s) {
 }
 
 std::string case_anchor(size_t i) { return "case-" + std::to_string(i); }
+std::string explanation_anchor(size_t i) { return "explain-" + std::to_string(i); }
 
 std::string case_link(const ReportModel& m, size_t i) {
   return "<a class=\"wrap\" href=\"#" + case_anchor(i) + "\">" + html_escape(m.cases[i].stored.result.spec.label()) + "</a>";
@@ -253,8 +254,72 @@ void render_changes(std::ostringstream& o, const ReportModel& m, const std::vect
     // Why, on a line of its own as compare prints it.
     o << "<tr class=\"" << cls << " why\"><td></td><td colspan=\"7\" class=\"wrap\">" << html_escape(j.reason)
       << "; noise from " << html_escape(j.speedup.noise_source) << "</td></tr>\n";
+    // Where the time went: the explanation's first region, linked to the whole.
+    o << "<tr class=\"" << cls << " why\"><td></td><td colspan=\"7\" class=\"wrap\">";
+    if (c.explanation && !c.explanation->regions.empty()) {
+      const RegionChange& r = c.explanation->regions.front();
+      o << "<a href=\"#" << explanation_anchor(i) << "\">explanation</a>: first " << html_escape(r.name) << " ("
+        << html_escape(r.shape) << ", " << printf_double("%+.4f ms", r.time.delta_ms()) << ")";
+      if (!r.decisions.empty())
+        o << "; " << html_escape(r.decisions.front().pass) << " at " << mono(r.decisions.front().root);
+    } else {
+      o << "<span class=\"muted\">no explanation: " << html_escape(c.explanation_note) << "</span>";
+    }
+    o << "</td></tr>\n";
   }
   o << "</tbody></table></div>\n";
+}
+
+std::string ms_change(double v) { return printf_double("%+.4f", v); }
+
+std::string interval_cell(const Interval& i) {
+  return std::isfinite(i.low) ? "[" + ms_change(i.low) + ", " + ms_change(i.high) + "]" : "";
+}
+
+// `fusebench explain` for one regression or improvement: the reconciliation, the module
+// icicle of the change, and the regions that changed most with the decisions behind them.
+void render_explanation(std::ostringstream& o, const ReportModel& m, size_t i) {
+  const Explanation& e = *m.cases[i].explanation;
+  o << "<div class=\"explanation\" id=\"" << explanation_anchor(i) << "\"><h3>" << case_link(m, i) << "</h3>\n<p>Measured (engine median): "
+    << printf_double("%.4f", e.measured.baseline_ms) << " → " << printf_double("%.4f ms", e.measured.candidate_ms) << ", "
+    << ms_change(e.measured.delta_ms()) << " ms " << interval_cell(e.measured.delta_ci) << ". Profiled (sum of layer medians): "
+    << ms_change(e.profiled.delta_ms()) << " ms " << interval_cell(e.profiled.delta_ci) << ", "
+    << (e.reconciled() ? "inside" : "outside") << " the measured change's interval; unexplained "
+    << ms_change(e.unexplained_ms()) << " ms.</p>\n";
+  o << "<figure>" << svg::differential_icicle(e.modules)
+    << "<figcaption>The change by module: each as wide as the larger of its two times, red slower, green faster; "
+       "hover for the times and the interval.</figcaption></figure>\n";
+  o << "<div class=\"scroll\"><table class=\"full\"><thead><tr><th class=\"num\">Change ms</th><th>95% interval</th>"
+       "<th>Layers (by their ONNX nodes)</th><th>How</th><th>Decisions and layer changes</th></tr></thead><tbody>\n";
+  constexpr size_t kRows = 10;
+  for (size_t k = 0; k < std::min(kRows, e.regions.size()); ++k) {
+    const RegionChange& r = e.regions[k];
+    o << "<tr><td class=\"num\">" << ms_change(r.time.delta_ms()) << "</td><td class=\"nowrap\">" << interval_cell(r.time.delta_ci)
+      << "</td><td class=\"wrap\">" << html_escape(r.name) << "</td><td>" << html_escape(r.shape) << ", "
+      << r.baseline_layers.size() << " → " << r.candidate_layers.size() << "</td><td class=\"wrap\">";
+    for (const DecisionChange& d : r.decisions)
+      o << "<div>" << html_escape(d.pass) << " at " << mono(d.root) << ": baseline " << html_escape(d.baseline) << "; now "
+        << html_escape(d.candidate) << "</div>";
+    for (const std::string& c : r.layer_changes) o << "<div class=\"muted\">" << html_escape(c) << "</div>";
+    o << "</td></tr>\n";
+  }
+  o << "</tbody></table></div>\n";
+  for (const FieldChange& f : e.configuration)
+    o << "<p class=\"muted\">Setting " << mono(f.field) << ": " << mono(f.baseline) << " → " << mono(f.candidate) << "</p>\n";
+  o << "</div>\n";
+}
+
+void render_explanations(std::ostringstream& o, const ReportModel& m) {
+  std::vector<size_t> explained;
+  for (const std::vector<size_t>* list : {&m.regressions, &m.improvements})
+    for (size_t i : *list)
+      if (m.cases[i].explanation) explained.push_back(i);
+  if (explained.empty()) return;
+  o << "<section id=\"explanations\"><h2>Explanations</h2>\n<p class=\"muted\">Each regression and improvement as "
+       "<code>fusebench explain</code> gives it: the layers of the two builds matched through the ONNX nodes they were made "
+       "from, largest change first, with the fusion decisions that differ; the intervals are those of one profiled pass.</p>\n";
+  for (size_t i : explained) render_explanation(o, m, i);
+  o << "</section>\n";
 }
 
 void render_noisy(std::ostringstream& o, const ReportModel& m) {
@@ -776,6 +841,7 @@ std::string render_html_report(const ReportModel& m) {
   o << "<a href=\"#runs\">Runs</a></nav>\n";
 
   render_verdicts(o, m);
+  render_explanations(o, m);
   render_environment(o, m);
   for (size_t k = 0; k < order.size(); ++k) {
     const std::vector<size_t>& list = by_scenario[order[k]];

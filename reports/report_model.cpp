@@ -88,6 +88,23 @@ std::optional<int64_t> matching_profile(const std::vector<StoredProfile>& profil
   return best;
 }
 
+// A regression or improvement explained as `fusebench explain` explains it, against the
+// baseline's result of its key (the last stored, as compare takes it).
+void explain_in_report(ReportCase& rc, const RunInfo& run, const std::vector<StoredCase>& base_cases,
+                       const RunInfo& base_run) {
+  const StoredCase* base = nullptr;
+  for (const StoredCase& sc : base_cases)
+    if (sc.result.spec.case_key() == rc.key) base = &sc;
+  if (!base) return;
+  const bool here = rc.stored.result.profile.has_value(), there = base->result.profile.has_value();
+  if (!here || !there) {
+    rc.explanation_note = std::string("no layer profile stored ") + (!here && !there ? "on either side" : !here ? "in this run" : "in the baseline") +
+                          " (a scenario's \"profile\": {\"iterations\": N} stores one with each case)";
+    return;
+  }
+  rc.explanation = explain_cases({base, &base_run}, {&rc.stored, &run}, rc.judgement);
+}
+
 // The start of the run after `run` in `runs` (oldest first); "" when it is the last.
 std::string next_start(const std::vector<StoredRun>& runs, int64_t run) {
   for (size_t i = 0; i + 1 < runs.size(); ++i)
@@ -343,6 +360,8 @@ ReportModel build_report_model(const ResultStore& store, const ReportOptions& op
   };
   std::stable_sort(model.regressions.begin(), model.regressions.end(), by_speedup_change(true));
   std::stable_sort(model.improvements.begin(), model.improvements.end(), by_speedup_change(false));
+  for (const std::vector<size_t>* list : {&model.regressions, &model.improvements})
+    for (size_t i : *list) explain_in_report(model.cases[i], model.run.info, base_cases, model.baseline->info);
 
   std::vector<const CaseResult*> run_results;
   for (const ReportCase& rc : model.cases) run_results.push_back(&rc.stored.result);

@@ -13,6 +13,7 @@
 
 #include "harness/compare.h"
 #include "harness/environment_diff.h"
+#include "harness/explain.h"
 #include "harness/gate.h"
 #include "harness/history.h"
 #include "harness/result_store.h"
@@ -88,6 +89,10 @@ struct ReportCase : KeyedCase {
   std::string compare_note;                // then: why
   CaseTrend history;
   EngineView engine;
+  // A regression's or improvement's explanation, as `fusebench explain` gives it, when both
+  // sides stored their profiles (scenario "profile"); else explanation_note says which did not.
+  std::optional<Explanation> explanation;
+  std::string explanation_note;
 };
 
 // One fingerprint field of the run beside the baseline's.

@@ -197,27 +197,35 @@ std::string box_plot(const std::string& aria, const std::vector<Box>& boxes, con
   return o.str();
 }
 
-std::string icicle(const std::vector<ModuleProfile>& modules, double total_ms, int max_depth) {
+namespace {
+
+// One module of an icicle: its path ("/encoder/layer.0/"), its width in ms, how it is drawn,
+// its label (a short form where the full one does not fit) and its hover text.
+struct IcicleCell {
+  std::string path;
+  double ms = 0;
+  std::string fill, label, short_label, title;
+};
+
+// Lays the cells out by path depth, each inside its parent, widths in proportion to ms of
+// `total_ms`; `defs` holds the fills' patterns.
+std::string draw_icicle(std::vector<IcicleCell> cells, double total_ms, int max_depth, const std::string& aria,
+                        const std::string& defs) {
   // Sorted paths list a module before everything inside it, so one pass lays it out: each
   // module starts where its parent's next child goes.
-  std::vector<const ModuleProfile*> sorted;
-  for (const ModuleProfile& m : modules) sorted.push_back(&m);
-  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->module < b->module; });
+  std::sort(cells.begin(), cells.end(), [](const IcicleCell& a, const IcicleCell& b) { return a.path < b.path; });
   const auto depth_of = [](const std::string& p) { return std::max(0, int(std::count(p.begin(), p.end(), '/')) - 1); };
   const int w = 1000, row = 24;
   int depth = 0;
-  for (const ModuleProfile* m : sorted) depth = std::max(depth, std::min(depth_of(m->module), max_depth - 1));
+  for (const IcicleCell& c : cells) depth = std::max(depth, std::min(depth_of(c.path), max_depth - 1));
   const int h = row * (depth + 1) + 4;
   std::ostringstream o;
-  o << open_svg(w, h, "time per module, as an icicle: width is the share of the total");
-  o << "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
-       "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#ddf4ff\"/><line x1=\"0\" y1=\"0\" x2=\"0\" "
-       "y2=\"6\" stroke=\"#54aeff\" stroke-width=\"2\"/></pattern></defs>\n";
+  o << open_svg(w, h, aria) << defs;
   std::map<std::string, double> next_x;  // parent path → where its next child starts
   double root_x = 0;
   const double scale = total_ms > 0 ? w / total_ms : 0;
-  for (const ModuleProfile* m : sorted) {
-    const std::string& p = m->module;
+  for (const IcicleCell& c : cells) {
+    const std::string& p = c.path;
     const int d = depth_of(p);
     // The parent: the longest proper prefix that ends in '/' and is itself a module.
     double x = root_x;
@@ -230,30 +238,76 @@ std::string icicle(const std::vector<ModuleProfile>& modules, double total_ms, i
       }
     }
     if (!parent.empty()) x = next_x[parent];
-    const double width = m->ms * scale;
+    const double width = c.ms * scale;
     if (!parent.empty()) next_x[parent] += width;
     else root_x += width;
     next_x[p] = x;
     if (d >= max_depth || width < 0.5) continue;
-    std::string name = p;
-    if (name.size() > 1 && name.back() == '/') {
-      const size_t cut = name.rfind('/', name.size() - 2);
-      name = name.substr(cut == std::string::npos ? 0 : cut + 1);
-    }
-    const std::string share = num(100 * m->share, "%.1f%%");
-    o << "<g><title>" << html_escape(p) << ": " << num(m->ms, "%.4f") << " ms, " << share << " of the total"
-      << (m->estimated ? " (includes time apportioned from fused layers: an estimate)" : "") << "</title><rect x=\""
-      << num(x) << "\" y=\"" << d * row << "\" width=\"" << num(std::max(0.5, width - 1)) << "\" height=\"" << row - 2
-      << "\" fill=\"" << (m->estimated ? "url(#hatch)" : "#b6e3ff") << "\" stroke=\"#54aeff\"/>";
-    const std::string text = name + " " + share + (m->estimated ? " est." : "");
-    if (width > 7.0 * static_cast<double>(text.size()))
-      o << "<text x=\"" << num(x + 4) << "\" y=\"" << d * row + 16 << "\">" << html_escape(text) << "</text>";
+    o << "<g><title>" << html_escape(c.title) << "</title><rect x=\"" << num(x) << "\" y=\"" << d * row << "\" width=\""
+      << num(std::max(0.5, width - 1)) << "\" height=\"" << row - 2 << "\" fill=\"" << c.fill << "\" stroke=\"#54aeff\"/>";
+    if (width > 7.0 * static_cast<double>(c.label.size()))
+      o << "<text x=\"" << num(x + 4) << "\" y=\"" << d * row + 16 << "\">" << html_escape(c.label) << "</text>";
     else if (width > 40)
-      o << "<text x=\"" << num(x + 4) << "\" y=\"" << d * row + 16 << "\">" << share << "</text>";
+      o << "<text x=\"" << num(x + 4) << "\" y=\"" << d * row + 16 << "\">" << html_escape(c.short_label) << "</text>";
     o << "</g>\n";
   }
   o << "</svg>\n";
   return o.str();
+}
+
+// "/encoder/layer.0/" → "layer.0/"
+std::string last_part(const std::string& path) {
+  if (path.size() <= 1 || path.back() != '/') return path;
+  const size_t cut = path.rfind('/', path.size() - 2);
+  return path.substr(cut == std::string::npos ? 0 : cut + 1);
+}
+
+}  // namespace
+
+std::string icicle(const std::vector<ModuleProfile>& modules, double total_ms, int max_depth) {
+  std::vector<IcicleCell> cells;
+  for (const ModuleProfile& m : modules) {
+    const std::string share = num(100 * m.share, "%.1f%%");
+    cells.push_back({m.module, m.ms, m.estimated ? "url(#hatch)" : "#b6e3ff",
+                     last_part(m.module) + " " + share + (m.estimated ? " est." : ""), share,
+                     m.module + ": " + num(m.ms, "%.4f") + " ms, " + share + " of the total" +
+                         (m.estimated ? " (includes time apportioned from fused layers: an estimate)" : "")});
+  }
+  return draw_icicle(std::move(cells), total_ms, max_depth, "time per module, as an icicle: width is the share of the total",
+                     "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+                     "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#ddf4ff\"/><line x1=\"0\" y1=\"0\" x2=\"0\" "
+                     "y2=\"6\" stroke=\"#54aeff\" stroke-width=\"2\"/></pattern></defs>\n");
+}
+
+std::string differential_icicle(const std::vector<ModuleChange>& modules, int max_depth) {
+  double total = 0, largest = 0;
+  for (const ModuleChange& m : modules) {
+    if (std::count(m.module.begin(), m.module.end(), '/') <= 1)
+      total += std::max(m.time.baseline_ms, m.time.candidate_ms);  // the top level spans the chart
+    largest = std::max(largest, std::fabs(m.time.delta_ms()));
+  }
+  std::vector<IcicleCell> cells;
+  for (const ModuleChange& m : modules) {
+    const double delta = m.time.delta_ms();
+    // Red for slower, green for faster, deeper the larger the change; grey under 2% of the largest.
+    const double strength = largest > 0 ? std::fabs(delta) / largest : 0;
+    const char* const reds[] = {"#ffebe9", "#ffcecb", "#ffaba8", "#ff8182"};
+    const char* const greens[] = {"#dafbe1", "#aceebb", "#6fdd8b", "#4ac26b"};
+    const int shade = std::min(3, int(strength * 4));
+    const std::string fill = strength < 0.02 ? "#eaeef2" : delta > 0 ? reds[shade] : greens[shade];
+    const std::string change = num(delta, "%+.4f") + " ms";
+    std::string interval;
+    if (std::isfinite(m.time.delta_ci.low))
+      interval = " [" + num(m.time.delta_ci.low, "%+.4f") + ", " + num(m.time.delta_ci.high, "%+.4f") + "]";
+    cells.push_back({m.module, std::max(m.time.baseline_ms, m.time.candidate_ms), fill, last_part(m.module) + " " + change,
+                     change,
+                     m.module + ": " + num(m.time.baseline_ms, "%.4f") + " → " + num(m.time.candidate_ms, "%.4f") + " ms, " +
+                         change + interval + (m.estimated ? " (includes time apportioned from fused layers: an estimate)" : "")});
+  }
+  return draw_icicle(std::move(cells), total, max_depth,
+                     "the change of time per module, as an icicle: width is the larger of the two times, red slower, "
+                     "green faster",
+                     "");
 }
 
 }  // namespace fb::svg

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/runtime/profiler.h"
+#include "harness/explain.h"
 
 namespace fb::svg {
 
@@ -42,5 +43,10 @@ std::string box_plot(const std::string& aria, const std::vector<Box>& boxes, con
 // The module roll-up as an icicle: one row per module depth, widths in proportion to time;
 // modules whose time was apportioned from fused layers are hatched and marked "est.".
 std::string icicle(const std::vector<ModuleProfile>& modules, double total_ms, int max_depth = 7);
+
+// The change between two profiles by module (`fusebench explain`'s): the same icicle, each
+// module as wide as the larger of its two times, red where it got slower and green where
+// faster (deeper the larger the change), its change and interval in the hover text.
+std::string differential_icicle(const std::vector<ModuleChange>& modules, int max_depth = 7);
 
 }  // namespace fb::svg

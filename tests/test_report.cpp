@@ -3,6 +3,8 @@
 // figures, and that every string taken from stored data is escaped (in text, attributes and
 // the JSON the charts read).
 #include <gtest/gtest.h>
+
+#include <functional>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -353,7 +355,8 @@ namespace {
 
 // `nights` runs of one case whose engine gets `step` slower from night `step_at` (0-based);
 // 30 samples a side with a little spread, so compare and history have something to judge.
-std::vector<int64_t> nightly(ResultStore& store, int nights, int step_at, double step) {
+std::vector<int64_t> nightly(ResultStore& store, int nights, int step_at, double step,
+                             const std::function<void(CaseResult&, bool after_step)>& decorate = nullptr) {
   std::vector<int64_t> runs;
   for (int n = 0; n < nights; ++n) {
     char day[32];
@@ -373,6 +376,7 @@ std::vector<int64_t> nightly(ResultStore& store, int nights, int step_at, double
     }
     r.speedup_ci_low = r.speedup * 0.99;
     r.speedup_ci_high = r.speedup * 1.01;
+    if (decorate) decorate(r, n >= step_at);
     store.write_case(run, r);
     store.finish_run(run);
     runs.push_back(run);
@@ -422,6 +426,9 @@ TEST_F(ReportTest, RegressionAgainstTheBaselineWithItsChangePoint) {
       << "the scenario's max_regression rule fails too";
   EXPECT_NE(page.find("<h3>Regressions <span class=\"muted\">(1)</span></h3>"), std::string::npos);
   EXPECT_NE(page.find("<b>+10.0% ±"), std::string::npos);
+  // Without stored layer profiles there is no explanation, and the row says why.
+  EXPECT_NE(page.find("no explanation: no layer profile stored on either side"), std::string::npos);
+  EXPECT_EQ(page.find("<section id=\"explanations\">"), std::string::npos);
   EXPECT_NE(page.find("since <a href=\"#run-" + std::to_string(runs[6]) + "\">"), std::string::npos);
   // The fingerprint fields that moved with the step are marked.
   std::map<std::string, bool> differs;
@@ -440,6 +447,73 @@ TEST_F(ReportTest, RegressionAgainstTheBaselineWithItsChangePoint) {
   const fb::ReportModel early = fb::build_report_model(store, o);
   EXPECT_EQ(early.history_runs.size(), 3u);
   EXPECT_EQ(early.history_runs.back().id, runs[2]);
+}
+
+// The same nights with layer profiles: before the step one fused layer of /m/a/X and
+// /m/a/Y (1.0 ms), after it the pass refuses and each runs alone (0.7 + 0.5 ms). The
+// regression links to its explanation: that group first, the refusal under it, the module
+// icicle of the change.
+TEST_F(ReportTest, ARegressionLinksToItsExplanation) {
+  ResultStore store(file("results.db"));
+  const auto layer = [](int index, const std::string& name, std::vector<std::string> sources) {
+    fb::LayerRecord l;
+    l.index = index;
+    l.name = name;
+    l.kind = sources.size() > 1 ? "fusebench.Fused" : "Op";
+    l.kernel = "k";
+    l.precision = "fp32";
+    l.sources = std::move(sources);
+    return l;
+  };
+  const auto decorate = [&](CaseResult& r, bool after) {
+    r.spec.profile_iterations = 3;
+    r.layers.clear();
+    fb::Profile& p = r.profile.emplace();
+    p.iterations = 3;
+    const auto add = [&](const fb::LayerRecord& l, double ms) {
+      r.layers.push_back(l);
+      p.layers.push_back({l.index, l.name, l.kind, l.kernel, ms, 0, 0, l.sources, "", {ms, ms * 1.01, ms * 0.99}});
+      p.total_ms += ms;
+      for (const std::string& s : l.sources) p.nodes.push_back({s, fb::module_of(s), l.index, ms / double(l.sources.size()), l.sources.size() > 1});
+    };
+    add(layer(0, "/m/in", {"/m/in"}), 0.25);
+    if (after) {
+      add(layer(1, "/m/a/X", {"/m/a/X"}), 0.7);
+      add(layer(2, "/m/a/Y", {"/m/a/Y"}), 0.5);
+      r.fusion_decisions = {{"xy-fusion", "/m/a/X", {"/m/a/X", "/m/a/Y"}, "", "node '/m/a/Y' <is> excluded"}};
+    } else {
+      add(layer(1, "/m/a/X + Y", {"/m/a/X", "/m/a/Y"}), 1.0);
+      r.fusion_decisions = {{"xy-fusion", "/m/a/X", {"/m/a/X", "/m/a/Y"}, "/m/a/X + Y", ""}};
+    }
+    p.modules = fb::roll_up_modules(p.nodes, p.total_ms);
+  };
+  const std::vector<int64_t> runs = nightly(store, 12, 6, 0.10, decorate);
+  fb::ReportOptions o;
+  o.baseline = runs[5];
+  const fb::ReportModel m = fb::build_report_model(store, o);
+  ASSERT_EQ(m.regressions.size(), 1u);
+  const fb::ReportCase& c = m.cases[m.regressions[0]];
+  ASSERT_TRUE(c.explanation.has_value()) << c.explanation_note;
+  const fb::RegionChange& first = c.explanation->regions.front();
+  EXPECT_EQ(first.module, "/m/a/");
+  EXPECT_EQ(first.shape, "split");
+  EXPECT_NEAR(first.time.delta_ms(), 0.2, 1e-12);
+  ASSERT_EQ(first.decisions.size(), 1u);
+  EXPECT_EQ(first.decisions[0].baseline, "fused 2 nodes into '/m/a/X + Y'");
+  EXPECT_EQ(first.decisions[0].candidate, "refused: node '/m/a/Y' <is> excluded");
+  EXPECT_NEAR(c.explanation->profiled.delta_ms(), 0.2, 1e-12);
+  const std::string page = fb::render_html_report(m);
+  EXPECT_NE(page.find("<a href=\"#explain-0\">explanation</a>: first /m/a/ (2 nodes) (split, +0.2000 ms); xy-fusion at "
+                      "<span class=\"mono\">/m/a/X</span>"),
+            std::string::npos);
+  const size_t section = page.find("<section id=\"explanations\">");
+  ASSERT_NE(section, std::string::npos);
+  const size_t div = page.find("<div class=\"explanation\" id=\"explain-0\">", section);
+  ASSERT_NE(div, std::string::npos);
+  EXPECT_NE(page.find("aria-label=\"the change of time per module, as an icicle", div), std::string::npos);
+  EXPECT_NE(page.find("<title>/m/a/: 1.0000 → 1.2000 ms, +0.2000 ms [", div), std::string::npos);
+  EXPECT_NE(page.find("refused: node &#39;/m/a/Y&#39; &lt;is&gt; excluded", div), std::string::npos);
+  EXPECT_EQ(page.find("<is>"), std::string::npos);  // names from the database stay text
 }
 
 TEST_F(ReportTest, AGreenPageNeedsABaselineAndNoNoise) {
