@@ -328,6 +328,27 @@ std::string mib(int64_t bytes) { return format_number("%.2f MiB", double(bytes) 
 
 }  // namespace
 
+std::vector<std::string> layer_changes_shown(const RegionChange& r, size_t per_side) {
+  std::vector<std::string> out;
+  size_t shown_baseline = 0, shown_candidate = 0, left = 0;
+  for (const std::string& c : r.layer_changes) {
+    size_t& shown = c.rfind("candidate ", 0) == 0 ? shown_candidate : shown_baseline;
+    if (r.shape != "same layer" && shown++ >= per_side) ++left;
+    else out.push_back(c);
+  }
+  if (left) out.push_back("... and " + std::to_string(left) + " more layers");
+  return out;
+}
+
+std::vector<std::string> cautions(const Explanation& e) {
+  std::vector<std::string> out;
+  for (const auto& [side, ratio] : {std::pair{"baseline", e.baseline_profile_ratio}, {"candidate", e.candidate_profile_ratio}})
+    if (std::isfinite(ratio) && ratio > kProfileSlack)
+      out.push_back("the " + std::string(side) + "'s layers add up to " + format_number("%.2f", ratio) +
+                    "x its timed median: the machine was busier while it was profiled, and its layer times with it");
+  return out;
+}
+
 bool RegionChange::built_differently() const {
   return shape != "same layer" || !decisions.empty() || !layer_changes.empty();
 }
@@ -450,10 +471,7 @@ std::string explanation_text(const Explanation& e, size_t top) {
   line("reconciled: the layers' changes add up to " + signed_ms(e.profiled.delta_ms()) + " ms, " +
        (e.reconciled() ? "inside" : "outside") + " the measured change's interval; unexplained " +
        signed_ms(e.unexplained_ms()) + " ms (the measured change less the layers')");
-  for (const auto& [side, ratio] : {std::pair{"baseline", e.baseline_profile_ratio}, {"candidate", e.candidate_profile_ratio}})
-    if (std::isfinite(ratio) && ratio > kProfileSlack)
-      line("caution: the " + std::string(side) + "'s layers add up to " + format_number("%.2f", ratio) +
-           "x its timed median: the machine was busier while it was profiled, and its layer times with it");
+  for (const std::string& c : cautions(e)) line("caution: " + c);
   line("");
   line("layers whose time changed most (change, 95% interval, ms; layers built differently first):");
   for (size_t i = 0; i < std::min(top, e.regions.size()); ++i) {
@@ -464,15 +482,7 @@ std::string explanation_text(const Explanation& e, size_t top) {
          layers + ", " + ms(r.time.baseline_ms) + " → " + ms(r.time.candidate_ms) + " ms");
     for (const DecisionChange& d : r.decisions)
       line("      decision: " + d.pass + " at '" + d.root + "': baseline " + d.baseline + "; candidate " + d.candidate);
-    // A group's layers, a few of each side (--json lists them all).
-    constexpr size_t kShown = 4;
-    size_t shown_baseline = 0, shown_candidate = 0, left = 0;
-    for (const std::string& c : r.layer_changes) {
-      size_t& shown = c.rfind("candidate ", 0) == 0 ? shown_candidate : shown_baseline;
-      if (r.shape != "same layer" && shown++ >= kShown) ++left;
-      else line("      " + c);
-    }
-    if (left) line("      ... and " + std::to_string(left) + " more layers");
+    for (const std::string& c : layer_changes_shown(r)) line("      " + c);
   }
   line("");
   line("modules whose time changed most (* = includes time apportioned from fused layers; a module whose change "

@@ -95,6 +95,11 @@ Explanation explain_cases(const ExplainSide& baseline, const ExplainSide& candid
                           std::optional<CaseJudgement> judgement = std::nullopt);
 
 nlohmann::json explanation_to_json(const Explanation& e);
+// A region's layer changes as text and the report show them: a group's layers, `per_side`
+// of each side, then how many more (--json lists them all).
+std::vector<std::string> layer_changes_shown(const RegionChange& r, size_t per_side = 4);
+// What makes a side's layer times suspect: its profiled pass ran well above its timing.
+std::vector<std::string> cautions(const Explanation& e);
 // For people: the `top` largest regions and modules, every decision and setting that differs.
 std::string explanation_text(const Explanation& e, size_t top = 8);
 

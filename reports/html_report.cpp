@@ -286,6 +286,7 @@ void render_explanation(std::ostringstream& o, const ReportModel& m, size_t i) {
     << ms_change(e.profiled.delta_ms()) << " ms " << interval_cell(e.profiled.delta_ci) << ", "
     << (e.reconciled() ? "inside" : "outside") << " the measured change's interval; unexplained "
     << ms_change(e.unexplained_ms()) << " ms.</p>\n";
+  for (const std::string& c : cautions(e)) o << "<p><strong>Caution:</strong> " << html_escape(c) << ".</p>\n";
   o << "<figure>" << svg::differential_icicle(e.modules)
     << "<figcaption>The change by module: each as wide as the larger of its two times, red slower, green faster; "
        "hover for the times and the interval.</figcaption></figure>\n";
@@ -300,7 +301,7 @@ void render_explanation(std::ostringstream& o, const ReportModel& m, size_t i) {
     for (const DecisionChange& d : r.decisions)
       o << "<div>" << html_escape(d.pass) << " at " << mono(d.root) << ": baseline " << html_escape(d.baseline) << "; now "
         << html_escape(d.candidate) << "</div>";
-    for (const std::string& c : r.layer_changes) o << "<div class=\"muted\">" << html_escape(c) << "</div>";
+    for (const std::string& c : layer_changes_shown(r)) o << "<div class=\"muted\">" << html_escape(c) << "</div>";
     o << "</td></tr>\n";
   }
   o << "</tbody></table></div>\n";
