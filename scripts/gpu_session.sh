@@ -162,6 +162,8 @@ if has torch; then
   python3 scripts/export_models.py --out "$models" ${TORCH_MODELS:+--models "$TORCH_MODELS"} \
     ${TORCH_BATCHES:+--batches "$TORCH_BATCHES"} 2>&1 | tail -3
   python3 scripts/bench_pytorch_gpu.py --models "$models" --fusebench "$fb" --rounds "${TORCH_ROUNDS:-2}" --seconds 1.5 \
-    --torch-modes "${TORCH_MODES:-eager32}" 2>&1 | tail -60
+    --torch-modes "${TORCH_MODES:-eager32}" > "$out/torch.log" 2>&1
+  grep -E "^accuracy|ERROR|FAIL" "$out/torch.log" | sort | uniq -c
+  tail -24 "$out/torch.log"
 fi
 stamp "done"
