@@ -100,8 +100,17 @@ std::string outcome(const FusionDecision& d, size_t nodes) {
 // The decisions touching `region` whose outcome differs between the builds, by pass and root.
 std::vector<DecisionChange> decision_changes(const CaseResult& base, const CaseResult& cand,
                                              const std::set<std::string>& region) {
+  // Where a build made no decision at a root, say whether its pass decided anything at all:
+  // "not run" (another fusion level, or nothing anywhere matched) reads differently from a
+  // pass that ran and whose rule no longer matches here (the graph around it changed).
+  const auto not_tried = [](const CaseResult& r, const std::string& pass) {
+    const auto decided = std::count_if(r.fusion_decisions.begin(), r.fusion_decisions.end(),
+                                       [&](const FusionDecision& d) { return d.pass == pass; });
+    return decided ? "not tried: the pass ran (" + std::to_string(decided) + " decisions elsewhere), its rule did not match here"
+                   : std::string("not tried: the pass made no decision in this build");
+  };
   struct Outcomes {
-    std::string baseline = "not tried", candidate = "not tried";
+    std::string baseline, candidate;
   };
   std::map<std::pair<std::string, std::string>, Outcomes> by_root;
   std::vector<std::pair<std::string, std::string>> order;
@@ -120,8 +129,11 @@ std::vector<DecisionChange> decision_changes(const CaseResult& base, const CaseR
   collect(cand, true);
   std::vector<DecisionChange> out;
   for (const auto& key : order) {
-    const Outcomes& o = by_root[key];
-    if (o.baseline != o.candidate) out.push_back({key.first, key.second, o.baseline, o.candidate});
+    Outcomes& o = by_root[key];
+    if (o.baseline == o.candidate) continue;
+    if (o.baseline.empty()) o.baseline = not_tried(base, key.first);
+    if (o.candidate.empty()) o.candidate = not_tried(cand, key.first);
+    out.push_back({key.first, key.second, o.baseline, o.candidate});
   }
   return out;
 }
@@ -178,8 +190,11 @@ std::vector<RegionChange> regions_of(const CaseResult& base, const Profile& bp, 
     const std::set<std::string>& n = nodes[root];
     r.nodes = n.size();
     r.module = common_module(n);
-    r.time.delta_ci =
-        difference_ci(per_run_sum(cp, r.candidate_layers), per_run_sum(bp, r.baseline_layers), r.time.delta_ms());
+    // A side without layers here took no time in any run.
+    std::vector<double> runs_b = per_run_sum(bp, r.baseline_layers), runs_c = per_run_sum(cp, r.candidate_layers);
+    if (r.baseline_layers.empty()) runs_b.assign(runs_c.size(), 0.0);
+    if (r.candidate_layers.empty()) runs_c.assign(runs_b.size(), 0.0);
+    r.time.delta_ci = difference_ci(runs_c, runs_b, r.time.delta_ms());
     const size_t b = r.baseline_layers.size(), c = r.candidate_layers.size();
     const auto record = [](const CaseResult& res, int i) -> const LayerRecord* {
       return size_t(i) < res.layers.size() ? &res.layers[size_t(i)] : nullptr;
@@ -194,7 +209,9 @@ std::vector<RegionChange> regions_of(const CaseResult& base, const Profile& bp, 
       const LayerRecord* lc = record(cand, r.candidate_layers[0]);
       if (lb && lc) r.layer_changes = layer_changes(*lb, *lc);
     } else {
-      r.name = (r.module.empty() ? std::string("(no common module)") : r.module) + " (" + std::to_string(r.nodes) + " nodes)";
+      // A layer of one build only (a plugin placed, a copy added) goes by its own name.
+      if (b + c == 1) r.name = b ? bp.layers[size_t(r.baseline_layers[0])].name : cp.layers[size_t(r.candidate_layers[0])].name;
+      else r.name = (r.module.empty() ? std::string("(no common module)") : r.module) + " (" + std::to_string(r.nodes) + " nodes)";
       for (int i : r.baseline_layers)
         if (const LayerRecord* l = record(base, i)) r.layer_changes.push_back("baseline " + layer_text(*l));
       for (int i : r.candidate_layers)

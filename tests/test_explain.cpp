@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/explain.h"
 #include "harness/result_store.h"
 #include "scratch_dir.h"
 #include "shell_command.h"
@@ -206,6 +207,64 @@ TEST_F(Explain, BadInputIsOneErrorNamingIt) {
   o = fb::sh(fb("explain --db " + path("absent.db")));
   EXPECT_EQ(o.code, 2) << o.output;
   EXPECT_NE(o.output.find("absent.db: no such results database"), std::string::npos) << o.output;
+}
+
+// Without the binary: two hand-made builds of nodes /m/a, /m/b, /m/c, /m/d. The baseline
+// fused a+b (pass p at a) and c+d (pass q at c); the candidate fused c+d by p's rule, not q's,
+// and left a and b apart, and gained a plugin layer. Each decision that differs says whether
+// its pass ran at all; the regions add up exactly; a layer of one build only is its own region.
+TEST(ExplainCases, NotTriedSaysWhetherThePassRanAndRegionsAddUp) {
+  const auto make = [](std::vector<std::pair<std::vector<std::string>, double>> layers, std::vector<fb::FusionDecision> decisions) {
+    fb::StoredCase sc;
+    fb::CaseResult& r = sc.result;
+    r.spec.model = "zoo:m";
+    r.engine.stats.median = 1.0;
+    fb::Profile& p = r.profile.emplace();
+    p.iterations = 3;
+    for (size_t i = 0; i < layers.size(); ++i) {
+      fb::LayerRecord l;
+      l.index = int(i);
+      l.name = layers[i].first.front();
+      l.kind = "k";
+      l.sources = layers[i].first;
+      r.layers.push_back(l);
+      const double ms = layers[i].second;
+      p.layers.push_back({int(i), l.name, l.kind, "", ms, 0, 0, l.sources, "", {ms, ms, ms * 1.5}});
+      p.total_ms += ms;
+      for (const std::string& n : l.sources) p.nodes.push_back({n, fb::module_of(n), int(i), ms / double(l.sources.size()), l.sources.size() > 1});
+    }
+    p.modules = fb::roll_up_modules(p.nodes, p.total_ms);
+    r.fusion_decisions = std::move(decisions);
+    return sc;
+  };
+  const fb::StoredCase base = make({{{"/m/a", "/m/b"}, 0.25}, {{"/m/c", "/m/d"}, 0.5}},
+                                   {{"p", "/m/a", {"/m/a", "/m/b"}, "ab", ""}, {"q", "/m/c", {"/m/c", "/m/d"}, "cd", ""}});
+  const fb::StoredCase cand = make({{{"/m/a"}, 0.25}, {{"/m/b"}, 0.125}, {{"/m/c", "/m/d"}, 0.5}, {{"plugin"}, 0.0625}},
+                                   {{"p", "/m/c", {"/m/c", "/m/d"}, "cd", ""}});
+  const fb::RunInfo run;
+  const fb::Explanation e = fb::explain_cases({&base, &run}, {&cand, &run});
+  ASSERT_EQ(e.regions.size(), 3u);
+  // Built differently first, largest change first: a+b split (+0.125), the plugin (+0.0625),
+  // then c+d, made by another pass (a decision changed) at no change in time.
+  EXPECT_EQ(e.regions[0].name, "/m/ (2 nodes)");
+  EXPECT_EQ(e.regions[0].shape, "split");
+  EXPECT_EQ(e.regions[0].time.delta_ms(), 0.125);
+  ASSERT_EQ(e.regions[0].decisions.size(), 1u);
+  EXPECT_EQ(e.regions[0].decisions[0].candidate, "not tried: the pass ran (1 decisions elsewhere), its rule did not match here");
+  EXPECT_EQ(e.regions[1].name, "plugin");
+  EXPECT_EQ(e.regions[1].shape, "only in candidate");
+  EXPECT_EQ(e.regions[1].time.delta_ms(), 0.0625);
+  EXPECT_EQ(e.regions[2].shape, "same layer");
+  ASSERT_EQ(e.regions[2].decisions.size(), 2u);
+  EXPECT_EQ(e.regions[2].decisions[0].pass, "q");
+  EXPECT_EQ(e.regions[2].decisions[0].candidate, "not tried: the pass made no decision in this build");
+  EXPECT_EQ(e.regions[2].decisions[1].pass, "p");
+  EXPECT_EQ(e.regions[2].decisions[1].baseline, "not tried: the pass ran (1 decisions elsewhere), its rule did not match here");
+  EXPECT_EQ(e.regions[2].decisions[1].candidate, "fused 2 nodes into 'cd'");
+  double sum = 0;
+  for (const fb::RegionChange& r : e.regions) sum += r.time.delta_ms();
+  EXPECT_EQ(sum, e.profiled.delta_ms());
+  EXPECT_EQ(e.profiled.delta_ms(), 0.1875);
 }
 
 }  // namespace
