@@ -8,9 +8,8 @@
 #include <mutex>
 #include <set>
 
-#include <unistd.h>
-
 #include "engine/reference/reference_executor.h"
+#include "harness/atomic_file.h"
 #include "harness/inputs.h"
 #include "harness/tensor_file.h"
 
@@ -166,14 +165,9 @@ void add_to_calibration_cache(const std::string& path, const nlohmann::json& key
   const std::filesystem::path p(path);
   std::error_code ec;
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());  // workers may write at once
-  {
-    std::ofstream out(tmp);
-    out << nlohmann::json{{"format", kCacheFormat}, {"version", 2}, {"entries", entries}}.dump(1) << "\n";
-    if (!out) throw Error(path + ": cannot write the calibration cache");
-  }
-  std::filesystem::rename(tmp, path, ec);  // whole or not at all
-  if (ec) throw Error(path + ": cannot write the calibration cache (" + ec.message() + ")");
+  // Whole or not at all; workers may write at once.
+  write_file_atomically(path, nlohmann::json{{"format", kCacheFormat}, {"version", 2}, {"entries", entries}}.dump(1) + "\n",
+                        "the calibration cache");
 }
 
 void calibrate_for_int8(const LoadedModel& m, const Graph& graph, BuildConfig& cfg, std::shared_ptr<const OpRegistry> ops) {

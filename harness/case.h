@@ -312,8 +312,8 @@ struct CaseResult {
   std::string pinned_cpus;       // "0,1" when timing ran pinned, else ""
   HostFingerprint timed_on;
   // How timing was kept apart from other work on its host, which changes the numbers.
-  // Always "single-process" (one fusebench run) today; the MPI runner, not landed yet,
-  // is to store "host-exclusive" or "cores-per-worker=K" here.
+  // "single-process" (one fusebench run), or under mpirun (harness/mpi_run.h)
+  // "host-exclusive" (one timing rank per host) or "cores-per-worker=K".
   std::string isolation = "single-process";
   // No result: the worker running the case died or hung (status "error", the reason in
   // `error`). `fusebench run --resume` runs such a case again.

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "engine/ir/error.h"
+#include "harness/atomic_file.h"
 
 namespace fb {
 
@@ -75,28 +76,7 @@ std::string render_junit(const GateReport& report) {
 }
 
 void write_junit(const GateReport& report, const std::string& path) {
-  const std::string xml = render_junit(report);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw Error("cannot write JUnit XML to " + path + ": " + std::strerror(errno));
-    f << xml;
-    f.flush();
-    if (!f) {
-      const int err = errno;
-      f.close();
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      throw Error("cannot write JUnit XML to " + path + ": " + std::strerror(err));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw Error("cannot write JUnit XML to " + path + ": " + ec.message());
-  }
+  write_file_atomically(path, render_junit(report), "JUnit XML");
 }
 
 }  // namespace fb

@@ -42,15 +42,16 @@ struct Scenario {
 // The values a scenario may name. The one place these lists live: add a precision or a
 // fusion level here when the engine learns it.
 const std::vector<std::string>& supported_precisions();  // the engine's known_precisions()
-const std::vector<std::string>& supported_fusions();     // "none", "standard"
+const std::vector<std::string>& supported_fusions();     // "none", "mark-all", "standard", "aggressive"
 
 // Reads and validates a scenario file; throws fb::Error naming the file and field.
 Scenario load_scenario(const std::string& path);
 // The same from text; `path` is used in messages and to resolve a relative model path.
 Scenario parse_scenario(const std::string& text, const std::string& path);
 
-// The cross product precision × batch × fusion × threads, nested in that order (precision
-// outermost); each case gets its precision's accuracy config. model_hash is left empty:
+// The cross product device × precision × batch × fusion × threads × engine shapes × CUDA
+// graph, nested in that order (device outermost; the two forms of a case with and without a
+// CUDA graph side by side); each case gets its precision's accuracy config. model_hash is left empty:
 // the runner fills it once it has read the model.
 std::vector<CaseSpec> expand_cases(const Scenario& s);
 

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "engine/ir/error.h"
+#include "harness/atomic_file.h"
+#include "harness/format_number.h"
 #include "reports/report_assets.h"
 #include "reports/svg_charts.h"
 
@@ -61,25 +63,19 @@ using json = nlohmann::json;
 
 const char* const kNone = "—";
 
-std::string printf_double(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 std::string fmt_ms(double v) {
   if (!std::isfinite(v)) return kNone;
   const double a = std::fabs(v);
-  return printf_double(a < 1 ? "%.4f" : a < 10 ? "%.3f" : a < 100 ? "%.2f" : "%.1f", v);
+  return format_number(a < 1 ? "%.4f" : a < 10 ? "%.3f" : a < 100 ? "%.2f" : "%.1f", v);
 }
 
 std::string fmt_speedup(double v) {
   if (!std::isfinite(v) || v <= 0) return kNone;
-  return printf_double("%.2f", v) + "×";
+  return format_number("%.2f", v) + "×";
 }
 
-std::string fmt_pct(double v) { return std::isfinite(v) ? printf_double("%+.1f%%", 100 * v) : kNone; }
-std::string fmt_err(double v) { return std::isnan(v) ? "NaN" : printf_double("%.2e", v); }
+std::string fmt_pct(double v) { return std::isfinite(v) ? signed_percent(v) : kNone; }
+std::string fmt_err(double v) { return std::isnan(v) ? "NaN" : format_number("%.2e", v); }
 
 std::string or_none(const std::string& s) { return s.empty() ? kNone : html_escape(s); }
 std::string mono(const std::string& s) { return "<span class=\"mono\">" + or_none(s) + "</span>"; }
@@ -97,7 +93,7 @@ std::string with_ci(const Measurement& m) {
 std::string speedup_with_ci(const CaseResult& r) {
   std::string s = fmt_speedup(r.speedup);
   if (std::isfinite(r.speedup_ci_low) && r.speedup_ci_high > 0)
-    s += " <span class=\"ci\">[" + printf_double("%.2f", r.speedup_ci_low) + ", " + printf_double("%.2f", r.speedup_ci_high) +
+    s += " <span class=\"ci\">[" + format_number("%.2f", r.speedup_ci_low) + ", " + format_number("%.2f", r.speedup_ci_high) +
          "]</span>";
   return s;
 }
@@ -106,7 +102,7 @@ std::string speedup_with_ci(const CaseResult& r) {
 std::string noise_of(const Measurement& m) {
   if (!timed(m) || !(m.stats.median > 0)) return kNone;
   const double half = (m.stats.ci_high - m.stats.ci_low) / 2 / m.stats.median;
-  return "CV " + printf_double("%.1f%%", 100 * m.stats.cv) + ", median ±" + printf_double("%.1f%%", 100 * half);
+  return "CV " + format_number("%.1f%%", 100 * m.stats.cv) + ", median ±" + format_number("%.1f%%", 100 * half);
 }
 
 // A case's name within its scenario (the scenario heads its section).
@@ -182,8 +178,8 @@ void render_banner(std::ostringstream& o, const ReportModel& m) {
     cls = "green", head = "All clear";
     body = "All " + std::to_string(n) + " cases pass the gate; none is slower than " + m.baseline_name +
            " (as fusebench compare judges: against the noise between processes and runs, α " +
-           printf_double("%g", m.options.compare.alpha) + ", a change of at least " +
-           printf_double("%g%%", 100 * m.options.compare.min_effect) + "); no case is noisy or errored.";
+           format_number("%g", m.options.compare.alpha) + ", a change of at least " +
+           format_number("%g%%", 100 * m.options.compare.min_effect) + "); no case is noisy or errored.";
   }
   o << "<div class=\"banner " << cls << "\" id=\"banner\"><strong>" << html_escape(head) << ".</strong> " << html_escape(body)
     << "</div>\n";
@@ -259,7 +255,7 @@ void render_changes(std::ostringstream& o, const ReportModel& m, const std::vect
     if (c.explanation && !c.explanation->regions.empty()) {
       const RegionChange& r = c.explanation->regions.front();
       o << "<a href=\"#" << explanation_anchor(i) << "\">explanation</a>: first " << html_escape(r.name) << " ("
-        << html_escape(r.shape) << ", " << printf_double("%+.4f ms", r.time.delta_ms()) << ")";
+        << html_escape(r.shape) << ", " << format_number("%+.4f ms", r.time.delta_ms()) << ")";
       if (!r.decisions.empty())
         o << "; " << html_escape(r.decisions.front().pass) << " at " << mono(r.decisions.front().root);
     } else {
@@ -270,7 +266,7 @@ void render_changes(std::ostringstream& o, const ReportModel& m, const std::vect
   o << "</tbody></table></div>\n";
 }
 
-std::string ms_change(double v) { return printf_double("%+.4f", v); }
+std::string ms_change(double v) { return format_number("%+.4f", v); }
 
 std::string interval_cell(const Interval& i) {
   return std::isfinite(i.low) ? "[" + ms_change(i.low) + ", " + ms_change(i.high) + "]" : "";
@@ -281,7 +277,7 @@ std::string interval_cell(const Interval& i) {
 void render_explanation(std::ostringstream& o, const ReportModel& m, size_t i) {
   const Explanation& e = *m.cases[i].explanation;
   o << "<div class=\"explanation\" id=\"" << explanation_anchor(i) << "\"><h3>" << case_link(m, i) << "</h3>\n<p>Measured (engine median): "
-    << printf_double("%.4f", e.measured.baseline_ms) << " → " << printf_double("%.4f ms", e.measured.candidate_ms) << ", "
+    << format_number("%.4f", e.measured.baseline_ms) << " → " << format_number("%.4f ms", e.measured.candidate_ms) << ", "
     << ms_change(e.measured.delta_ms()) << " ms " << interval_cell(e.measured.delta_ci) << ". Profiled (sum of layer medians): "
     << ms_change(e.profiled.delta_ms()) << " ms " << interval_cell(e.profiled.delta_ci) << ", "
     << (e.reconciled() ? "inside" : "outside") << " the measured change's interval; unexplained "
@@ -337,7 +333,7 @@ void render_noisy(std::ostringstream& o, const ReportModel& m) {
     std::vector<std::string> why;
     if (r.noisy)
       why.push_back("timing stopped (" + html_escape(r.stop_reason) + ") before its target of ±" +
-                    printf_double("%g%%", 100 * r.spec.timing.target_rel_ci));
+                    format_number("%g%%", 100 * r.spec.timing.target_rel_ci));
     if (!r.disturbed.empty()) why.push_back("disturbed by the machine: " + html_escape(r.disturbed));
     if (c.judgement && (c.judgement->verdict == Verdict::kNoisy || c.judgement->verdict == Verdict::kEnvironment))
       why.push_back(html_escape(c.judgement->reason) + "; noise from " + html_escape(c.judgement->speedup.noise_source));
@@ -366,9 +362,9 @@ void render_verdicts(std::ostringstream& o, const ReportModel& m) {
       << mono(m.baseline->info.started_at) << ", commit " << mono(short_commit(m.baseline->info.git_commit))
       << "), judged as <code>fusebench compare</code> judges: each figure's change against how far the case moves between "
          "worker processes and between earlier runs on this machine (the noise), at α "
-      << printf_double("%g", m.options.compare.alpha) << "; ± is the smallest change that noise lets through, the interval is "
-      << printf_double("%g%%", 100 * (1 - m.options.compare.alpha)) << ", and a change under "
-      << printf_double("%g%%", 100 * m.options.compare.min_effect)
+      << format_number("%g", m.options.compare.alpha) << "; ± is the smallest change that noise lets through, the interval is "
+      << format_number("%g%%", 100 * (1 - m.options.compare.alpha)) << ", and a change under "
+      << format_number("%g%%", 100 * m.options.compare.min_effect)
       << " is never a verdict. The verdict rests on the speedup (reference / engine, timed interleaved); an engine that "
          "moved with the reference is <em>environment</em>."
       << (m.same_machine ? std::string()
@@ -433,7 +429,7 @@ std::string engine_shapes_cell(const ReportModel& m, size_t i) {
     const CaseResult& s = c.stored.result;
     if (c.key != twin_key || s.status == "error") continue;
     if (s.engine.stats.median > 0 && r.engine.stats.median > 0)
-      cell += "; " + printf_double("%+.1f%%", 100 * (r.engine.stats.median / s.engine.stats.median - 1)) + " vs static";
+      cell += "; " + format_number("%+.1f%%", 100 * (r.engine.stats.median / s.engine.stats.median - 1)) + " vs static";
     break;
   }
   if (r.specialize_ms) cell += "; new shape " + fmt_ms(*r.specialize_ms) + " ms";
@@ -480,7 +476,7 @@ void render_history(std::ostringstream& o, const ReportModel& m, size_t i) {
   o << "</div>\n<p class=\"muted\">" << c.history.points.size() << " of the last " << m.history_runs.size()
     << " runs; band: each run's 95% interval; hollow points: runs flagged noisy; dashed red lines: change points "
        "(E-divisive, α "
-    << printf_double("%g", m.options.change_points.alpha) << ", as <code>fusebench history</code> finds them in this window). "
+    << format_number("%g", m.options.change_points.alpha) << ", as <code>fusebench history</code> finds them in this window). "
        "Hover a point for its run.</p>\n";
   bool any = false;
   for (size_t k = 0; k < kMetrics; ++k)
@@ -491,7 +487,7 @@ void render_history(std::ostringstream& o, const ReportModel& m, size_t i) {
       const char* unit = Metric(k) == Metric::kSpeedup ? "×" : " ms";
       o << "<li><b>" << metric_name(Metric(k)) << "</b> " << fmt_pct(cp.step) << " from " << run_link(run) << " (commit "
         << mono(short_commit(run.info.git_commit)) << ", " << mono(run.info.started_at) << "): " << fmt_ms(cp.before) << unit
-        << " → " << fmt_ms(cp.after) << unit << ", p=" << printf_double("%.3f", cp.p_value) << "</li>\n";
+        << " → " << fmt_ms(cp.after) << unit << ", p=" << format_number("%.3f", cp.p_value) << "</li>\n";
     }
   if (any) o << "</ul>\n";
   else o << "<p>No change point in this window.</p>\n";
@@ -514,8 +510,8 @@ void render_batch_curve(std::ostringstream& o, const ReportModel& m, size_t i) {
       s.y.push_back(r.speedup);
       s.low.push_back(r.speedup_ci_low);
       s.high.push_back(r.speedup_ci_high);
-      s.tips.push_back(r.spec.label() + ": " + printf_double("%.2f×", r.speedup) + " [" + printf_double("%.2f", r.speedup_ci_low) +
-                       ", " + printf_double("%.2f", r.speedup_ci_high) + "]");
+      s.tips.push_back(r.spec.label() + ": " + format_number("%.2f×", r.speedup) + " [" + format_number("%.2f", r.speedup_ci_low) +
+                       ", " + format_number("%.2f", r.speedup_ci_high) + "]");
       s.highlight.push_back(k == i);
     }
     points += s.x.size();
@@ -554,10 +550,10 @@ void render_distributions(std::ostringstream& o, const ReportModel& m, const Rep
 void render_accuracy(std::ostringstream& o, const CaseResult& r) {
   o << "<h4>Accuracy</h4>\n<table class=\"kv\">\n";
   kv_row(o, "Max abs error", "<span class=\"mono\">" + fmt_err(r.accuracy.max_abs_err) + "</span> (atol " +
-                                 printf_double("%g", r.spec.accuracy.atol) + ")");
+                                 format_number("%g", r.spec.accuracy.atol) + ")");
   kv_row(o, "Max rel error", "<span class=\"mono\">" + fmt_err(r.accuracy.max_rel_err) + "</span> (rtol " +
-                                 printf_double("%g", r.spec.accuracy.rtol) + ")");
-  kv_row(o, "Cosine", "<span class=\"mono\">" + (std::isnan(r.accuracy.cosine) ? std::string("NaN") : printf_double("%.8f", r.accuracy.cosine)) + "</span>");
+                                 format_number("%g", r.spec.accuracy.rtol) + ")");
+  kv_row(o, "Cosine", "<span class=\"mono\">" + (std::isnan(r.accuracy.cosine) ? std::string("NaN") : format_number("%.8f", r.accuracy.cosine)) + "</span>");
   kv_row(o, "Within tolerance", r.accuracy.passed ? "yes" : "<b>no</b>");
   if (!r.accuracy.detail.empty()) kv_row(o, "Detail", "<span class=\"wrap\">" + html_escape(r.accuracy.detail) + "</span>");
   o << "</table>\n";
@@ -579,9 +575,9 @@ void render_layer_rows(std::ostringstream& o, const EngineView& v, const std::ve
       << html_escape(l.name) << "</td><td class=\"mono\">" << html_escape(l.kind) << "</td><td class=\"mono\">"
       << or_none(l.kernel) << "</td><td>" << html_escape(l.precision) << "</td>";
     if (l.profiled)
-      o << "<td class=\"num\">" << fmt_ms(l.ms) << "</td><td class=\"num\">" << printf_double("%.1f%%", 100 * l.share)
-        << "</td><td class=\"num\">" << (l.flops > 0 ? printf_double("%.1f", l.gflops) : kNone) << "</td><td class=\"num\">"
-        << (l.flops > 0 && l.peak_share > 0 ? printf_double("%.1f%%", 100 * l.peak_share) : kNone) << "</td>";
+      o << "<td class=\"num\">" << fmt_ms(l.ms) << "</td><td class=\"num\">" << format_number("%.1f%%", 100 * l.share)
+        << "</td><td class=\"num\">" << (l.flops > 0 ? format_number("%.1f", l.gflops) : kNone) << "</td><td class=\"num\">"
+        << (l.flops > 0 && l.peak_share > 0 ? format_number("%.1f%%", 100 * l.peak_share) : kNone) << "</td>";
     else
       o << "<td class=\"num\">" << kNone << "</td><td class=\"num\">" << kNone << "</td><td class=\"num\">" << kNone
         << "</td><td class=\"num\">" << kNone << "</td>";
@@ -626,7 +622,7 @@ void render_engine(std::ostringstream& o, const ReportModel& m, size_t i) {
     o << "<p class=\"muted\">Layer times from stored profile " << v.profile->id << " (<code>fusebench profile --db</code>, "
       << mono(v.profile->created_at) << ", " << v.profile->profile.iterations << " iterations, "
       << fmt_ms(v.profile->profile.total_ms) << " ms per run summed over layers); peak "
-      << printf_double("%.1f", v.profile->peaks.gflops) << " GFLOP/s fp32 measured on this machine.</p>\n";
+      << format_number("%.1f", v.profile->peaks.gflops) << " GFLOP/s fp32 measured on this machine.</p>\n";
   else
     o << "<p class=\"muted\">No stored profile matches this case (same model, batch, fusion and threads): layer times "
          "come from <code>fusebench profile MODEL --db FILE</code>.</p>\n";
@@ -665,11 +661,11 @@ std::string cost_layers(const std::vector<CostLayer>& layers) {
 }
 
 void render_plugin_cost(std::ostringstream& o, const PluginCost& c) {
-  auto ms = [](double v) { return printf_double("%+.3f", v) + " ms"; };
+  auto ms = [](double v) { return format_number("%+.3f", v) + " ms"; };
   o << "<h4>Plugin cost</h4>\n<p>With the plugins " << fmt_ms(c.with_ms) << " ms, without them " << fmt_ms(c.without_ms)
     << " ms (timed interleaved, " << c.samples << " samples each, " << or_none(c.stop_reason) << "): difference <b>"
-    << ms(c.difference_ms) << "</b> <span class=\"ci\">[" << printf_double("%+.3f", c.difference_ci_low) << ", "
-    << printf_double("%+.3f", c.difference_ci_high) << "]</span>.</p>\n<table class=\"full\"><thead><tr><th>Part</th>"
+    << ms(c.difference_ms) << "</b> <span class=\"ci\">[" << format_number("%+.3f", c.difference_ci_low) << ", "
+    << format_number("%+.3f", c.difference_ci_high) << "]</span>.</p>\n<table class=\"full\"><thead><tr><th>Part</th>"
     << "<th class=\"num\">ms</th><th>Layers</th></tr></thead><tbody>\n";
   o << "<tr><td>(a) the plugins' own time</td><td class=\"num\">" << ms(c.plugin_ms) << "</td><td>"
     << cost_layers(c.plugin_layers) << "</td></tr>\n";
@@ -693,12 +689,12 @@ void render_conditions(std::ostringstream& o, const CaseResult& r) {
   kv_row(o, "Samples", std::to_string(r.engine.samples_ms.size()) + " engine, " + std::to_string(r.reference.samples_ms.size()) +
                            " reference; stopped: " + or_none(r.stop_reason) + (r.noisy ? " (noisy)" : ""));
   kv_row(o, "Noise", "engine " + noise_of(r.engine) + "; reference " + noise_of(r.reference));
-  kv_row(o, "Conditions", "<span class=\"mono\">load " + printf_double("%.2f", in.load_before) + " → " +
-                              printf_double("%.2f", in.load_after) + "; other processes' CPU " +
-                              printf_double("%.0f ms", in.other_cpu_ms) + " in " + printf_double("%.0f ms", in.timed_wall_ms) +
-                              "; clock " + printf_double("%.0f", in.cpu_mhz_before) + " → " +
-                              printf_double("%.0f MHz", in.cpu_mhz_after) + "; pinned " + or_none(r.pinned_cpus) +
-                              "; steal " + printf_double("%.0f ms", in.steal_ms) + "; run queue up to " +
+  kv_row(o, "Conditions", "<span class=\"mono\">load " + format_number("%.2f", in.load_before) + " → " +
+                              format_number("%.2f", in.load_after) + "; other processes' CPU " +
+                              format_number("%.0f ms", in.other_cpu_ms) + " in " + format_number("%.0f ms", in.timed_wall_ms) +
+                              "; clock " + format_number("%.0f", in.cpu_mhz_before) + " → " +
+                              format_number("%.0f MHz", in.cpu_mhz_after) + "; pinned " + or_none(r.pinned_cpus) +
+                              "; steal " + format_number("%.0f ms", in.steal_ms) + "; run queue up to " +
                               std::to_string(in.run_queue) + "; " + std::to_string(in.involuntary_switches) +
                               " involuntary context switches</span>");
   if (!r.disturbed.empty() || r.retimed_processes > 0)
@@ -707,8 +703,8 @@ void render_conditions(std::ostringstream& o, const CaseResult& r) {
   kv_row(o, "Build", fmt_ms(r.build_ms) + " ms" +
                          (r.specialize_ms ? "; first run at a new shape " + fmt_ms(*r.specialize_ms) + " ms" : "") +
                          "; activation memory " +
-                         printf_double("%.2f MiB", double(r.engine_memory_bytes) / (1024.0 * 1024.0)) + " engine, " +
-                         printf_double("%.2f MiB", double(r.reference_memory_bytes) / (1024.0 * 1024.0)) + " reference");
+                         format_number("%.2f MiB", double(r.engine_memory_bytes) / (1024.0 * 1024.0)) + " engine, " +
+                         format_number("%.2f MiB", double(r.reference_memory_bytes) / (1024.0 * 1024.0)) + " reference");
   if (!r.error.empty()) kv_row(o, "Error", "<span class=\"mono wrap\">" + html_escape(r.error) + "</span>");
   o << "</table>\n";
   if (!r.build_log.empty())
@@ -786,29 +782,6 @@ json chart_data(const ReportModel& m) {
   return {{"runs", std::move(runs)}, {"cases", std::move(cases)}};
 }
 
-void write_file(const std::string& text, const std::string& out_path) {
-  const std::string tmp = out_path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw Error("cannot write the report to " + out_path + ": " + std::strerror(errno));
-    f << text;
-    f.flush();
-    if (!f) {
-      const int err = errno;
-      f.close();
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      throw Error("cannot write the report to " + out_path + ": " + std::strerror(err));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, out_path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw Error("cannot write the report to " + out_path + ": " + ec.message());
-  }
-}
 
 }  // namespace
 
@@ -871,11 +844,11 @@ std::string render_html_report(const ResultStore& store, std::optional<int64_t> 
 }
 
 void write_html_report(const ReportModel& model, const std::string& out_path) {
-  write_file(render_html_report(model), out_path);  // render first: no file on failure
+  write_file_atomically(out_path, render_html_report(model), "the report");  // render first: no file on failure
 }
 
 void write_html_report(const ResultStore& store, const std::string& out_path, std::optional<int64_t> run_id) {
-  write_file(render_html_report(store, run_id), out_path);
+  write_file_atomically(out_path, render_html_report(store, run_id), "the report");
 }
 
 }  // namespace fb

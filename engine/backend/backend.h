@@ -1,7 +1,10 @@
 // A kernel backend: what turns an optimized graph's nodes into runnable layers on one
 // kind of device (ggml's ggml-backend.h, ONNX Runtime's execution providers). The op
-// definitions (engine/ops/: shapes, attributes, dtypes, the portable kernels the
-// reference executor runs) live once; a backend says which nodes it can run at which
+// definitions (engine/ops/: shapes, attributes, dtypes, the CPU kernels the reference
+// executor runs) live once; Conv, MatMul/Gemm, Attention and the int8 ops are still
+// defined beside their oneDNN kernels in cpu/ and registered from engine/ops (issue 41,
+// item 2). What fused nodes carry is read through engine/ops/fused_activation.h and
+// fused_conv.h by every backend. A backend says which nodes it can run at which
 // precisions and in which layouts, makes their layers, and owns the memory they run in.
 // Passes ask it (PassContext::backend) instead of naming one.
 //

@@ -2,6 +2,10 @@
 
 namespace fb {
 
+bool is_convolution(const Node& n) {
+  return (n.domain.empty() && n.op_type == "Conv") || (n.domain == "fusebench" && n.op_type == "FusedConv");
+}
+
 ConvLayouts conv_layouts_of(const Node& n) {
   auto cl = [&](const char* key) {
     const std::string v = n.attr_string(key, "");

@@ -7,6 +7,9 @@
 
 namespace fb {
 
+// Conv, or the fusebench.FusedConv the fusion passes make of one (a convolution either way).
+bool is_convolution(const Node& n);
+
 // Where a convolution's activations keep their bytes: ONNX's plain layout (NCHW) or
 // channels-last (NHWC). The conv-layout pass marks FusedConv nodes whose tensors flow only
 // between convolutions, and the ops between them, with "x_layout", "residual_layout",

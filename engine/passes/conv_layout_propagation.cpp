@@ -45,7 +45,6 @@ namespace fb {
 
 namespace {
 
-bool conv_node(const Node& n) { return is_onnx_op(&n, "Conv") || (n.domain == "fusebench" && n.op_type == "FusedConv"); }
 
 bool float_4d(const Graph& g, const std::string& v) {
   return g.value(v).shape.size() == 4 && g.value(v).dtype == DType::Float32;
@@ -212,7 +211,7 @@ int conv_layout_propagation(PassContext& ctx) {
   auto written = [&](size_t i) {
     const Node& n = g.nodes[i];
     std::vector<std::string> vs;
-    if ((conv_node(n) || channels_last_deconv(g, n)) && node_fusible(n, ctx.config)) vs.push_back(n.outputs[0]);
+    if ((is_convolution(n) || channels_last_deconv(g, n)) && node_fusible(n, ctx.config)) vs.push_back(n.outputs[0]);
     for (size_t o : tied[i].outputs) vs.push_back(n.outputs[o]);
     return vs;
   };
@@ -220,7 +219,7 @@ int conv_layout_propagation(PassContext& ctx) {
   auto reads_channels_last = [&](size_t r, size_t k) {
     const Node& c = g.nodes[r];
     if (!node_fusible(c, ctx.config)) return false;
-    if (conv_node(c)) return k == 0 || (k == 3 && conv_has_residual(c));
+    if (is_convolution(c)) return k == 0 || (k == 3 && conv_has_residual(c));
     if (channels_last_global_pool(g, c) || channels_last_deconv(g, c) || channels_to_last_transpose(g, c) ||
         spatial_flatten_to_last(ctx, r, body_reads) >= 0)
       return k == 0;
@@ -261,7 +260,7 @@ int conv_layout_propagation(PassContext& ctx) {
     for (const std::string& v : written(i)) {
       if (!kept.count(v)) continue;
       Node& n = g.nodes[i];
-      if (conv_node(n)) as_fused_conv(n);
+      if (is_convolution(n)) as_fused_conv(n);
       n.attrs["y_layout"] = Attribute{std::string(kChannelsLast)};
       if (tied[i].any()) n.attrs["x_layout"] = Attribute{std::string(kChannelsLast)};  // all or none
       const std::vector<size_t> readers = g.consumers(v);
@@ -272,7 +271,7 @@ int conv_layout_propagation(PassContext& ctx) {
         if (c.inputs[0] == v && channels_to_last_transpose(g, c)) as_channels_last_view(g, {r}, v);
         if (const int t = c.inputs[0] == v ? spatial_flatten_to_last(ctx, r, body_reads) : -1; t >= 0)
           as_channels_last_view(g, {r, size_t(t)}, v);
-        if (!conv_node(c)) continue;
+        if (!is_convolution(c)) continue;
         as_fused_conv(c);
         if (c.inputs[0] == v) c.attrs["x_layout"] = Attribute{std::string(kChannelsLast)};
         if (conv_has_residual(c) && c.inputs[3] == v) c.attrs["residual_layout"] = Attribute{std::string(kChannelsLast)};

@@ -24,7 +24,7 @@ std::vector<Int8Slot> int8_slots(const Node& n) {
 
 std::string why_not_int8(const Graph& g, const Node& n, const BuildConfig& cfg) {
   const bool matmul = is_onnx_op(&n, "MatMul") || is_onnx_op(&n, "Gemm") || is_ours(n, "FusedMatMul");
-  const bool conv = is_onnx_op(&n, "Conv") || is_ours(n, "FusedConv");
+  const bool conv = is_convolution(n);
   const bool attention = is_ours(n, "Attention");
   // Which ops have int8 kernels is the backend's to say (precision lowering asks it first).
   if (!matmul && !conv && !attention) return "no int8 checks for " + n.op_type;
@@ -69,7 +69,7 @@ void set_int8_thresholds(Node& n, const BuildConfig& cfg) {
 bool is_int8_layer(const Node& n) { return n.precision == Precision::INT8 && n.has_attr("int8_input_amax"); }
 
 namespace {
-bool is_int8_conv(const Node& n) { return is_int8_layer(n) && (is_onnx_op(&n, "Conv") || is_ours(n, "FusedConv")); }
+bool is_int8_conv(const Node& n) { return is_int8_layer(n) && is_convolution(n); }
 bool is_int8_matmul(const Node& n) { return is_int8_layer(n) && !is_int8_conv(n) && !is_ours(n, "Attention"); }
 
 // Can `p` write its output quantized with `zero_point`? An int8 matrix product can (any
@@ -319,7 +319,7 @@ int explicit_quantization(PassContext& ctx) {
       all = all && !fp32_constraint && !is_ours(*r, "Attention") && r->inputs[0] == v &&
             why_not_int8(g, probe, ctx.config).empty();
       for (size_t i = 1; i < r->inputs.size(); ++i) all = all && r->inputs[i] != v;
-      convolution = convolution || is_onnx_op(r, "Conv") || is_ours(*r, "FusedConv");
+      convolution = convolution || is_convolution(*r);
     }
     if (!all) continue;
     if (asymmetric && convolution) {

@@ -6,8 +6,10 @@
 // A fusion pass is a Rule: given a root node, the candidate matches there, preferred
 // first. run_fusion_rule visits every node in graph order, asks the rule, applies the
 // first candidate can_fuse allows (Graph::replace_nodes, which keeps the use-def index
-// current), and repeats until a sweep changes nothing. Removed nodes stay marked in place
-// until the pass ends, so indices a rule holds stay valid and no pass rescans the graph.
+// current), and repeats until a sweep changes nothing: after any change it sweeps the
+// whole graph again, to a fixed point. Removed nodes stay marked in place until the pass
+// ends, so indices a rule holds stay valid. Passes that are not rules (layout, precision,
+// int8 lowering, placement) walk the graph themselves.
 #pragma once
 #include <map>
 #include <set>

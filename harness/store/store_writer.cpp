@@ -1,5 +1,8 @@
 // ResultStore's writes: runs, cases (one transaction each), profiles and machine peaks.
-// Every INSERT is generated from the column tables in columns.h and binds by name.
+// The INSERTs of the tables with column tables (runs, cases, measurements, layers, fusion
+// decisions, profiles per case, plugin costs; harness/store/columns.h) are generated from
+// them and bind by name; the small fixed tables' (samples, build logs, stored profiles,
+// machine peaks) are written out here.
 #include <sqlite3.h>
 
 #include "engine/util/build_info.h"

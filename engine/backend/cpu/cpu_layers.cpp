@@ -334,10 +334,6 @@ std::optional<MatMulSpec> matmul_spec_of(const LayerRequest& r) {
   return s;
 }
 
-bool is_conv(const Node& n) {
-  return (n.domain.empty() && n.op_type == "Conv") || (n.domain == "fusebench" && n.op_type == "FusedConv");
-}
-
 // The float32 layer for a node (oneDNN primitive where one fits, else the op table's kernel).
 std::unique_ptr<Layer> make_float_layer(const LayerRequest& r) {
   const Node& node = r.node;
@@ -345,7 +341,7 @@ std::unique_ptr<Layer> make_float_layer(const LayerRequest& r) {
   const std::vector<Tensor*>& outs = r.outputs;
   if (all_float(ins)) {
     if (auto s = matmul_spec_of(r)) return std::make_unique<MatMulLayer>(*s, ins, outs[0]);
-    if (is_conv(node)) return std::make_unique<ConvLayer>(node, ins, outs[0], r.weights_constant(), false, r.winograd);
+    if (is_convolution(node)) return std::make_unique<ConvLayer>(node, ins, outs[0], r.weights_constant(), false, r.winograd);
     if (node.domain == "fusebench" && node.op_type == "Attention") return std::make_unique<AttentionLayer>(node, ins, outs[0]);
     if (node.domain.empty() && ((node.op_type == "MaxPool" && (outs.size() < 2 || !outs[1])) || node.op_type == "AveragePool"))
       if (auto pool = PoolLayer::make(node, ins[0], outs[0])) return pool;
@@ -378,7 +374,7 @@ std::unique_ptr<Layer> make_bf16_layer(const LayerRequest& r) {
     s->b_type = ins[1]->dtype();
     return std::make_unique<MatMulLayer>(*s, ins, r.outputs[0]);
   }
-  if (is_conv(node) && constant_f32_weights && optional_is(2, DType::Float32) && optional_is(3, DType::BFloat16))
+  if (is_convolution(node) && constant_f32_weights && optional_is(2, DType::Float32) && optional_is(3, DType::BFloat16))
     return std::make_unique<ConvLayer>(node, ins, r.outputs[0], true, true);
   if (node.domain == "fusebench" && node.op_type == "Attention" && is(ins[1], DType::BFloat16) && is(ins[2], DType::BFloat16) &&
       (optional_is(3, DType::BFloat16) || optional_is(3, DType::Float32)))
@@ -417,8 +413,7 @@ std::unique_ptr<Layer> make_cpu_layer(const LayerRequest& r) {
   if (node.precision == Precision::INT8 && node.has_attr("int8_input_amax")) {
     if (!r.weights_constant() && node.op_type != "Attention") throw Error(node.describe() + ": an int8 layer needs constant weights");
     if (node.op_type == "Attention") return std::make_unique<AttentionLayer>(node, r.inputs, r.outputs[0]);
-    const bool conv = node.op_type == "Conv" || node.op_type == "FusedConv";
-    if (conv) return std::make_unique<ConvLayer>(node, r.inputs, r.outputs[0], true);
+    if (is_convolution(node)) return std::make_unique<ConvLayer>(node, r.inputs, r.outputs[0], true);
     return std::make_unique<Int8MatMulLayer>(node, r.inputs, r.outputs[0]);
   }
   // Only layers the precision pass lowered to 16-bit storage are wrapped: a model's own
