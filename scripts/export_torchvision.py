@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Exports torchvision architectures to ONNX for trying the engine on models it was not
-tuned on (scripts/bench_ort.mjs --model NAME=FILE). Weights are seeded random per model (no
+tuned on (build/peers/bin/python scripts/bench_peers.py --model NAME=FILE). Weights are seeded random per model (no
 download). Opset 17.
 
 Classifiers: BatchNorm running statistics come from three batches of seeded data in train
