@@ -134,12 +134,13 @@ def onednn_isa(fusebench):
     return m.group(1) if m else "unknown (no 'oneDNN dispatches to' in `fusebench inspect --precision bf16`)"
 
 
-def onednn_kernels(fusebench, path, batch):
-    """The oneDNN implementations the engine picked for a model, with their counts."""
+def engine_kernels(fusebench, path, batch):
+    """The kernels the engine's layers run on (oneDNN's implementations, with their ISA where
+    oneDNN names one, and fusebench's own), with their counts, from `fusebench inspect`."""
     out = sh(fusebench, "inspect", path, "--batch", str(batch), "--fusion", ARGS.fusion,
              *(["--no-winograd"] if ARGS.winograd == "off" else []))
     kinds = {}
-    for k in re.findall(r"onednn\.\w+\[([^\]]+)\]", out):
+    for k in re.findall(r"^#\d+\s+\S+\s+\[(.*?), (?:fp32|tf32|bf16|fp16|int8)\b", out, re.M):
         kinds[k] = kinds.get(k, 0) + 1
     return ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])) or "none"
 
@@ -298,8 +299,8 @@ def main():
                     runners.update(made)
                     if peer in ("openvino", "compile"):
                         agreement[-1] += f" (ready in {time.perf_counter() - t0:.1f} s)"
-                kernels = onednn_kernels(a.fusebench, path, batch)
-                print(f"bench_peers: {name} b={batch}: engine's oneDNN kernels: {kernels}", flush=True)
+                kernels = engine_kernels(a.fusebench, path, batch)
+                print(f"bench_peers: {name} b={batch}: engine's kernels: {kernels}", flush=True)
                 print(f"bench_peers: {name} b={batch}: max |peer - engine|: {', '.join(agreement)}", flush=True)
                 t = {k: [] for k in ("engine", "reference", *runners)}
                 for _ in range(a.rounds):
@@ -311,9 +312,10 @@ def main():
                 row = {"model": name, "batch": batch, "load": load().split()[0],
                        **{k: statistics.median(v) for k, v in t.items()}}
                 rows.append(row)
-                print(f"bench_peers: {name} b={batch}: " + "; ".join(
-                    f"{k} {row[k]:.2f} ms ({' '.join(f'{x:.2f}' for x in v)})" for k, v in t.items()), flush=True)
-                notes.append(f"{name} b={batch}: engine kernels {kernels}; max |peer - engine| {', '.join(agreement)}")
+                rounds = "; ".join(f"{k} {' '.join(f'{x:.2f}' for x in v)}" for k, v in t.items())
+                print(f"bench_peers: {name} b={batch}: rounds (ms): {rounds}", flush=True)
+                notes.append(f"{name} b={batch}: rounds (ms): {rounds}; engine kernels {kernels}; "
+                             f"max |peer - engine| {', '.join(agreement)}")
     header.append(f"load after: {load()}")
     print(f"bench_peers: {header[-1]}")
     table = make_table(rows)
