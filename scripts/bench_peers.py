@@ -204,6 +204,7 @@ class Peers:
         self.torch_module = self.compiled = None
         if torch is not None and name.startswith("torch-"):
             sys.path.insert(0, SCRIPTS)
+            sys.dont_write_bytecode = True  # no scripts/__pycache__ in the tree
             import export_models  # the same modules and seeds as the exported ONNX files
             torch.set_num_threads(ARGS.threads)
             (_, self.torch_module, _), = export_models.make_models([name[len("torch-"):]])
@@ -261,6 +262,7 @@ COLUMNS = ("ORT all", "ORT disabled", "OpenVINO", "torch eager", "torch.compile"
 def main():
     a = ARGS
     started = datetime.datetime.now(datetime.timezone.utc)
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     isa = onednn_isa(a.fusebench)
     cores = os.cpu_count()
     header = [
@@ -321,7 +323,7 @@ def main():
     table = make_table(rows)
     print("\n" + table)
     if a.append:
-        append(a.append, header, table, notes, started)
+        append(a.append, header, table, notes, started, commit)
 
 
 def ratio(row, label):
@@ -342,14 +344,13 @@ def make_table(rows):
     return "\n".join(lines)
 
 
-def append(doc, header, table, notes, started):
+def append(doc, header, table, notes, started, commit):
     """Adds this run under '## CPU model' in doc (the heading made if missing), after that
     section's earlier runs."""
     heading = f"## {cpu_model()}"
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     command = "build/peers/bin/python scripts/bench_peers.py " + " ".join(sys.argv[1:])
     block = "\n".join([
-        f"### {started:%Y-%m-%d %H:%M} UTC, at {commit or 'unknown commit'}", "",
+        f"### {started:%Y-%m-%d %H:%M} UTC, started at {commit or 'unknown commit'}", "",
         f"`{command}`", "",
         *[f"- {line}" for line in header], "",
         table, "",
