@@ -31,10 +31,13 @@ struct TimingConfig {
   // ratio is known, even when each executor alone is noisier).
   std::string stop_rule = "median-ci";
   std::vector<int> pin_cpus;     // pin every thread to these CPUs while timing; empty: no pinning
-  // Test hook, not a benchmark setting: busy-waits this long after every engine run, so a
-  // known slowdown can be switched on (scripts/nightly_sim.sh). Left out of the case key so
-  // the slowed-down case keeps its history.
+  // Test hooks, not benchmark settings: the engine busy-waits before every run, this long
+  // (scripts/nightly_sim.sh), or this fraction of its own previous run's time (0.05: 5%
+  // slower, whatever the machine's speed; what a regression of more work looks like, and
+  // what selfcheck injects). Left out of the case key so the slowed-down case keeps its history.
   double inject_delay_us = 0;
+  double inject_slowdown = 0;
+  void clear_injection() { inject_delay_us = inject_slowdown = 0; }
   // Independent worker processes the case is timed in, one after another (fresh address
   // space, page placement and allocator state each): the spread between them is what a
   // re-run of the case would show, and what compare judges a change against. 1: timed in

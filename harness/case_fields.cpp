@@ -403,6 +403,7 @@ const std::vector<CaseField>& case_fields() {
       {.path = "timing.stop_rule", .in_scenario = kAtPath, VALUE(timing.stop_rule, stop_rule)},
       {.path = "timing.pin_cpus", .in_scenario = kAtPath, VALUE(timing.pin_cpus, cpus)},
       {.path = "timing.inject_delay_us", .in_scenario = kAtPath, VALUE(timing.inject_delay_us, non_negative)},
+      {.path = "timing.inject_slowdown", .in_scenario = kAtPath, VALUE(timing.inject_slowdown, change_fraction)},
       {.path = "timing.processes", .in_scenario = kAtPath, VALUE(timing.processes, (int_in<1, 64>))},
       {.path = "timing.process_samples", .in_scenario = kAtPath, VALUE(timing.process_samples, (int_in<1, 1000000>))},
       {.path = "timing.alternation", .in_scenario = kAtPath, VALUE(timing.alternation, alternation)},

@@ -105,7 +105,7 @@ PluginCost measure_plugin_cost(Engine& with, Engine& without, const std::vector<
                                const TimingConfig& timing) {
   // End to end: the harness's interleaved timer, plugin build in the "engine" seat.
   TimingConfig t = timing;
-  t.inject_delay_us = 0;  // the test hook slows "the engine"; here both seats are engines
+  t.clear_injection();  // the test hook slows "the engine"; here both seats are engines
   SideBySide e2e = time_side_by_side([&] { with.run(inputs); }, [&] { without.run(inputs); }, t, 1);
   // Layer by layer: interleaved profiled runs, as many as the end-to-end timing kept
   // (at least 20), within the same time cap.

@@ -147,6 +147,8 @@ RunSession::RunSession(const RunRequest& request, std::ostream& out)
   for (const CaseSpec& c : cases) registry_with_plugins(c.plugins.libraries);
   if (request.inject_delay_us)
     for (CaseSpec& c : cases) c.timing.inject_delay_us = *request.inject_delay_us;
+  if (request.inject_slowdown)
+    for (CaseSpec& c : cases) c.timing.inject_slowdown = *request.inject_slowdown;
   const size_t all_cases = cases.size();
   if (request.shard) cases = shard_cases(std::move(cases), *request.shard);
   const std::string shard_text = request.shard ? request.shard->text() : "";

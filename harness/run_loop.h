@@ -46,9 +46,10 @@ struct RunRequest {
   // A paired A/B run: the other fusebench executable (the baseline side), whose worker
   // processes alternate with this one's (CaseRunner::run_paired). Two runs are stored.
   std::string against;
-  // Test hook for A/B experiments: the candidate's engine busy-waits this long after each
-  // run (timing.inject_delay_us), the baseline side never. nullopt: the scenario's own.
-  std::optional<double> inject_delay_us;
+  // Test hooks for A/B experiments: the candidate's engine busy-waits this long, or this
+  // fraction of its own time, before each run (timing.inject_delay_us, inject_slowdown),
+  // the baseline side never. nullopt: the scenario's own.
+  std::optional<double> inject_delay_us, inject_slowdown;
 };
 
 struct PendingCase {

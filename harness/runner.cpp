@@ -102,7 +102,7 @@ std::pair<CaseResult, CaseResult> CaseRunner::run_paired(const CaseSpec& spec, c
   worker_spec.plugins.cost = false;  // the cost split is a run's own analysis, not a side of a pair
   worker_spec.profile_iterations = 0;  // so is the profile (run it without --against)
   CaseSpec baseline_spec = worker_spec;
-  baseline_spec.timing.inject_delay_us = 0;
+  baseline_spec.timing.clear_injection();
   std::vector<CaseResult> candidate, baseline;
   int retimed = 0;
   for (int p = 0; p < k; ++p) {
@@ -133,7 +133,7 @@ std::pair<CaseResult, CaseResult> CaseRunner::run_paired(const CaseSpec& spec, c
     if (candidate.back().status == "error" || baseline.back().status == "error") break;
   }
   CaseSpec asked_baseline = spec;
-  asked_baseline.timing.inject_delay_us = 0;
+  asked_baseline.timing.clear_injection();
   std::pair<CaseResult, CaseResult> sides{merged_as_asked(candidate, spec, retimed),
                                           merged_as_asked(baseline, asked_baseline, retimed)};
   sides.second.spec.model_hash = sides.first.spec.model_hash;  // one case key, whatever the other build hashes

@@ -28,10 +28,12 @@ SelfCheckReport summarize_self_check(const std::vector<SelfCheckRun>& runs, cons
   };
   // One comparison of a slowed run (detected when `slower`) or of an A/A pair (a false
   // alarm when `slower` or `faster`).
+  int run_number = 0;
   auto count = [&](const CaseComparison& c, bool slowed) {
     if (!c.judgement) return;
     SelfCheckCase& e = entry(c.case_key, c.label);
     const Verdict v = c.judgement->verdict;
+    report.verdicts.push_back({run_number, slowed, c.label, v, c.judgement->reason});
     if (slowed) {
       ++e.injected, ++report.injected;
       if (v == Verdict::kSlower) ++e.detected, ++report.detected;
@@ -48,6 +50,7 @@ SelfCheckReport summarize_self_check(const std::vector<SelfCheckRun>& runs, cons
   HistoryByKey history;  // the A/A runs so far, up to and including the baseline, as compare has it
   const SelfCheckRun* last_aa = nullptr;
   for (const SelfCheckRun& run : runs) {
+    ++run_number;
     if (!run.paired_baseline.empty()) {
       CompareOptions paired = o;
       paired.paired = true;

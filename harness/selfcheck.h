@@ -29,8 +29,18 @@ struct SelfCheckCase {
   int engine_detected = 0;      // of them, engine time judged slower on its own
 };
 
+// One judged comparison, as `selfcheck --verbose` lists it.
+struct SelfCheckVerdict {
+  int run = 0;          // the candidate run's place in the experiment, from 1
+  bool slowed = false;  // a slowed run against the A/A run before it; else an A/A pair
+  std::string label;
+  Verdict verdict = Verdict::kNoisy;
+  std::string reason;
+};
+
 struct SelfCheckReport {
   std::vector<SelfCheckCase> cases;
+  std::vector<SelfCheckVerdict> verdicts;
   int comparisons = 0, false_alarms = 0;
   int injected = 0, detected = 0, engine_detected = 0;
   double false_alarm_rate() const { return comparisons ? double(false_alarms) / comparisons : 0; }

@@ -159,6 +159,14 @@ SideBySide time_side_by_side(const std::function<void()>& engine_fn, const std::
   // 1.7-3.7% slower in slowed runs than in A/A runs (its pool idling first, we think), and
   // the slowdown leaked out of the engine's share.
   if (t.inject_delay_us > 0) engine = [&engine_fn, us = t.inject_delay_us] { busy_wait_us(us); engine_fn(); };
+  // The previous run's own time, so the wait scales with the machine as more work would.
+  if (t.inject_slowdown > 0)
+    engine = [&engine_fn, f = t.inject_slowdown, last_us = 0.0]() mutable {
+      busy_wait_us(f * last_us);
+      const auto start = Clock::now();
+      engine_fn();
+      last_us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+    };
 
   r.timer_overhead_ns = measure_timer_overhead_ns();
   const std::function<double()>* engine_clock = clocks ? &clocks->engine : nullptr;

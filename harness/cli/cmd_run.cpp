@@ -37,8 +37,11 @@ int cmd_run(int argc, char** argv) {
       "against", "paired A/B: time every case in worker processes of this fusebench and of this other one (a build of "
       "the base commit), alternating ABBA; stores a run for each side, which compare and gate then judge pair by pair",
       cxxopts::value<std::string>())(
-      "inject-delay-us", "TEST HOOK: this fusebench's engine busy-waits this long after each run (never the --against side)",
-      cxxopts::value<double>())("scenarios", "scenario files", cxxopts::value<std::vector<std::string>>());
+      "inject-delay-us", "TEST HOOK: this fusebench's engine busy-waits this long before each run (never the --against side)",
+      cxxopts::value<double>())("inject-slowdown",
+                                "TEST HOOK: this fusebench's engine busy-waits this fraction of its own previous run's time "
+                                "before each run (0.05: 5% slower; never the --against side)",
+                                cxxopts::value<double>())("scenarios", "scenario files", cxxopts::value<std::vector<std::string>>());
   opts.parse_positional({"scenarios"});
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
@@ -58,6 +61,7 @@ int cmd_run(int argc, char** argv) {
     request.inject_delay_us = args["inject-delay-us"].as<double>();
     if (!(*request.inject_delay_us >= 0)) throw Error("--inject-delay-us must be >= 0");
   }
+  if (args.count("inject-slowdown")) request.inject_slowdown = fraction_option(args, "inject-slowdown");
   if (args.count("plugin"))
     for (const std::string& lib : args["plugin"].as<std::vector<std::string>>())
       request.plugin_libraries.push_back(std::filesystem::absolute(lib).lexically_normal().string());

@@ -1,7 +1,7 @@
 // fusebench selfcheck: an A/A experiment on this machine (harness/selfcheck.h). Runs the
 // scenarios --repeats times into --db, compares every consecutive pair as `compare` would,
 // and reports the false-alarm rate and the smallest change each case's noise lets through;
-// with --inject-delay, also runs with the engine slowed by that fraction of its median (in
+// with --inject-delay, also runs with the engine slowed by that fraction of its own time (in
 // turn with the A/A runs) and reports how many of those comparisons say `slower`. Exit 0
 // when the false-alarm rate is at most --max-false-alarms (and detection at least
 // --min-detection), 1 otherwise, 2 on error.
@@ -11,7 +11,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <set>
 
 #include "harness/cli/commands.h"
@@ -27,20 +26,19 @@ namespace fb::cli {
 namespace {
 
 // One run of the scenarios into the database, as `fusebench run` makes it (each case's
-// line printed as it is stored), with the engine slowed by `delay_us` where given (by the
-// case's place in the matrix); returns the stored cases.
-// With `against`, a paired A/B run against that binary (whose side never gets the delay).
+// line printed as it is stored), with the engine slowed by the fraction `slowdown` of its
+// own time where given (timing.inject_slowdown); returns the stored cases.
+// With `against`, a paired A/B run against that binary (whose side never gets the slowdown).
 SelfCheckRun run_once(const std::vector<std::string>& files, const std::string& db, const std::string& what,
-                      bool slowed, const std::string& against, const std::map<std::string, double>& delay_us = {}) {
+                      bool slowed, const std::string& against, double slowdown = 0) {
   std::cout << what << " (load " << format_number("%.2f", load_average()[0]) << ")" << std::endl;
   RunRequest request;
   request.scenario_files = files;
   request.db_path = db;
   request.command = "fusebench selfcheck (" + what + ")";
   request.against = against;
+  if (slowdown > 0) request.inject_slowdown = slowdown;
   RunSession session(request, std::cout);
-  for (PendingCase& p : session.pending())
-    if (auto it = delay_us.find(matrix_identity(p.spec)); it != delay_us.end()) p.spec.timing.inject_delay_us = it->second;
   run_in_process(session);
   session.finish();
   SelfCheckRun run{slowed, session.store().load_cases(session.run_id()), {}};
@@ -61,7 +59,7 @@ int cmd_selfcheck(int argc, char** argv) {
   opts.positional_help("SCENARIO...");
   opts.add_options()("db", "results database the runs go into", cxxopts::value<std::string>())(
       "repeats", "A/A runs (at least 2; with --from-db, the database says)", cxxopts::value<int>()->default_value("10"))(
-      "inject-delay", "then also run with the engine slowed by this fraction of its median (0.05 = 5%)",
+      "inject-delay", "then also run with the engine slowed by this fraction of its own time (0.05 = 5%)",
       cxxopts::value<double>())("inject-repeats", "runs with the slowdown", cxxopts::value<int>()->default_value("3"))(
       "min-effect", "the change compare must detect (as compare --min-effect)",
       cxxopts::value<double>()->default_value("0.03"))(
@@ -72,7 +70,7 @@ int cmd_selfcheck(int argc, char** argv) {
       cxxopts::value<double>()->default_value("0.9"))(
       "from-db", "run nothing: judge the runs already in --db (those selfcheck labelled slowed as slowed runs, all others as A/A runs)")(
       "paired", "A/A through the paired A/B path: every run is `run --against` this fusebench itself (or --against BIN), "
-      "judged pair by pair")("against", "with --paired: the other binary (default: this one)", cxxopts::value<std::string>())(
+      "judged pair by pair")("verbose", "also list every comparison's verdict and its reason")("against", "with --paired: the other binary (default: this one)", cxxopts::value<std::string>())(
       "scenarios", "scenario files", cxxopts::value<std::vector<std::string>>());
   opts.parse_positional({"scenarios"});
   cxxopts::ParseResult args;
@@ -95,8 +93,8 @@ int cmd_selfcheck(int argc, char** argv) {
                                     : std::filesystem::read_symlink("/proc/self/exe").string();
   std::optional<double> inject;
   if (args.count("inject-delay")) {
-    inject = args["inject-delay"].as<double>();
-    if (!(*inject > 0 && *inject < 10)) throw Error("--inject-delay must be a fraction above 0 (0.05 = 5%)");
+    inject = fraction_option(args, "inject-delay");
+    if (!(*inject > 0)) throw Error("--inject-delay must be a fraction above 0 (0.05 = 5%)");
   }
 
   const std::string db = args["db"].as<std::string>();
@@ -127,20 +125,15 @@ int cmd_selfcheck(int argc, char** argv) {
       runs.push_back(run_once(files, db, "A/A run " + std::to_string(i) + "/" + std::to_string(repeats), false, against));
     };
     aa_run(1);
-    // Each case slowed by the fraction of its engine median in the A/A run just before (the
-    // machine drifts: sized on the first run alone, a slowdown meant as 5% was 2.5% once the
-    // machine had slowed a case twofold). The busy wait is the same time in any process.
-    std::map<std::string, double> delay_us;
+    // Each slowed run's engine waits that fraction of its own previous run's time before
+    // each run: 5% of whatever the machine makes it take. (A fixed wait sized on an earlier
+    // run was 2.5% once the machine had slowed a case twofold.)
     for (int a = 2, s = 1; a <= repeats || (inject && s <= inject_repeats);) {
-      if (inject)
-        for (const StoredCase& sc : runs.back().cases)
-          if (sc.result.status != "error")
-            delay_us[matrix_identity(sc.result.spec)] = *inject * sc.result.engine.stats.median * 1000;
       if (inject && s <= inject_repeats) {
         runs.push_back(run_once(files, db,
                                 std::string(kSlowedLabel) + " " + std::to_string(s) + "/" + std::to_string(inject_repeats) +
                                     " (engine +" + pct(*inject) + ")",
-                                true, against, delay_us));
+                                true, against, *inject));
         ++s;
       }
       if (a <= repeats) aa_run(a++);
@@ -148,6 +141,10 @@ int cmd_selfcheck(int argc, char** argv) {
   }
 
   const SelfCheckReport report = summarize_self_check(runs, o);
+  if (args.count("verbose"))
+    for (const SelfCheckVerdict& v : report.verdicts)
+      std::cout << "run " << v.run << (v.slowed ? " slowed " : " A/A    ") << verdict_name(v.verdict) << "  " << v.label
+                << ": " << v.reason << "\n";
   const auto aa_runs = std::count_if(runs.begin(), runs.end(), [](const SelfCheckRun& r) { return !r.slowed; });
   std::cout << "\nselfcheck: " << aa_runs << " A/A runs, consecutive pairs compared (alpha " << o.alpha << ", min effect "
             << pct(o.min_effect) << ")\n";
