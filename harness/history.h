@@ -16,9 +16,6 @@ struct ChangePointOptions {
   int permutations = 199;    // p-values come in steps of 1 / (permutations + 1)
   int min_segment = 3;       // points on each side of a change, at least
   uint64_t seed = 1;         // seeds the permutations: the same series always gives the same answer
-  // The distance exponent, in (0, 2]: distances |x - y|^exponent. Below 2 the divergence sees
-  // any change of distribution; at 2 it sees the means only. See the .cpp for the default.
-  double exponent = 1.0;
 };
 
 struct ChangePoint {
