@@ -49,6 +49,13 @@ struct TimingConfig {
   // timing (max_seconds, spread over the processes, still ends it): a process's low
   // quantile is only as steady as the samples under it.
   int process_samples = 50;
+  // A paired run (run --against) times more pairs than `processes`, up to max_pairs, while
+  // its pairs' noise would hide a speedup change of paired_detectable (compare's default
+  // min effect): a case whose processes spread widely needs many pairs to see 5% (a zoo
+  // ResNet at batch 4, unfused: 5.8% between processes, 10 pairs see 7.7% at best), while a
+  // quiet one stops at `processes`.
+  int max_pairs = 20;
+  double paired_detectable = 0.03;
   // How engine and reference take turns while timed: "iteration" (engine, reference,
   // engine, ...) or "block" (block_iterations of one, then block_iterations of the other),
   // so each executor runs with its own weights in cache, as a standalone loop would.

@@ -405,6 +405,8 @@ const std::vector<CaseField>& case_fields() {
       {.path = "timing.inject_delay_us", .in_scenario = kAtPath, VALUE(timing.inject_delay_us, non_negative)},
       {.path = "timing.inject_slowdown", .in_scenario = kAtPath, VALUE(timing.inject_slowdown, change_fraction)},
       {.path = "timing.processes", .in_scenario = kAtPath, VALUE(timing.processes, (int_in<1, 64>))},
+      {.path = "timing.max_pairs", .in_scenario = kAtPath, VALUE(timing.max_pairs, (int_in<2, 1000>))},
+      {.path = "timing.paired_detectable", .in_scenario = kAtPath, VALUE(timing.paired_detectable, change_fraction)},
       {.path = "timing.process_samples", .in_scenario = kAtPath, VALUE(timing.process_samples, (int_in<1, 1000000>))},
       {.path = "timing.alternation", .in_scenario = kAtPath, VALUE(timing.alternation, alternation)},
       {.path = "timing.block_iterations", .in_scenario = kAtPath, VALUE(timing.block_iterations, (int_in<1, 100000>))},

@@ -10,6 +10,7 @@
 #include "engine/ir/error.h"
 #include "engine/reference/device_reference.h"
 #include "engine/reference/reference_executor.h"
+#include "harness/compare.h"
 #include "engine/runtime/thread_scope.h"
 #include "harness/accuracy.h"
 #include "harness/mpi_run.h"
@@ -105,8 +106,20 @@ std::pair<CaseResult, CaseResult> CaseRunner::run_paired(const CaseSpec& spec, c
   baseline_spec.timing.clear_injection();
   std::vector<CaseResult> candidate, baseline;
   int retimed = 0;
-  for (int p = 0; p < k; ++p) {
-    const std::string of_k = "pair " + std::to_string(p + 1) + "/" + std::to_string(k);
+  CaseSpec asked_baseline = spec;
+  asked_baseline.timing.clear_injection();
+  // Past the asked pairs: another while the pairs so far could not see paired_detectable
+  // (judged as compare judges a paired run: the speedup's pairs).
+  auto pairs_hide_the_change = [&] {
+    if (int(candidate.size()) >= std::max(k, spec.timing.max_pairs)) return false;
+    CompareOptions o;
+    o.min_effect = spec.timing.paired_detectable;
+    const FigureChange s = judge_paired_figure(judged_figures(merged_as_asked(baseline, asked_baseline, retimed)).speedup,
+                                               judged_figures(merged_as_asked(candidate, spec, retimed)).speedup, true, o);
+    return !(s.detectable <= o.min_effect);
+  };
+  for (int p = 0; p < k || pairs_hide_the_change(); ++p) {
+    const std::string of_k = "pair " + std::to_string(p + 1) + "/" + std::to_string(p < k ? k : spec.timing.max_pairs);
     if (progress) progress(of_k);
     // ABBA: A B, B A, A B, ... so neither side is always first after the other.
     auto time_pair = [&] {
@@ -132,8 +145,6 @@ std::pair<CaseResult, CaseResult> CaseRunner::run_paired(const CaseSpec& spec, c
     baseline.push_back(std::move(b));
     if (candidate.back().status == "error" || baseline.back().status == "error") break;
   }
-  CaseSpec asked_baseline = spec;
-  asked_baseline.timing.clear_injection();
   std::pair<CaseResult, CaseResult> sides{merged_as_asked(candidate, spec, retimed),
                                           merged_as_asked(baseline, asked_baseline, retimed)};
   sides.second.spec.model_hash = sides.first.spec.model_hash;  // one case key, whatever the other build hashes

@@ -5,14 +5,15 @@
 # PyTorch eager against the GPU reference on the exported models. Everything it prints
 # and the databases go to OUT (default ./gpu-out).
 #
-#   scripts/gpu_session.sh [DEBS_DIR] [STAGES]     STAGES: build,test,zoo,torch (default), suite, checks, graphs, sweep, mpi
+#   scripts/gpu_session.sh [DEBS_DIR] [STAGES]     STAGES: build,test,zoo,torch (default), suite, checks, graphs, sweep, layers, mpi
 #
 # suite: the whole tree and its full ctest run (offline_deps.sh test) instead of the CUDA
 # tests alone; checks: tf32 against fp32, the seed's plugin in a GPU build (CPU fallback),
 # the GPU's environment as NVML reads it, an A/A compare; graphs: the engine eager against
 # the engine replayed as one CUDA graph, case by case, and the depthwise convolutions'
 # layers in a profile; sweep: `profile --batch-sweep` of BERT and ResNet (the batch
-# question: what limits each layer as the batch grows); mpi: one rank per GPU under
+# question: what limits each layer as the batch grows); layers: where the fp16 engine's time
+# goes at batch 32 on the exported BERT-base, ResNet-50 and ViT (LAYER_MODELS, LAYER_BATCH); mpi: one rank per GPU under
 # mpirun (OpenMPI unpacked from MPI_DEBS, a machine of several GPUs); CXX and BUILD_DIR pick the compiler (CXX=g++-13 BUILD_DIR=build-g13).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -109,6 +110,17 @@ if has sweep; then
     for p in fp32 fp16; do
       "$fb" profile "zoo:$m" --device cuda --precision $p --batch-sweep 1,8,32 --top 12 --iterations 30 2>&1 | head -30
     done
+  done
+fi
+
+if has layers; then
+  stamp "where the fp16 engine's time goes: profile of the exported models"
+  lm=$BUILD_DIR/torch-models-layers
+  python3 scripts/export_models.py --out "$lm" --models "${LAYER_MODELS:-bert_base,resnet50,vit_tiny}" \
+    --batches "${LAYER_BATCH:-32}" 2>&1 | tail -3
+  for f in "$lm"/*.onnx; do
+    echo "--- $f"
+    "$fb" profile "$f" --device cuda --precision fp16 --fusion aggressive --batch "${LAYER_BATCH:-32}" --top 25 --iterations 30 2>&1 | head -60
   done
 fi
 

@@ -16,13 +16,13 @@ class PairedRun : public ::testing::Test {
  protected:
   std::string path(const std::string& name) const { return dir_.path(name); }
   std::string fb(const std::string& args) const { return std::string(FUSEBENCH_BINARY) + " " + args; }
-  std::string scenario() const {
-    // Batch 1 of a small MLP, 4 processes a side; nothing counts as disturbed, since ctest
-    // runs other tests beside this one.
+  // Batch 1 of a small MLP, 4 pairs (no more: max_pairs); nothing counts as disturbed,
+  // since ctest runs other tests beside this one.
+  std::string scenario(const std::string& more_timing = R"("max_pairs": 4)") const {
     std::ofstream(path("ab.json")) << R"({"name": "ab", "model": "zoo:mlp?in=64&hidden=256&out=8&layers=2",
       "threads": 1, "gate": {"max_regression": 0.05},
       "timing": {"warmup_ms": 5, "min_iterations": 20, "max_seconds": 0.4, "processes": 4, "process_samples": 20,
-                 "disturbance_cpus": 64}})";
+                 "disturbance_cpus": 64, )" + more_timing + "}}";
     return path("ab.json");
   }
   fb::ScratchDir dir_{"fusebench_paired"};
@@ -93,6 +93,23 @@ TEST_F(PairedRun, TheSlowdownHookScalesTheCandidatesEngineByItsOwnTime) {
   EXPECT_EQ(pct.code, 2) << pct.output;
   EXPECT_NE(pct.output.find("timing.inject_slowdown"), std::string::npos) << pct.output;
   EXPECT_NE(pct.output.find("not a percentage"), std::string::npos) << pct.output;
+}
+
+// Pairs beyond `processes` while their noise would hide paired_detectable, up to max_pairs.
+TEST_F(PairedRun, MorePairsWhileTheirNoiseHidesTheChangeToDetect) {
+  auto pairs_timed = [&](const std::string& timing, const std::string& db) {
+    const fb::Outcome run = fb::sh(fb("run " + scenario(timing) + " --against " + FUSEBENCH_BINARY + " --db " + db));
+    EXPECT_EQ(run.code, 0) << run.output;
+    fb::ResultStore store(db);
+    const auto runs = store.list_runs();
+    if (runs.size() != 2u) return -1;
+    const auto candidate = store.load_cases(runs[1].id), baseline = store.load_cases(runs[0].id);
+    EXPECT_EQ(candidate[0].result.process_noise.processes, baseline[0].result.process_noise.processes);
+    return candidate[0].result.process_noise.processes;
+  };
+  // No pair count sees a 0.001% change: all 7; any sees 90%: the asked 4.
+  EXPECT_EQ(pairs_timed(R"("max_pairs": 7, "paired_detectable": 0.00001)", path("many.db")), 7);
+  EXPECT_EQ(pairs_timed(R"("max_pairs": 7, "paired_detectable": 0.9)", path("few.db")), 4);
 }
 
 TEST_F(PairedRun, AnAgainstThatIsNoFusebenchIsRefusedBeforeAnythingRuns) {
