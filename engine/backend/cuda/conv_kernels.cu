@@ -8,23 +8,25 @@ namespace fb::cuda {
 
 namespace {
 
-__global__ void depthwise_conv_kernel(DepthwiseConv p, int64_t total) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t ox = i % p.out_w;
-    int64_t rest = i / p.out_w;
-    const int64_t oy = rest % p.out_h;
-    rest /= p.out_h;
-    const int64_t ch = rest % p.channels;
-    const int64_t x0 = rest * p.in_h * p.in_w;  // (b·C + ch)'s plane
-    const int64_t w0 = ch * p.kernel_h * p.kernel_w;
+template <typename I>
+__global__ void depthwise_conv_kernel(DepthwiseConv p, I total) {
+  const I out_w = I(p.out_w), out_h = I(p.out_h), in_w = I(p.in_w), in_h = I(p.in_h);
+  for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < total; i += I(gridDim.x) * I(blockDim.x)) {
+    const I ox = i % out_w;
+    I rest = i / out_w;
+    const I oy = rest % out_h;
+    rest /= out_h;
+    const I ch = rest % I(p.channels);
+    const I x0 = rest * in_h * in_w;  // (b·C + ch)'s plane
+    const I w0 = ch * I(p.kernel_h * p.kernel_w);
     float acc = 0.f;
-    for (int64_t ky = 0; ky < p.kernel_h; ++ky) {
-      const int64_t iy = oy * p.stride_h - p.pad_h + ky * p.dilation_h;
-      if (iy < 0 || iy >= p.in_h) continue;
-      for (int64_t kx = 0; kx < p.kernel_w; ++kx) {
-        const int64_t ix = ox * p.stride_w - p.pad_w + kx * p.dilation_w;
-        if (ix < 0 || ix >= p.in_w) continue;
-        acc += load(p.x, p.elem, x0 + iy * p.in_w + ix) * load(p.weights, p.elem, w0 + ky * p.kernel_w + kx);
+    for (I ky = 0; ky < I(p.kernel_h); ++ky) {
+      const I iy = oy * I(p.stride_h) - I(p.pad_h) + ky * I(p.dilation_h);
+      if (iy < 0 || iy >= in_h) continue;
+      for (I kx = 0; kx < I(p.kernel_w); ++kx) {
+        const I ix = ox * I(p.stride_w) - I(p.pad_w) + kx * I(p.dilation_w);
+        if (ix < 0 || ix >= in_w) continue;
+        acc += load(p.x, p.elem, x0 + iy * in_w + ix) * load(p.weights, p.elem, w0 + ky * I(p.kernel_w) + kx);
       }
     }
     if (p.bias) acc += load(p.bias, p.elem, ch);
@@ -40,7 +42,11 @@ void launch_depthwise_conv(const DepthwiseConv& p, cudaStream_t stream) {
   if (total == 0) return;
   const int threads = 256;
   const int64_t blocks = std::min<int64_t>((total + threads - 1) / threads, int64_t(65535) * 8);
-  depthwise_conv_kernel<<<unsigned(blocks), threads, 0, stream>>>(p, total);
+  // The input's planes are as large as the output's or larger: the index range is theirs.
+  if (fits_32_bits(std::max(total, p.batch * p.channels * p.in_h * p.in_w)))
+    depthwise_conv_kernel<int32_t><<<unsigned(blocks), threads, 0, stream>>>(p, int32_t(total));
+  else
+    depthwise_conv_kernel<int64_t><<<unsigned(blocks), threads, 0, stream>>>(p, total);
   FB_CUDA(cudaGetLastError());
 }
 

@@ -1,6 +1,7 @@
 // Matrix products on the GPU: MatMul, Gemm and fusebench.FusedMatMul on cuBLASLt (its
 // bias and ReLU epilogues; what it lacks in our own epilogue kernel), and
-// fusebench.Attention as two batched cuBLAS products around a masked softmax kernel.
+// fusebench.Attention fused in one kernel (16-bit) or as two batched cuBLAS products
+// around a masked softmax kernel.
 //
 // Row-major ONNX tensors meet column-major BLAS by the usual identity: C = A·B in row
 // major is Cᵀ = Bᵀ·Aᵀ in column major, and a row-major matrix read column-major is its
@@ -8,7 +9,9 @@
 // float32 layers compute in full fp32 (no TF32: CUBLAS_COMPUTE_32F, pedantic math) unless
 // they are tf32 layers (CUBLAS_COMPUTE_32F_FAST_TF32); fp16/bf16 layers take 16-bit tensors and accumulate in fp32, as PyTorch does.
 #include <algorithm>
+#include <optional>
 
+#include "engine/backend/cuda/attention_kernels.h"
 #include "engine/backend/cuda/epilogue_kernels.h"
 #include "engine/ops/fused_activation.h"
 
@@ -215,8 +218,10 @@ class MatMulLayer final : public CudaLayer {
 };
 
 // fusebench.Attention(q, k, v[, mask]): q [B, Sq, H·D], k and v [B, Sk, H·D], heads H,
-// scale; the mask (float32, rank 4) broadcasts to the scores [B, H, Sq, Sk]. Scores in
-// float32, probabilities in the layer's type for the second product.
+// scale; the mask (float32, rank 4) broadcasts to the scores [B, H, Sq, Sk]. 16-bit layers
+// whose head dim the tensor cores' tiles divide run fused (attention_kernels.h: the scores
+// never leave the chip); the rest as two batched cuBLAS products around a masked softmax
+// kernel, scores in float32, probabilities in the layer's type for the second product.
 class AttentionLayer final : public CudaLayer {
  public:
   AttentionLayer(const LayerRequest& r, const CudaContext& ctx) : CudaLayer(ctx) {
@@ -245,6 +250,13 @@ class AttentionLayer final : public CudaLayer {
       }
       ms_ = MaskStrides{st[0], st[1], st[2], st[3]};
     }
+    if (flash_attention_runs(elem_, d_)) {
+      flash_ = FlashAttention{q_->raw(), k_->raw(), v_->raw(), y_->raw(), elem_, mask_ ? mask_->raw() : nullptr,
+                              mask_elem_, ms_, b_, heads_, sq_, sk_, d_, scale_};
+      prepare_flash_attention(elem_, d_);
+      kernel_ = std::string("flash.attention[") + std::to_string(heads_) + " heads]" + kernel_suffix(elem_, n.precision);
+      return;
+    }
     const size_t pairs = size_t(b_ * heads_);
     scores_ = DeviceMemory(pairs * size_t(sq_ * sk_) * sizeof(float));
     probs_ = DeviceMemory(pairs * size_t(sq_ * sk_) * dtype_size(y_->dtype()));
@@ -268,6 +280,10 @@ class AttentionLayer final : public CudaLayer {
     if (elem_ == Elem::F32 && n.precision == Precision::TF32) compute_ = CUBLAS_COMPUTE_32F_FAST_TF32;
   }
   void run() override {
+    if (flash_) {
+      launch_flash_attention(*flash_, ctx_.stream);
+      return;
+    }
     const size_t pairs = size_t(b_ * heads_);
     void** p = static_cast<void**>(pointers_.data());
     const cudaDataType_t t = cuda_type(elem_);
@@ -294,6 +310,7 @@ class AttentionLayer final : public CudaLayer {
   float scale_;
   cublasComputeType_t compute_ = CUBLAS_COMPUTE_32F;
   MaskStrides ms_;
+  std::optional<FlashAttention> flash_;  // the fused kernel's arguments, when it runs the layer
   DeviceMemory scores_, probs_, pointers_;
   std::string kernel_;
 };

@@ -7,12 +7,14 @@ namespace fb::cuda {
 
 namespace {
 
-__global__ void epilogue_kernel(Elem ye, void* y, Epilogue e, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t ch = (i / e.inner) % e.channels;
+template <typename I>
+__global__ void epilogue_kernel(Elem ye, void* y, Epilogue e, I n) {
+  const I inner = I(e.inner), channels = I(e.channels);
+  for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < n; i += I(gridDim.x) * I(blockDim.x)) {
+    const I ch = inner == 1 ? i % channels : (i / inner) % channels;
     float v = load(y, ye, i);
     if (e.c) {
-      const int64_t outer = i / (e.inner * e.channels);
+      const I outer = i / (inner * channels);
       v += e.beta * load(e.c, e.c_elem, outer * e.c_outer_stride + ch * e.c_channel_stride);
     }
     if (e.bias) v += load(e.bias, e.bias_elem, ch);
@@ -70,7 +72,8 @@ void launch_epilogue(Elem y_elem, void* y, const Epilogue& e, cudaStream_t strea
   if (n == 0) return;
   const int threads = 256;
   const int64_t blocks = std::min<int64_t>((n + threads - 1) / threads, 65535 * 4);
-  epilogue_kernel<<<unsigned(blocks), threads, 0, stream>>>(y_elem, y, e, n);
+  if (fits_32_bits(n)) epilogue_kernel<int32_t><<<unsigned(blocks), threads, 0, stream>>>(y_elem, y, e, int32_t(n));
+  else epilogue_kernel<int64_t><<<unsigned(blocks), threads, 0, stream>>>(y_elem, y, e, n);
   FB_CUDA(cudaGetLastError());
 }
 

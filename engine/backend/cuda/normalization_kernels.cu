@@ -3,9 +3,11 @@
 // cancellation for large means, as the CPU kernels), float accumulators combined by warp
 // shuffles. Every output element is written by the thread that read the input elements
 // of its index after all the block's reads of the row, so the in-place ops stay in place.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 
+#include "engine/backend/cuda/device_math.cuh"
 #include "engine/backend/cuda/normalization_kernels.h"
 
 namespace fb::cuda {
@@ -121,10 +123,11 @@ __global__ void layernorm_rows(const LayerNormParams p) {
 }
 
 // ---- Per-channel affine -------------------------------------------------------------------
+template <typename I>
 __global__ void channel_affine(const ChannelAffineParams p) {
-  const int64_t n = p.planes * p.inner;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t c = (i / p.inner) % p.channels;
+  const I n = I(p.planes * p.inner), inner = I(p.inner), channels = I(p.channels);
+  for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < n; i += I(gridDim.x) * I(blockDim.x)) {
+    const I c = (i / inner) % channels;
     float a = load_float(p.scale.data, p.scale.dtype, c), b = load_float(p.shift.data, p.shift.dtype, c);
     if (p.var.data) {  // BatchNormalization's folding, as engine/ops/normalization.cpp does it
       a = a / sqrtf(load_float(p.var.data, p.var.dtype, c) + p.epsilon);
@@ -252,12 +255,14 @@ __global__ void reduce_by_block(const ReduceParams p) {
 }
 
 // ---- Windowed pools -----------------------------------------------------------------------
+template <typename I>
 __global__ void pool_windows(const PoolParams p) {
-  const int64_t in_plane = p.in[0] * p.in[1] * p.in[2], out_plane = p.out[0] * p.out[1] * p.out[2];
-  const int64_t n = p.planes * out_plane;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t pl = i / out_plane, o = i % out_plane;
-    const int64_t ow = o % p.out[2], oh = (o / p.out[2]) % p.out[1], od = o / (p.out[2] * p.out[1]);
+  const int64_t in_plane = p.in[0] * p.in[1] * p.in[2];
+  const I out_plane = I(p.out[0] * p.out[1] * p.out[2]), out_w = I(p.out[2]), out_h = I(p.out[1]);
+  const I n = I(p.planes) * out_plane;
+  for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < n; i += I(gridDim.x) * I(blockDim.x)) {
+    const I pl = i / out_plane, o = i % out_plane;
+    const int64_t ow = o % out_w, oh = (o / out_w) % out_h, od = o / (out_w * out_h);
     const int64_t st[3] = {od * p.s[0] - p.pb[0], oh * p.s[1] - p.pb[1], ow * p.s[2] - p.pb[2]};
     const int64_t xp = pl * in_plane;
     float best = -FLT_MAX, acc = 0.f;  // the CPU's numeric_limits<float>::lowest() for an empty window
@@ -329,7 +334,8 @@ void launch_layernorm(const LayerNormParams& p, cudaStream_t stream) {
 
 void launch_channel_affine(const ChannelAffineParams& p, cudaStream_t stream) {
   if (p.planes * p.inner == 0) return;
-  channel_affine<<<grid_for(p.planes * p.inner, 256), 256, 0, stream>>>(p);
+  if (fits_32_bits(p.planes * p.inner)) channel_affine<int32_t><<<grid_for(p.planes * p.inner, 256), 256, 0, stream>>>(p);
+  else channel_affine<int64_t><<<grid_for(p.planes * p.inner, 256), 256, 0, stream>>>(p);
 }
 
 void launch_group_norm(const GroupNormParams& p, cudaStream_t stream) {
@@ -354,7 +360,10 @@ void launch_reduce(const ReduceParams& p, cudaStream_t stream) {
 void launch_pool(const PoolParams& p, cudaStream_t stream) {
   const int64_t n = p.planes * p.out[0] * p.out[1] * p.out[2];
   if (n == 0) return;
-  pool_windows<<<grid_for(n, 256), 256, 0, stream>>>(p);
+  if (fits_32_bits(std::max(n, p.planes * p.in[0] * p.in[1] * p.in[2])))
+    pool_windows<int32_t><<<grid_for(n, 256), 256, 0, stream>>>(p);
+  else
+    pool_windows<int64_t><<<grid_for(n, 256), 256, 0, stream>>>(p);
 }
 
 }  // namespace fb::cuda
