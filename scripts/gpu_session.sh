@@ -118,8 +118,15 @@ if has layers; then
   lm=$BUILD_DIR/torch-models-layers
   python3 scripts/export_models.py --out "$lm" --models "${LAYER_MODELS:-bert_base,resnet50,vit_tiny}" \
     --batches "${LAYER_BATCH:-32}" 2>&1 | tail -3
-  for f in "$lm"/*.onnx; do
+  for f in "$lm"/*_opset17.onnx; do
     echo "--- $f"
+    # The engine's answer at fp16 against the fp32 GPU reference (accuracy by cosine), timed.
+    cat > "$out/layers.json" <<JSON
+{"name": "gpu-layers", "model": "$PWD/$f",
+ "matrix": {"batch": [${LAYER_BATCH:-32}], "precision": ["fp16"], "fusion": ["aggressive"], "cuda_graph": [true], "device": ["cuda"]},
+ "timing": {"warmup_ms": 200, "min_iterations": 20, "max_seconds": 1, "processes": 1}}
+JSON
+    "$fb" run "$out/layers.json" --db "$out/layers.db" 2>&1 | grep -E "^\[|ERROR|FAIL" | head -4
     "$fb" profile "$f" --device cuda --precision fp16 --fusion aggressive --batch "${LAYER_BATCH:-32}" --top 25 --iterations 30 2>&1 | head -60
   done
 fi
