@@ -75,10 +75,10 @@ std::set<std::string> scenario_names(const nlohmann::json& scenarios) {
   return names;
 }
 
-// "fusebench 0.1.0 (commit)" as the other executable says it; an Error naming it when it
-// cannot be run or is no fusebench.
-std::string other_fusebench_version(const std::string& path) {
-  if (access(path.c_str(), X_OK) != 0) throw Error("--against " + path + ": no executable file there");
+}  // namespace
+
+std::string fusebench_version_of(const std::string& path, const std::string& option) {
+  if (access(path.c_str(), X_OK) != 0) throw Error(option + " " + path + ": no executable file there");
   std::string out;
   if (FILE* p = popen(("'" + path + "' --version 2>&1").c_str(), "r")) {
     char buf[256];
@@ -87,11 +87,9 @@ std::string other_fusebench_version(const std::string& path) {
   }
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   if (out.rfind("fusebench ", 0) != 0)
-    throw Error("--against " + path + ": not a fusebench executable (`--version` said '" + out.substr(0, 80) + "')");
+    throw Error(option + " " + path + ": not a fusebench executable (`--version` said '" + out.substr(0, 80) + "')");
   return out;
 }
-
-}  // namespace
 
 Shard parse_shard(const std::string& text) {
   Shard s;
@@ -194,7 +192,7 @@ RunSession::RunSession(const RunRequest& request, std::ostream& out)
     if (request.resume || request.shard) throw Error("--against: a paired A/B run cannot be resumed or sharded");
     against_ = std::filesystem::absolute(request.against).lexically_normal().string();
     RunInfo other = info;
-    other.timed_by = against_ + " (" + other_fusebench_version(against_) + ")";
+    other.timed_by = against_ + " (" + fusebench_version_of(against_, "--against") + ")";
     baseline_run_id_ = store_.begin_run(other);
     info.paired_with = baseline_run_id_;
   }

@@ -15,6 +15,10 @@
 
 namespace fb {
 
+// "fusebench 0.1.0 (commit)" as another fusebench executable says it; an Error naming it
+// and `option` when it cannot be run or is no fusebench.
+std::string fusebench_version_of(const std::string& path, const std::string& option);
+
 // Shard K of N (1-based), as `--shard K/N` names it.
 struct Shard {
   int index = 1;

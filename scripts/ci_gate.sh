@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The CI gate as a paired A/B run, the way `asv continuous` cancels a machine's drift: builds
 # BASE_REF (a commit, branch or tag: what the change is judged against) in a git worktree
-# under build/, builds this checkout, then times every case of the scenarios in worker
-# processes of both binaries taking turns ABBA within the same minutes (`fusebench run
+# under build/ (scripts/build_commit.sh), builds this checkout, then times every case of the
+# scenarios in worker processes of both binaries taking turns ABBA within the same minutes (`fusebench run
 # --against`), and gates this checkout's run pair by pair (`fusebench gate`: the scenario's
 # max_regression, min_speedup and max_abs_err).
 #
@@ -17,19 +17,8 @@ base_ref=${1:?usage: scripts/ci_gate.sh BASE_REF [SCENARIO...]}
 shift
 scenarios=("$@")
 [ ${#scenarios[@]} -gt 0 ] || scenarios=(scenarios/ci-gate.json)
-base_commit=$(git rev-parse --verify --quiet "${base_ref}^{commit}") || {
-  echo "ci_gate: '$base_ref' names no commit here" >&2
-  exit 2
-}
 worktree=build/ci-gate-base
-if [ -d "$worktree" ]; then
-  git -C "$worktree" checkout --quiet --detach "$base_commit"
-else
-  mkdir -p build
-  git worktree add --quiet --detach "$worktree" "$base_commit"
-fi
-echo "ci_gate: base $base_ref ($(git rev-parse --short "$base_commit")) in $worktree"
-"$worktree/scripts/build.sh" fusebench
+scripts/build_commit.sh "$base_ref" "$worktree"  # exit 2 when it names no commit
 scripts/build.sh fusebench
 
 out=${OUT_DIR:-results/ci-gate-$(date -u +%Y%m%d-%H%M%S)}

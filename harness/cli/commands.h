@@ -23,6 +23,7 @@ int cmd_profile(int argc, char** argv);
 int cmd_compare(int argc, char** argv);
 int cmd_history(int argc, char** argv);
 int cmd_explain(int argc, char** argv);
+int cmd_bisect(int argc, char** argv);
 int cmd_export(int argc, char** argv);
 int cmd_exec(int argc, char** argv);
 int cmd_build(int argc, char** argv);

@@ -24,6 +24,7 @@ commands:
   compare --db FILE            a run against a baseline: faster, slower, unchanged, noisy
   history --db FILE            change points over the runs (nightly series)
   explain --db FILE            why a case got slower or faster: the layers, fusion decisions, kernels
+  bisect SCENARIO --case KEY   the first commit (--good/--bad) that made a case slower, explained
   selfcheck SCENARIO --db FILE A/A runs: false-alarm rate and smallest detectable change
   export --db FILE             results as CSV or JSON, one row per case and executor
   merge SHARD.db... -o ALL.db  join the databases of `run --shard K/N` into one run
@@ -89,6 +90,7 @@ int main(int argc, char** argv) {
     if (cmd == "compare") return fb::cli::cmd_compare(argc - 1, argv + 1);
     if (cmd == "history") return fb::cli::cmd_history(argc - 1, argv + 1);
     if (cmd == "explain") return fb::cli::cmd_explain(argc - 1, argv + 1);
+    if (cmd == "bisect") return fb::cli::cmd_bisect(argc - 1, argv + 1);
     if (cmd == "export") return fb::cli::cmd_export(argc - 1, argv + 1);
     if (cmd == "merge") return fb::cli::cmd_merge(argc - 1, argv + 1);
     if (cmd == "selfcheck") return fb::cli::cmd_selfcheck(argc - 1, argv + 1);
