@@ -191,8 +191,11 @@ void launch(const FlashAttention& a, cudaStream_t stream) {
 
 }  // namespace
 
-bool flash_attention_runs(Elem elem, int64_t head_dim) {
-  return (elem == Elem::F16 || elem == Elem::BF16) && head_dim > 0 && head_dim % 16 == 0 && head_dim <= 128;
+bool flash_attention_runs(Elem elem, int64_t head_dim, int64_t batch, int64_t heads, int64_t queries,
+                          int multiprocessors) {
+  const int64_t blocks = batch * heads * ((queries + kQueries - 1) / kQueries);
+  return (elem == Elem::F16 || elem == Elem::BF16) && head_dim > 0 && head_dim % 16 == 0 && head_dim <= 128 &&
+         blocks >= 2 * int64_t(multiprocessors);
 }
 
 void prepare_flash_attention(Elem elem, int64_t head_dim) {

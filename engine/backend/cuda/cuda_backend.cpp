@@ -96,6 +96,7 @@ CudaBackend::CudaBackend(int device_index) : props_(probe_device(device_index)) 
   FB_CUDA(cudnnSetStream(ctx_.cudnn, ctx_.stream));
   FB_CUDA(cudaMalloc(&ctx_.workspace, kWorkspaceBytes));
   ctx_.workspace_bytes = kWorkspaceBytes;
+  ctx_.multiprocessors = props_.multiprocessors;
   add_elementwise_rows(rows_);
   add_normalization_rows(rows_);
   moves_bytes_begin_ = rows_.size();

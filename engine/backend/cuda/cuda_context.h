@@ -26,6 +26,7 @@ struct CudaContext {
   // Scratch for cuBLASLt and cuDNN, used by one layer at a time (the stream orders them).
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
+  int multiprocessors = 0;  // the device's SMs: how many blocks a kernel needs to fill it
 };
 
 }  // namespace fb::cuda

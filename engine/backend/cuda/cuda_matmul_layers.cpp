@@ -250,7 +250,7 @@ class AttentionLayer final : public CudaLayer {
       }
       ms_ = MaskStrides{st[0], st[1], st[2], st[3]};
     }
-    if (flash_attention_runs(elem_, d_)) {
+    if (flash_attention_runs(elem_, d_, b_, heads_, sq_, ctx.multiprocessors)) {
       flash_ = FlashAttention{q_->raw(), k_->raw(), v_->raw(), y_->raw(), elem_, mask_ ? mask_->raw() : nullptr,
                               mask_elem_, ms_, b_, heads_, sq_, sk_, d_, scale_};
       prepare_flash_attention(elem_, d_);
@@ -288,6 +288,10 @@ class AttentionLayer final : public CudaLayer {
     void** p = static_cast<void**>(pointers_.data());
     const cudaDataType_t t = cuda_type(elem_);
     const float zero = 0.f, one = 1.f;
+    // 16-bit products on tensor cores: the handle's pedantic math, which keeps float32
+    // products off TF32, would keep these off tensor cores too.
+    const bool sixteen = elem_ == Elem::F16 || elem_ == Elem::BF16;
+    if (sixteen) FB_CUDA(cublasSetMathMode(ctx_.blas, CUBLAS_DEFAULT_MATH));
     // Scores' (Sk×Sq) = K_bh (Sk×D, as D×Sk column-major, transposed) · Q_bh' (D×Sq).
     FB_CUDA(cublasGemmBatchedEx(ctx_.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(sk_), int(sq_), int(d_), &scale_, p, t,
                                 int(hidden_), p + pairs, t, int(hidden_), &zero, p + 2 * pairs, CUDA_R_32F, int(sk_),
@@ -298,6 +302,7 @@ class AttentionLayer final : public CudaLayer {
     FB_CUDA(cublasGemmBatchedEx(ctx_.blas, CUBLAS_OP_N, CUBLAS_OP_N, int(d_), int(sq_), int(sk_), &one, p + 3 * pairs, t,
                                 int(hidden_), p + 4 * pairs, t, int(sk_), &zero, p + 5 * pairs, t, int(hidden_), int(pairs),
                                 compute_, CUBLAS_GEMM_DEFAULT));
+    if (sixteen) FB_CUDA(cublasSetMathMode(ctx_.blas, CUBLAS_PEDANTIC_MATH));
   }
   std::string kernel() const override { return kernel_; }
   double flops() const override { return 4.0 * double(b_ * heads_) * double(sq_) * double(sk_) * double(d_); }
