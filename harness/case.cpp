@@ -44,9 +44,9 @@ const OrderedJson* find(const OrderedJson& j, const std::string& path, const Fie
 nlohmann::json CaseSpec::to_json() const {
   json j{{"scenario", scenario}, {"scenario_file", scenario_file}, {"model", model}, {"model_hash", model_hash}};
   for (const CaseField& f : case_fields()) put(j, f.path, f.write(*this));
-  // Only int8 cases have calibration settings, only profiled cases a profile block; other
-  // cases' configs stay as they were.
-  for (const char* block : {"calibration", "profile"})
+  // Only int8 cases have calibration settings, only profiled cases a profile block, only
+  // load cases load settings; other cases' configs stay as they were.
+  for (const char* block : {"calibration", "profile", "load_settings"})
     if (j.contains(block) && j[block].empty()) j.erase(block);
   return j;
 }
@@ -96,7 +96,8 @@ std::string CaseSpec::label() const {
   const std::string& name = scenario.empty() ? model : scenario;
   return name + " b=" + std::to_string(batch) + " " + precision + " " + fusion +
          " t=" + std::to_string(threads) + shapes_label() + (winograd ? "" : " no-winograd") + (cuda_graph ? " cuda-graph" : "") +
-         (device == "cpu" ? "" : " " + device) + plugin_settings_label(plugins);
+         (device == "cpu" ? "" : " " + device) + plugin_settings_label(plugins) +
+         (load.is_default() ? "" : " " + load.scenario + " x" + std::to_string(load.instances));
 }
 
 std::string CaseSpec::shapes_label() const {

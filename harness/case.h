@@ -14,6 +14,8 @@
 #include "engine/config/build_config.h"
 #include "engine/runtime/profiler.h"
 #include "harness/gpu_environment.h"
+#include "harness/load_figures.h"
+#include "harness/load_settings.h"
 #include "harness/plugin_cost_result.h"
 #include "harness/plugin_settings.h"
 
@@ -84,6 +86,11 @@ struct GateConfig {
   // (harness/compare.h): the speedup beyond the case's noise, cross-checked by engine time.
   std::optional<double> max_regression;
   std::optional<double> max_abs_err;     // accuracy: largest |engine - reference|, at most
+  // Load cases (harness/load_settings.h): the share of the case's load runs that are valid
+  // (a peak search: whether it found a valid rate), at least; and the percentile it claims
+  // (early stopping's estimate, ms), at most: too few queries to claim one fails.
+  std::optional<double> min_valid_rate;
+  std::optional<double> max_claimed_ms;
 
   bool operator==(const GateConfig&) const = default;
 };
@@ -157,6 +164,9 @@ struct CaseSpec {
   // per-layer profile `fusebench profile` takes, stored with the case so `explain` can say
   // which layers a change moved; 0: none. Not in the case key: it runs after the timing.
   int profile_iterations = 0;
+  // LoadGen's scenarios (harness/load_settings.h): single-stream, the default, is the
+  // side-by-side timing above; the others serve the engine from a pool of instances.
+  LoadSettings load;
 
   // The configuration as JSON (stored with the case; every field above). The settings'
   // keys and checks are the case table's (harness/case_fields.h).
@@ -346,6 +356,8 @@ struct CaseResult {
   double profile_wall_ms = 0;
   // With plugin placements (and plugins.cost): the same case without them, and the split.
   std::optional<PluginCost> plugin_cost;
+  // A load case's runs (every sample's times) and figures; unset for single-stream.
+  std::optional<LoadResult> load;
 
   // Exact equality (NaN fields compare unequal, as doubles do).
   bool operator==(const CaseResult&) const = default;

@@ -88,6 +88,7 @@ int int_in(const Json& j, const std::string& field, const FieldReader& r) {
 }
 
 int64_t batch_size(const Json& j, const std::string& field, const FieldReader& r) { return integer(j, field, r, 1, 65536); }
+int64_t query_count(const Json& j, const std::string& field, const FieldReader& r) { return integer(j, field, r, 1, 100000000); }
 int thread_count(const Json& j, const std::string& field, const FieldReader& r) { return int_in<1, 1024>(j, field, r); }
 
 uint64_t seed(const Json& v, const std::string& field, const FieldReader& r) {
@@ -119,6 +120,25 @@ double change_fraction(const Json& v, const std::string& field, const FieldReade
 double fraction(const Json& v, const std::string& field, const FieldReader& r) {
   if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() < 1))
     r.error(field, "expected a number between 0 and 1 (exclusive), got " + show(v));
+  return v.get<double>();
+}
+
+// A positive number; a stored config's 0 is "not given" (a rate a peak search finds itself).
+double positive_or_unset(const Json& v, const std::string& field, const FieldReader& r) {
+  if (!r.scenario && v.is_number() && v.get<double>() == 0) return 0;
+  return positive(v, field, r);
+}
+
+// The percentile a load claims, in (0, 1); a stored config's 0 is "the scenario's default".
+double claimed_percentile(const Json& v, const std::string& field, const FieldReader& r) {
+  if (!r.scenario && v.is_number() && v.get<double>() == 0) return 0;
+  return fraction(v, field, r);
+}
+
+// A share of something, in (0, 1]: 1 is "all of them".
+double rate(const Json& v, const std::string& field, const FieldReader& r) {
+  if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() <= 1))
+    r.error(field, "expected a number in (0, 1], got " + show(v));
   return v.get<double>();
 }
 
@@ -261,6 +281,7 @@ BatchRange batch_range(const Json& j, const std::string& f, const FieldReader& r
 }
 
 bool always(const CaseSpec&) { return true; }
+bool loaded(const CaseSpec& s) { return !s.load.is_default(); }
 bool dynamic(const CaseSpec& s) { return s.dynamic(); }
 // Calibration settings change an int8 case's numbers, and only an int8 case's.
 bool asks_for_int8(const CaseSpec& s) { return build_config_of(s).asks_for_int8(); }
@@ -287,6 +308,10 @@ nlohmann::json plugins_json(const CaseSpec& s) {
 #define INT8_VALUE(member, rule)                                                                               \
   .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) { s.member = rule(v, f, r); }, \
   .write = [](const CaseSpec& s) { return asks_for_int8(s) ? nlohmann::json(s.member) : nlohmann::json(); }
+// The same for a load setting: left out of a single-stream case's stored config.
+#define LOAD_VALUE(member, rule)                                                                               \
+  .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) { s.member = rule(v, f, r); }, \
+  .write = [](const CaseSpec& s) { return s.load.is_default() ? nlohmann::json() : nlohmann::json(s.member); }
 // A repeatable build flag holding a list of names.
 #define LIST_FLAG(flag, help, target)                                                                           \
   .add_flags = [](cxxopts::Options& o, const std::string&) {                                                   \
@@ -393,6 +418,32 @@ const std::vector<CaseField>& case_fields() {
          if (a.count("cuda-graph")) c.cuda_graph = true;
        }},
 
+      // How the case is loaded (harness/load_settings.h): a matrix axis, in the key (and the
+      // stored config) only when not single-stream, so every case before it keeps its key.
+      {.path = "load", .in_scenario = kInMatrix,
+       .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) {
+         s.load.scenario = one_of(v, f, r, load_scenarios());
+       },
+       .write = [](const CaseSpec& s) { return s.load.is_default() ? nlohmann::json() : nlohmann::json(s.load.scenario); },
+       .in_key = loaded},
+      // The pool: engine instances sharing the weights, each with the case's threads. A
+      // scenario also takes "instances": N at the top level (scenario.cpp).
+      {.path = "instances", .in_scenario = kInMatrix, LOAD_VALUE(load.instances, (int_in<1, 1024>)), .in_key = loaded},
+      {.path = "load_settings.samples_per_query", .in_scenario = kAtPath, LOAD_VALUE(load.samples_per_query, (int_in<1, 65536>)),
+       .in_key = [](const CaseSpec& s) { return s.load.scenario == "multi-stream"; }},
+      {.path = "load_settings.target_qps", .in_scenario = kAtPath, LOAD_VALUE(load.target_qps, positive_or_unset),
+       .in_key = [](const CaseSpec& s) { return s.load.scenario == "server"; }},
+      {.path = "load_settings.latency_bound_ms", .in_scenario = kAtPath, LOAD_VALUE(load.latency_bound_ms, positive_or_unset),
+       .in_key = [](const CaseSpec& s) { return s.load.scenario == "server"; }},
+      {.path = "load_settings.percentile", .in_scenario = kAtPath, LOAD_VALUE(load.percentile, claimed_percentile)},
+      {.path = "load_settings.min_duration_ms", .in_scenario = kAtPath, LOAD_VALUE(load.min_duration_ms, non_negative)},
+      {.path = "load_settings.min_queries", .in_scenario = kAtPath,
+       LOAD_VALUE(load.min_queries, query_count)},
+      {.path = "load_settings.max_duration_ms", .in_scenario = kAtPath, LOAD_VALUE(load.max_duration_ms, positive)},
+      {.path = "load_settings.seed", .in_scenario = kAtPath, LOAD_VALUE(load.seed, seed)},
+      {.path = "load_settings.peak_search", .in_scenario = kAtPath, LOAD_VALUE(load.peak_search, boolean)},
+      {.path = "load_settings.pin", .in_scenario = kAtPath, LOAD_VALUE(load.pin, boolean)},
+
       // How the case is timed: not in the case key, so a change of method keeps history.
       {.path = "timing.warmup_ms", .in_scenario = kAtPath, VALUE(timing.warmup_ms, positive)},
       {.path = "timing.warmup_iterations", .in_scenario = kAtPath, VALUE(timing.warmup_iterations, (int_in<1, INT_MAX>))},
@@ -429,6 +480,8 @@ const std::vector<CaseField>& case_fields() {
       {.path = "gate.min_speedup", .in_scenario = kAtPath, OPTIONAL_VALUE(gate.min_speedup, positive)},
       {.path = "gate.max_regression", .in_scenario = kAtPath, OPTIONAL_VALUE(gate.max_regression, change_fraction)},
       {.path = "gate.max_abs_err", .in_scenario = kAtPath, OPTIONAL_VALUE(gate.max_abs_err, non_negative)},
+      {.path = "gate.min_valid_rate", .in_scenario = kAtPath, OPTIONAL_VALUE(gate.min_valid_rate, rate)},
+      {.path = "gate.max_claimed_ms", .in_scenario = kAtPath, OPTIONAL_VALUE(gate.max_claimed_ms, positive)},
 
       {.path = "seed", .in_scenario = kAtPath, VALUE(seed, seed), .in_key = always},
 
@@ -585,6 +638,7 @@ const std::vector<CaseField>& case_fields() {
 #undef VALUE
 #undef OPTIONAL_VALUE
 #undef INT8_VALUE
+#undef LOAD_VALUE
 #undef LIST_FLAG
 
 const CaseField& case_field(const std::string& path) {

@@ -349,8 +349,27 @@ CaseJudgement judge_unpaired_case(const CaseResult& base, const CaseResult& cand
 
 }  // namespace
 
+namespace {
+CaseJudgement judge_load_case(const CaseResult& base, const CaseResult& cand, const CompareOptions& o) {
+  CaseJudgement j;
+  j.load = judge_load(base, cand, o.alpha, o.min_effect);
+  const LoadJudgement& l = *j.load;
+  j.verdict = l.verdict == "slower" ? Verdict::kSlower : l.verdict == "faster" ? Verdict::kFaster
+              : l.verdict == "unchanged" ? Verdict::kUnchanged : Verdict::kNoisy;
+  j.reason = "load: " + l.reason;
+  j.engine.baseline = l.median.baseline;
+  j.engine.candidate = l.median.candidate;
+  j.engine.change = l.median.change;
+  j.engine.change_ci = l.median.change_ci;
+  j.engine.noise_source = "query latencies (bootstrap)";
+  j.speedup.noise_source = j.engine.noise_source;
+  return j;
+}
+}  // namespace
+
 CaseJudgement judge_case(const CaseResult& base, const CaseResult& cand, const CaseHistory* history,
                          bool same_machine, const CompareOptions& o) {
+  if (base.load && cand.load) return judge_load_case(base, cand, o);
   CaseJudgement j = o.paired ? judge_paired_case(base, cand, judged_figures(base), judged_figures(cand), o)
                              : judge_unpaired_case(base, cand, history, same_machine, o);
   judge_gpu_setup(j, base, cand);

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "harness/bootstrap.h"
+#include "harness/load_compare.h"
 #include "harness/result_store.h"
 
 namespace fb {
@@ -104,6 +105,9 @@ struct CaseJudgement {
   Verdict verdict = Verdict::kNoisy;  // the case's verdict (see the file comment)
   std::string reason;                 // one line: why that verdict
   bool speedup_only = false;          // different machines: times were not judged
+  // A load case (both sides served a load): judged on its claimed percentile and validity
+  // (harness/load_compare.h) instead; `engine` then holds its median per query.
+  std::optional<LoadJudgement> load;
 };
 
 // One case key's comparison. `judgement` is empty when the case is missing on a side or

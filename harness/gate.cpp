@@ -59,6 +59,11 @@ RuleResult max_regression_rule(const CaseResult& r, const CaseResult& base, doub
   CompareOptions limit = o;
   limit.min_effect = max;
   const CaseJudgement j = judge_case(base, r, history, same_machine, limit);
+  if (j.load) {
+    out.detail = std::string(verdict_name(j.verdict)) + ": " + j.reason + ", max " + signed_percent(max);
+    out.outcome = j.verdict == Verdict::kSlower ? Outcome::kFail : j.verdict == Verdict::kNoisy ? Outcome::kInconclusive : Outcome::kPass;
+    return out;
+  }
   out.detail = std::string(verdict_name(j.verdict)) + ": " + format_number("speedup %.2fx", j.speedup.candidate) +
                format_number(" vs %.2fx", j.speedup.baseline) + " " + signed_percent(j.speedup.change) + " (noise ±" +
                format_number("%.1f%%", 100 * j.speedup.detectable) + ")" +
@@ -71,6 +76,34 @@ RuleResult max_regression_rule(const CaseResult& r, const CaseResult& base, doub
   else if (j.verdict == Verdict::kNoisy || j.verdict == Verdict::kEnvironment)
     out.outcome = Outcome::kInconclusive;
   return out;
+}
+
+// The load rules (a load case's only: elsewhere they do not apply). The valid rate: the
+// share of the case's load runs that were valid; a peak search's is whether it found one.
+RuleResult min_valid_rate_rule(const LoadResult& load, bool peak_search, double min) {
+  int64_t valid = 0, runs = 0;
+  if (peak_search) {
+    runs = 1;
+    valid = !std::isnan(load.peak_qps);
+  } else {
+    for (const LoadStep& s : load.steps) ++runs, valid += s.figures.valid;
+  }
+  const double rate = runs ? double(valid) / double(runs) : 0;
+  RuleResult out{"min_valid_rate", rate >= min ? Outcome::kPass : Outcome::kFail,
+                 std::to_string(valid) + " of " + std::to_string(runs) + (peak_search ? " peak search found a valid rate" : " load runs valid") +
+                     format_number(" (%.2f", rate) + format_number(") vs min %.2f", min)};
+  if (!peak_search && valid < runs) out.detail += ": " + reported_step(load).figures.invalid;
+  return out;
+}
+
+RuleResult max_claimed_rule(const LoadResult& load, double max) {
+  const LoadFigures& f = reported_step(load).figures;
+  const std::string pct = "p" + format_number("%g", 100 * f.percentile);
+  if (std::isnan(f.claimed_ms))
+    return {"max_claimed_ms", Outcome::kFail,
+            "no " + pct + " claim: " + std::to_string(f.queries) + " queries, early stopping needs " + std::to_string(f.claim_needed)};
+  return {"max_claimed_ms", f.claimed_ms <= max ? Outcome::kPass : Outcome::kFail,
+          "claimed " + pct + format_number(" %.3f ms", f.claimed_ms) + format_number(" vs max %.3f ms", max)};
 }
 
 }  // namespace
@@ -118,7 +151,12 @@ GateReport evaluate_gate(const std::vector<StoredCase>& cases, const GateRules& 
         v.rules.push_back({"max_abs_err", e <= *max_abs_err ? Outcome::kPass : Outcome::kFail,  // NaN fails
                            format_number("max abs err %.3g", e) + format_number(" vs max %.3g", *max_abs_err)});
       }
-      if (min_speedup) v.rules.push_back(min_speedup_rule(r, *min_speedup));
+      const std::optional<double> min_valid_rate = rules.min_valid_rate ? rules.min_valid_rate : g.min_valid_rate;
+      const std::optional<double> max_claimed_ms = rules.max_claimed_ms ? rules.max_claimed_ms : g.max_claimed_ms;
+      if (r.load && min_valid_rate) v.rules.push_back(min_valid_rate_rule(*r.load, r.spec.load.peak_search, *min_valid_rate));
+      if (r.load && max_claimed_ms) v.rules.push_back(max_claimed_rule(*r.load, *max_claimed_ms));
+      // A load case times no reference: it has no speedup to hold to a minimum.
+      if (min_speedup && !r.load) v.rules.push_back(min_speedup_rule(r, *min_speedup));
       if (max_regression) {
         auto it = base_by_key.find(v.case_key);
         if (it != base_by_key.end()) {

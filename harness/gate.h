@@ -26,10 +26,11 @@ int exit_code_of(Outcome o);
 // for every case.
 struct GateRules {
   std::optional<double> min_speedup, max_regression, max_abs_err;
+  std::optional<double> min_valid_rate, max_claimed_ms;  // load cases only
 };
 
 struct RuleResult {
-  std::string rule;    // "status", "min_speedup", "max_regression", "max_abs_err"
+  std::string rule;    // "status", "min_speedup", "max_regression", "max_abs_err", "min_valid_rate", "max_claimed_ms"
   Outcome outcome = Outcome::kPass;
   std::string detail;  // the numbers behind it, for the summary and JUnit
 };

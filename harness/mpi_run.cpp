@@ -426,6 +426,11 @@ int run_distributed(const RunRequest& request, const DistributedOptions& options
     RunRequest checked = request;
     checked.max_threads = options.cores_per_worker;
     RunSession session(checked, std::cout);
+    // A load case's every sample stays with the process that served it: not sent between ranks yet.
+    for (const PendingCase& p : session.pending())
+      if (!p.spec.load.is_default())
+        throw Error(p.spec.scenario_file + ": field 'load': a load case ('" + p.spec.label() +
+                    "') runs without mpirun for now (its samples are not sent between ranks)");
     session.order_longest_first();
     Coordinator coordinator(session, options, size);
     coordinator.run();

@@ -17,6 +17,7 @@
 #include "harness/gate.h"
 #include "harness/gpu_environment.h"
 #include "harness/interference.h"
+#include "harness/load_case.h"
 #include "harness/plugin_cost_text.h"
 #include "harness/runner.h"
 
@@ -32,7 +33,8 @@ struct CaseGate {
 };
 
 CaseGate case_gate(const CaseResult& r) {
-  if (r.status == "error" || !(r.spec.gate.min_speedup || r.spec.gate.max_abs_err)) return {};
+  const GateConfig& rules = r.spec.gate;
+  if (r.status == "error" || !(rules.min_speedup || rules.max_abs_err || rules.min_valid_rate || rules.max_claimed_ms)) return {};
   GateConfig alone = r.spec.gate;
   alone.max_regression.reset();
   CaseResult judged = r;
@@ -47,8 +49,27 @@ CaseGate case_gate(const CaseResult& r) {
   return out;
 }
 
+// A load case's line: its figures, a peak search's steps under it.
+std::string load_case_line(const CaseResult& r) {
+  const LoadResult& load = *r.load;
+  std::string line = r.spec.label() + "  " + load_line(reported_step(load).figures) + "  max err " +
+                     format_number("%.2e", r.accuracy.max_abs_err) + "  " + (r.status == "passed" ? "accuracy ok" : "accuracy FAIL");
+  if (r.spec.load.peak_search) {
+    line += "\n    peak search: " + (std::isnan(load.peak_qps) ? std::string("no rate tried was valid")
+                                                             : "peak valid rate " + format_number("%g", load.peak_qps) + " qps");
+    for (const LoadStep& step : load.steps) line += "\n      " + load_line(step.figures);
+  }
+  if (const CaseGate gate = case_gate(r); !gate.outcome.empty())
+    line += "  gate " + gate.outcome + (gate.text.empty() ? "" : ": " + gate.text);
+  const LoadFigures& f = reported_step(load).figures;
+  line += "\n    loop overhead " + format_number("%.0f", f.overhead_ns) + " ns/query; wake-up of an idle instance p50 " +
+          format_number("%.1f", f.dispatch_p50_us) + " us, p99 " + format_number("%.1f", f.dispatch_p99_us) + " us";
+  return line;
+}
+
 std::string case_line(const CaseResult& r) {
   if (r.status == "error") return r.spec.label() + "  ERROR: " + r.error;
+  if (r.load) return load_case_line(r);
   const CaseGate gate = case_gate(r);
   return r.spec.label() + "  engine " + format_number("%.3f", r.engine.stats.median) + " ms  reference " +
          format_number("%.3f", r.reference.stats.median) + " ms  speedup " + format_number("%.2f", r.speedup) + "x [" +
@@ -136,6 +157,8 @@ RunSession::RunSession(const RunRequest& request, std::ostream& out)
           c.plugins.libraries.push_back(lib);
       cases.push_back(std::move(c));
     }
+  // A pool that cannot have its own cores is refused before anything runs.
+  for (const CaseSpec& c : cases) check_pool_fits(c, c.scenario_file.empty() ? c.scenario : c.scenario_file);
   if (request.max_threads > 0)
     for (const CaseSpec& c : cases)
       if (c.threads > request.max_threads)
@@ -190,6 +213,10 @@ RunSession::RunSession(const RunRequest& request, std::ostream& out)
 
   if (!request.against.empty()) {
     if (request.resume || request.shard) throw Error("--against: a paired A/B run cannot be resumed or sharded");
+    for (const PendingCase& p : pending_)
+      if (!p.spec.load.is_default())
+        throw Error(p.spec.scenario_file + ": field 'load': --against times cases in worker processes; a load case ('" +
+                    p.spec.label() + "') runs in one (compare two runs of it instead)");
     against_ = std::filesystem::absolute(request.against).lexically_normal().string();
     RunInfo other = info;
     other.timed_by = against_ + " (" + fusebench_version_of(against_, "--against") + ")";

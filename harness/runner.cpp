@@ -21,6 +21,7 @@
 #include "harness/gpu_monitor.h"
 #include "harness/inputs.h"
 #include "harness/interference.h"
+#include "harness/load_case.h"
 #include "harness/process_merge.h"
 #include "harness/worker_process.h"
 #include "harness/plugin_cost.h"
@@ -60,6 +61,8 @@ CaseResult merged_as_asked(const std::vector<CaseResult>& parts, const CaseSpec&
 }  // namespace
 
 CaseResult CaseRunner::run(const CaseSpec& spec, const ProgressFn& progress) {
+  // A load case is one run of a pool (or a peak search), served in this process.
+  if (!spec.load.is_default()) return run_here(spec, progress);
   return worker_count(spec.timing) > 1 ? run_in_workers(spec, progress) : run_here(spec, progress);
 }
 
@@ -262,6 +265,12 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
         if (!gpu.passed)
           throw Error("the " + r.spec.device + " reference disagrees with the CPU reference beyond fp32 agreement (harness/accuracy.h): " +
                       gpu.detail);
+      }
+      if (!r.spec.load.is_default()) {
+        if (dynamic) throw Error("a load case needs a static engine");
+        r.load = serve_load(*engine, engine_inputs, r.spec, progress);
+        load_measurement(*r.load, r);
+        return;
       }
       SideBySide timed = time_side_by_side(run_engine, run_reference, r.spec.timing, r.spec.batch, progress,
                                            on_device ? &clocks : nullptr);

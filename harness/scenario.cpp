@@ -30,7 +30,7 @@ namespace {
 
 // The top level of a scenario besides the case table's blocks: the scenario's own fields
 // and the plugins (harness/plugin_settings.h).
-const std::vector<std::string> kScenarioFields{"name", "description", "model", "matrix", "threads", "cuda_graph"};
+const std::vector<std::string> kScenarioFields{"name", "description", "model", "matrix", "threads", "cuda_graph", "load", "instances"};
 const std::vector<std::string> kPluginFields{"plugins", "insert_plugins", "plugin_cost"};
 
 std::string join(const std::vector<std::string>& values) {
@@ -90,6 +90,7 @@ class ScenarioReader {
   std::string model(const Json& j) const;
   void matrix(const Json& doc, Scenario& s) const;
   void dynamic_batch(const Json& doc, Scenario& s) const;
+  void load_settings(const Json& doc, const Scenario& s) const;
   void settings(const Json& doc, Scenario& s) const;
   void precision_accuracy(const Json& a, Scenario& s) const;
   std::string file_near_scenario(const std::string& given, const std::string& field, const char* what) const;
@@ -238,13 +239,46 @@ void ScenarioReader::matrix(const Json& doc, Scenario& s) const {
     if (m.contains("engine_shapes")) s.engine_shapes = axis("engine_shapes", &CaseSpec::engine_shapes);
     if (m.contains("device")) s.devices = axis("device", &CaseSpec::device);
     if (m.contains("cuda_graph")) s.cuda_graphs = axis("cuda_graph", &CaseSpec::cuda_graph);
+    auto load_axis = [&](const char* name, auto member) {
+      using T = std::remove_cvref_t<decltype(LoadSettings{}.*member)>;
+      return read_list<T>(m[name], std::string("matrix.") + name, reader_,
+                          [&](const Json& v, const std::string& f, const FieldReader&) { return axis_value(name, v, f).load.*member; });
+    };
+    if (m.contains("load")) s.loads = load_axis("load", &LoadSettings::scenario);
+    if (m.contains("instances")) s.instances = load_axis("instances", &LoadSettings::instances);
   }
-  // "threads": N and "cuda_graph": true|false, for a scenario that does not sweep them.
-  for (const char* one : {"threads", "cuda_graph"})
+  // "threads": N, "cuda_graph": true|false, "load" and "instances", for a scenario that does not sweep them.
+  for (const char* one : {"threads", "cuda_graph", "load", "instances"})
     if (doc.contains(one) && doc.contains("matrix") && doc["matrix"].contains(one))
       fail(one, std::string("given both here and as 'matrix.") + one + "'; keep one");
   if (doc.contains("threads")) s.threads = {axis_value("threads", doc["threads"], "threads").threads};
   if (doc.contains("cuda_graph")) s.cuda_graphs = {axis_value("cuda_graph", doc["cuda_graph"], "cuda_graph").cuda_graph};
+  if (doc.contains("load")) s.loads = {axis_value("load", doc["load"], "load").load.scenario};
+  if (doc.contains("instances")) s.instances = {axis_value("instances", doc["instances"], "instances").load.instances};
+}
+
+// What a load needs besides its own fields' checks: a server's rate and bound, a static
+// engine on the CPU, and a pool only where a load serves from one.
+void ScenarioReader::load_settings(const Json& doc, const Scenario& s) const {
+  const LoadSettings& l = s.settings.load;
+  auto given = [&](const char* key) { return doc.contains("load_settings") && doc["load_settings"].contains(key); };
+  for (const std::string& load : s.loads) {
+    if (load == "single-stream") continue;
+    if (load == "server" && !given("latency_bound_ms"))
+      fail("load_settings.latency_bound_ms", "a server load needs a latency bound (ms)");
+    if (load == "server" && !given("target_qps") && !l.peak_search)
+      fail("load_settings.target_qps", "a server load needs a target rate (queries per second), or \"peak_search\": true");
+    for (const std::string& d : s.devices)
+      if (d != "cpu")
+        fail("load", "load '" + load + "' on device '" + d + "': a pool of instances runs on the CPU only for now (GPU streams are not built)");
+    for (const std::string& e : s.engine_shapes)
+      if (e != "static") fail("load", "load '" + load + "' needs a static engine (matrix.engine_shapes)");
+  }
+  const bool only_single = std::all_of(s.loads.begin(), s.loads.end(), [](const std::string& v) { return v == "single-stream"; });
+  if (only_single && (doc.contains("instances") || (doc.contains("matrix") && doc["matrix"].contains("instances"))))
+    fail(doc.contains("instances") ? "instances" : "matrix.instances", "a pool serves a load other than single-stream (set \"load\")");
+  if (only_single && doc.contains("load_settings"))
+    fail("load_settings", "given, but every case is single-stream (set \"load\")");
 }
 
 // A dynamic engine's batch range: by default from 1 to the matrix's largest batch, built
@@ -382,6 +416,7 @@ Scenario ScenarioReader::read(const Json& doc) const {
   matrix(doc, s);
   settings(doc, s);
   dynamic_batch(doc, s);
+  load_settings(doc, s);
   s.settings.plugins = plugins(doc);
   return s;
 }
@@ -410,15 +445,20 @@ Scenario load_scenario(const std::string& path) {
 std::vector<CaseSpec> expand_cases(const Scenario& s) {
   std::vector<CaseSpec> cases;
   cases.reserve(s.devices.size() * s.precisions.size() * s.batches.size() * s.fusions.size() * s.threads.size() *
-                s.engine_shapes.size() * s.cuda_graphs.size());
+                s.engine_shapes.size() * s.cuda_graphs.size() * s.loads.size() * s.instances.size());
   for (const auto& device : s.devices)
   for (const auto& precision : s.precisions)
     for (int64_t batch : s.batches)
       for (const auto& fusion : s.fusions)
         for (int threads : s.threads)
           for (const auto& shapes : s.engine_shapes)
-           for (bool cuda_graph : s.cuda_graphs) {  // innermost: the two forms of a case side by side
+           for (bool cuda_graph : s.cuda_graphs)  // the two forms of a case side by side
+            for (const auto& load : s.loads)
+             for (int instances : s.instances) {
+            if (load == "single-stream" && instances != s.instances.front()) continue;  // no pool: one case
             CaseSpec c = s.settings;
+            c.load.scenario = load;
+            c.load.instances = load == "single-stream" ? 1 : instances;
             c.engine_shapes = shapes;
             if (!c.dynamic()) c.dynamic_batch = {};
             c.scenario = s.name;

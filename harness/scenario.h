@@ -29,6 +29,10 @@ struct Scenario {
   std::vector<std::string> engine_shapes{"static"};
   // "cuda_graph": true  or  "matrix": {"cuda_graph": [false, true]} (BuildConfig::cuda_graph).
   std::vector<bool> cuda_graphs{false};
+  // "load": "server"  or  "matrix": {"load": [...]} (harness/load_settings.h), and the pool's
+  // size: "instances": 2  or  "matrix": {"instances": [1, 2]}.
+  std::vector<std::string> loads{"single-stream"};
+  std::vector<int> instances{1};
   // Every other setting, as each case starts from it (harness/case_fields.h): "timing",
   // "accuracy" (atol, rtol, min_cosine: for fp32 cases), "gate", "seed", "fusion_limits",
   // "precision_constraints", and the plugins ("plugins", "insert_plugins", "plugin_cost").
@@ -50,7 +54,7 @@ Scenario load_scenario(const std::string& path);
 Scenario parse_scenario(const std::string& text, const std::string& path);
 
 // The cross product device × precision × batch × fusion × threads × engine shapes × CUDA
-// graph, nested in that order (device outermost; the two forms of a case with and without a
+// graph × load × instances, nested in that order (device outermost; the two forms of a case with and without a
 // CUDA graph side by side); each case gets its precision's accuracy config. model_hash is left empty:
 // the runner fills it once it has read the model.
 std::vector<CaseSpec> expand_cases(const Scenario& s);

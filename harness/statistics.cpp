@@ -219,4 +219,12 @@ SampleStats compute_stats(const std::vector<double>& samples_ms) {
   return s;
 }
 
+std::pair<double, double> wilson_interval(int64_t successes, int64_t n, double confidence) {
+  if (n <= 0) return {0, 1};
+  const double z = normal_quantile(1 - (1 - confidence) / 2), p = double(successes) / double(n), nn = double(n);
+  const double centre = (p + z * z / (2 * nn)) / (1 + z * z / nn);
+  const double half = z / (1 + z * z / nn) * std::sqrt(p * (1 - p) / nn + z * z / (4 * nn * nn));
+  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
+}
+
 }  // namespace fb

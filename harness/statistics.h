@@ -2,6 +2,7 @@
 // distribution-free (order statistics), because timing samples are skewed and heavy-tailed:
 // a mean ± stddev would be pulled by every interrupt and page fault.
 #pragma once
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -45,6 +46,10 @@ double log_spread(const std::vector<double>& values);
 // process hit by a burst of other work moves neither. Falls back to log_spread when the MAD
 // is 0 (most values equal); NaN as log_spread.
 double robust_log_spread(const std::vector<double>& values);
+
+// The Wilson score interval of a proportion: `successes` of `n` trials at `confidence`
+// (a load case's valid rate over its runs). {0, 1} for n = 0.
+std::pair<double, double> wilson_interval(int64_t successes, int64_t n, double confidence = 0.95);
 
 // The standard normal q-quantile, q in (0, 1).
 double normal_quantile(double q);

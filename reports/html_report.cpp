@@ -15,6 +15,7 @@
 #include "engine/ir/error.h"
 #include "harness/atomic_file.h"
 #include "harness/format_number.h"
+#include "reports/load_section.h"
 #include "reports/report_assets.h"
 #include "reports/svg_charts.h"
 
@@ -721,8 +722,9 @@ void render_case(std::ostringstream& o, const ReportModel& m, size_t i) {
     << (r.disturbed.empty() ? "" : " " + badge("environment", "disturbed")) << "</summary>\n";
   render_history(o, m, i);
   render_batch_curve(o, m, i);
+  if (r.status != "error" && r.load) o << load_section_html(r);
   if (r.status != "error") {
-    render_distributions(o, m, c);
+    if (!r.load) render_distributions(o, m, c);  // a load case has no reference timed beside it
     render_accuracy(o, r);
   }
   if (r.plugin_cost) render_plugin_cost(o, *r.plugin_cost);

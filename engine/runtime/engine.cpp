@@ -400,4 +400,14 @@ std::vector<Tensor> Engine::outputs() const {
   return host_outputs_;
 }
 
+std::unique_ptr<Engine> Engine::make_context() const {
+  if (kernels_.backend->device() != Device::Host)
+    throw Error("execution contexts sharing weights run on the CPU only for now; on " + config_.device +
+                " each would upload its weights again (streams on one device are not built yet)");
+  auto context = std::make_unique<Engine>(graph_, config_, log_, kernels_);
+  context->replace_build_log(log_);
+  context->set_fusion_events(events_);
+  return context;
+}
+
 }  // namespace fb

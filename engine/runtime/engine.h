@@ -73,6 +73,13 @@ class Engine {
   // graph outputs. What `exec --fusion mark-all --save-outputs` writes.
   std::vector<std::pair<std::string, Tensor>> kept_values() const;
 
+  // Another execution context of this engine (TensorRT's IExecutionContext), for serving
+  // queries concurrently: the same plan, its layers made afresh over an activation arena of
+  // its own, reading the same weights (the initializers' storage is shared, not copied; a
+  // CPU layer that repacks a constant matrix for its kernel still keeps its own packed copy).
+  // Host engines only: a device engine would upload its weights again (fb::Error says so).
+  std::unique_ptr<Engine> make_context() const;
+
   const std::vector<LayerInfo>& layers() const { return infos_; }
   const std::vector<std::string>& build_log() const { return log_; }
   void append_log(std::string line) { log_.push_back(std::move(line)); }

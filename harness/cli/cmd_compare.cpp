@@ -97,6 +97,15 @@ int cmd_compare(int argc, char** argv) {
     }
     const CaseJudgement& j = *c.judgement;
     ++counts[static_cast<int>(j.verdict)];
+    if (j.load) {  // a load case: its percentiles and validity
+      const LoadJudgement& l = *j.load;
+      const std::string pct = "p" + format_number("%g", 100 * l.percentile);
+      std::cout << pad(verdict_name(j.verdict), 13) << "load " << pct << " " << format_number("%.3f", l.tail.baseline) << "→"
+                << format_number("%.3f ms", l.tail.candidate) << ", p50 " << format_number("%.3f", l.median.baseline) << "→"
+                << format_number("%.3f ms", l.median.candidate) << ", valid " << (l.baseline_valid ? "yes" : "no") << "→"
+                << (l.candidate_valid ? "yes" : "no") << "  " << name << "\n             " << j.reason << "\n";
+      continue;
+    }
     std::cout << pad(verdict_name(j.verdict), 13)
               << pad(format_number("%.2f", j.speedup.baseline) + "→" + format_number("%.2fx ", j.speedup.candidate) + change_text(j.speedup), 28) << " "
               << pad(format_number("%.3f", j.engine.baseline) + "→" + format_number("%.3f ", j.engine.candidate) + change_text(j.engine), 30) << " "

@@ -2,6 +2,7 @@
 // and within its accuracy tolerance, and meet the rules given on the command line or in
 // its scenario's gate block (minimum speedup, maximum regression against a baseline,
 // maximum accuracy error). Exit 0 pass, 1 fail, 2 error, 3 inconclusive.
+#include <algorithm>
 #include <cstdio>
 
 #include "harness/cli/commands.h"
@@ -40,13 +41,21 @@ int cmd_gate(int argc, char** argv) {
                                 cxxopts::value<double>())(
       "baseline", "baseline run id for max-regression (default: the run before, or the latest of --baseline-db)",
       cxxopts::value<int64_t>())("baseline-db", "take the baseline from this database", cxxopts::value<std::string>())(
-      "junit", "also write the verdict as JUnit XML to this file", cxxopts::value<std::string>());
+      "junit", "also write the verdict as JUnit XML to this file", cxxopts::value<std::string>())(
+      "min-valid-rate", "load cases: the share of their load runs that are valid, at least (1 = all)", cxxopts::value<double>())(
+      "max-claimed-ms", "load cases: the percentile each claims (early stopping's estimate), at most this many ms",
+      cxxopts::value<double>());
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
   GateRules rules;
   rules.min_speedup = optional_arg(args, "min-speedup");
   if (args.count("max-regression")) rules.max_regression = fraction_option(args, "max-regression");
   rules.max_abs_err = optional_arg(args, "max-abs-err");
+  rules.min_valid_rate = optional_arg(args, "min-valid-rate");
+  rules.max_claimed_ms = optional_arg(args, "max-claimed-ms");
+  if (rules.min_valid_rate && !(*rules.min_valid_rate > 0 && *rules.min_valid_rate <= 1))
+    throw Error("--min-valid-rate must lie in (0, 1]");
+  if (rules.max_claimed_ms && !(*rules.max_claimed_ms > 0)) throw Error("--max-claimed-ms must be positive");
   if (rules.min_speedup && !(*rules.min_speedup > 0)) throw Error("--min-speedup must be positive");
   if (rules.max_abs_err && !(*rules.max_abs_err >= 0)) throw Error("--max-abs-err must be >= 0");
 
@@ -132,7 +141,12 @@ int cmd_gate(int argc, char** argv) {
   };
   const std::string applied = rule_text("min speedup", rules.min_speedup, 1, "%.2fx") + "; " +
                               rule_text("max regression", rules.max_regression, 100, "%.1f%%") + "; " +
-                              rule_text("max abs err", rules.max_abs_err, 1, "%.3g");
+                              rule_text("max abs err", rules.max_abs_err, 1, "%.3g") +
+                              // The load rules, where a case served a load (harness/load_settings.h).
+                              (std::any_of(report.cases.begin(), report.cases.end(), [](const CaseVerdict& v) { return v.result.load.has_value(); })
+                                   ? "; " + rule_text("min valid rate", rules.min_valid_rate, 1, "%.2f") + "; " +
+                                         rule_text("max claimed", rules.max_claimed_ms, 1, "%g ms")
+                                   : std::string());
   std::printf("gate: run %lld, %d of %zu cases pass, %d fail, %d inconclusive (%s%s) — %s\n",
               static_cast<long long>(run), report.passed, report.cases.size(), report.failed, report.inconclusive,
               applied.c_str(), baseline_name.empty() ? "" : ("; baseline " + baseline_name).c_str(),

@@ -6,6 +6,7 @@
 // `environment`, not a regression.
 #include <cstdio>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "harness/cli/commands.h"
@@ -20,6 +21,7 @@ namespace fb::cli {
 namespace {
 
 struct Series {
+  int load_runs = 0, load_valid = 0;  // a load case's runs, and how many were valid
   std::string label;
   std::vector<double> values;
   std::vector<const StoredRun*> runs;
@@ -35,7 +37,14 @@ std::optional<CaseResult> load_case(const ResultStore& store, int64_t run_id, co
 }
 
 
+// A load case's figures (its reported step): the claimed percentile, or validity as 1 or 0
+// (shifted by 1 so that an invalid run is still a point of the series).
 double metric_of(const CaseResult& r, const std::string& metric) {
+  if (metric == "claimed" || metric == "valid") {
+    if (!r.load) return std::numeric_limits<double>::quiet_NaN();
+    const LoadFigures& f = reported_step(*r.load).figures;
+    return metric == "claimed" ? f.claimed_ms : f.valid ? 2.0 : 1.0;
+  }
   if (metric == "engine") return r.engine.stats.median;
   if (metric == "reference") return r.reference.stats.median;
   return r.speedup;
@@ -49,7 +58,7 @@ int cmd_history(int argc, char** argv) {
                         "permutation test): for each change, the run where it began and the step size.");
   opts.add_options()("db", "results database", cxxopts::value<std::string>())(
       "case", "only cases whose key starts with this", cxxopts::value<std::string>())(
-      "metric", "the series: engine (median ms), reference (median ms) or speedup",
+      "metric", "the series: engine (median ms), reference (median ms), speedup, or for load cases claimed (the claimed percentile, ms)",
       cxxopts::value<std::string>()->default_value("engine"))(
       "alpha", "significance level of the permutation test", cxxopts::value<double>()->default_value("0.01"))(
       "permutations", "permutations per test", cxxopts::value<int>()->default_value("199"))(
@@ -58,8 +67,8 @@ int cmd_history(int argc, char** argv) {
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
   const std::string metric = args["metric"].as<std::string>();
-  if (metric != "engine" && metric != "reference" && metric != "speedup")
-    throw Error("--metric must be engine, reference or speedup, got '" + metric + "'");
+  if (metric != "engine" && metric != "reference" && metric != "speedup" && metric != "claimed")
+    throw Error("--metric must be engine, reference, speedup or claimed, got '" + metric + "'");
   ChangePointOptions o;
   o.alpha = args["alpha"].as<double>();
   o.permutations = args["permutations"].as<int>();
@@ -93,6 +102,7 @@ int cmd_history(int argc, char** argv) {
     }
     for (const auto& [key, r] : in_run) {
       Series& s = by_key[key];
+      if (r.load) ++s.load_runs, s.load_valid += reported_step(*r.load).figures.valid;
       s.values.push_back(metric_of(r, metric));
       s.runs.push_back(&run);
       append_to_history(s.figures, r);
@@ -114,6 +124,11 @@ int cmd_history(int argc, char** argv) {
     std::cout << s.label << "  [" << key << "]  " << s.values.size() << " runs (spread between runs: speedup "
               << format_number("%.1f%%", 100 * log_spread(s.figures.speedup)) << ", engine " << format_number("%.1f%%", 100 * log_spread(s.figures.engine))
               << "): ";
+    if (s.load_runs > 0) {
+      const auto [low, high] = wilson_interval(s.load_valid, s.load_runs);
+      std::cout << "valid in " << s.load_valid << " of " << s.load_runs << " load runs (95% interval of the rate "
+                << format_number("%.2f", low) << "-" << format_number("%.2f", high) << "); ";
+    }
     if (s.values.size() < static_cast<size_t>(2 * o.min_segment)) {
       std::cout << "too few to judge\n";
       continue;

@@ -180,6 +180,31 @@ const std::vector<Column<FusionDecision>>& fusion_decision_columns() {
   return columns;
 }
 
+const std::vector<Column<LoadFigures>>& load_step_columns() {
+  using R = LoadFigures;
+  static const std::vector<Column<R>> columns{
+      COLUMN(scenario, scenario), COLUMN(target_qps, target_qps), COLUMN(latency_bound_ms, latency_bound_ms),
+      COLUMN(percentile, percentile), COLUMN(instances, instances), COLUMN(threads, threads), COLUMN(queries, queries),
+      COLUMN(samples, samples), COLUMN(served, served), COLUMN(duration_ms, duration_ms), COLUMN(qps, qps),
+      COLUMN(samples_per_s, samples_per_s), COLUMN(p50_ms, p50_ms), COLUMN(p90_ms, p90_ms), COLUMN(p99_ms, p99_ms),
+      COLUMN(mean_ms, mean_ms), COLUMN(max_ms, max_ms), COLUMN(percentile_ms, percentile_ms), COLUMN(claimed_ms, claimed_ms),
+      COLUMN(claim_discarded, claim_discarded), COLUMN(claim_needed, claim_needed), COLUMN(over_bound, over_bound),
+      COLUMN(needed_queries, needed_queries), COLUMN(dispatch_p50_us, dispatch_p50_us),
+      COLUMN(dispatch_p99_us, dispatch_p99_us), COLUMN(overhead_ns, overhead_ns), COLUMN(valid, valid),
+      COLUMN(invalid, invalid),
+  };
+  return columns;
+}
+
+const std::vector<Column<LoadSample>>& load_sample_columns() {
+  using R = LoadSample;
+  static const std::vector<Column<R>> columns{
+      COLUMN(query, query), COLUMN(instance, instance), COLUMN(issue_ns, issue_ns), COLUMN(start_ns, start_ns),
+      COLUMN(end_ns, end_ns), COLUMN(queued, queued),
+  };
+  return columns;
+}
+
 const std::vector<Column<PluginCost>>& plugin_cost_columns() {
   using R = PluginCost;
   static const std::vector<Column<R>> columns{

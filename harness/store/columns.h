@@ -91,6 +91,8 @@ const std::vector<Column<LayerProfile>>& profile_layer_columns();  // case_id bo
 const std::vector<Column<NodeProfile>>& profile_node_columns();    // case_id bound by the caller
 const std::vector<Column<FusionDecision>>& fusion_decision_columns();  // case_id and seq bound by the caller
 const std::vector<Column<PluginCost>>& plugin_cost_columns();
+const std::vector<Column<LoadFigures>>& load_step_columns();  // case_id and step bound by the caller
+const std::vector<Column<LoadSample>>& load_sample_columns();  // case_id, step and sample bound by the caller
 const std::vector<Column<PreventedFusion>>& plugin_cost_group_columns();  // case_id and rank bound by the caller
 
 // "INSERT INTO table (a, b) VALUES (:a, :b)" over the columns and `extra` (bound by the caller).

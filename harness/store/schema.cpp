@@ -381,6 +381,61 @@ CREATE TABLE fusion_decisions (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 12: load cases (issue 45): each run of a pool (a server peak search's every
+// step) with its figures, and every sample's issue, start and end times.
+constexpr const char* kSchemaV12 = R"sql(
+-- load_steps: a load case's runs, in the order run (one, or a peak search's steps), with
+-- their figures (harness/load_figures.h); times in ms unless the column says otherwise.
+CREATE TABLE load_steps (
+  case_id          INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+  step             INTEGER NOT NULL,
+  scenario         TEXT NOT NULL,     -- single-stream, multi-stream, server, offline
+  target_qps       REAL NOT NULL,     -- server: the arrival rate asked for (0 otherwise)
+  latency_bound_ms REAL NOT NULL,
+  percentile       REAL NOT NULL,     -- the one claimed (0.99 = p99)
+  instances        INTEGER NOT NULL,
+  threads          INTEGER NOT NULL,  -- per instance
+  queries          INTEGER NOT NULL,
+  samples          INTEGER NOT NULL,
+  served           INTEGER NOT NULL,
+  duration_ms      REAL NOT NULL,     -- LoadGen's: last scheduled arrival, last issue, or last completion (offline)
+  qps              REAL NOT NULL,     -- queries completed per second
+  samples_per_s    REAL NOT NULL,
+  p50_ms REAL, p90_ms REAL, p99_ms REAL, mean_ms REAL, max_ms REAL,
+  percentile_ms    REAL,              -- the claimed percentile's plain value
+  claimed_ms       REAL,              -- early stopping's estimate of it; NULL: too few queries
+  claim_discarded  INTEGER NOT NULL,
+  claim_needed     INTEGER NOT NULL,
+  over_bound       INTEGER NOT NULL,  -- server: queries over the latency bound
+  needed_queries   INTEGER NOT NULL,  -- server: what early stopping needs with that many over
+  dispatch_p50_us  REAL,              -- start minus issue of queries that found their instance idle
+  dispatch_p99_us  REAL,
+  overhead_ns      REAL NOT NULL,     -- the issue/serve loop's own cost per query
+  valid            INTEGER NOT NULL CHECK (valid IN (0, 1)),
+  invalid          TEXT NOT NULL,     -- why not ('' when valid)
+  PRIMARY KEY (case_id, step)
+) WITHOUT ROWID;
+-- load_samples: every sample of every load step: its query, the instance that served it,
+-- and its times in ns from the step's first issue (start and end -1: never served).
+CREATE TABLE load_samples (
+  case_id  INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+  step     INTEGER NOT NULL,
+  sample   INTEGER NOT NULL,
+  query    INTEGER NOT NULL,
+  instance INTEGER NOT NULL,
+  issue_ns INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,
+  end_ns   INTEGER NOT NULL,
+  queued   INTEGER NOT NULL CHECK (queued IN (0, 1)),  -- its instance was busy when it was issued
+  PRIMARY KEY (case_id, step, sample)
+) WITHOUT ROWID;
+-- load_results: a load case's peak valid rate (a server peak search's; NULL: none valid or no search).
+CREATE TABLE load_results (
+  case_id  INTEGER PRIMARY KEY REFERENCES cases(id) ON DELETE CASCADE,
+  peak_qps REAL
+);
+)sql";
+
 struct Migration {
   int to_version;
   const char* what;
@@ -399,6 +454,7 @@ constexpr Migration kMigrations[] = {
     {9, "disturbance (steal time, run queue, preemptions, the disturbed flag), paired A/B runs", kSchemaV9},
     {10, "a GPU case's device environment (NVML readings around the timing)", kSchemaV10},
     {11, "per-case layer profiles and fusion decisions", kSchemaV11},
+    {12, "load cases: their runs' figures and every sample's times", kSchemaV12},
 };
 static_assert(kMigrations[std::size(kMigrations) - 1].to_version == kSchemaVersion,
               "the last migration must bring the schema to kSchemaVersion");

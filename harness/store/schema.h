@@ -9,7 +9,7 @@ struct sqlite3;
 namespace fb::store {
 
 // The newest schema this build reads and writes; the last migration in schema.cpp.
-constexpr int kSchemaVersion = 11;
+constexpr int kSchemaVersion = 12;
 
 // Reads meta.schema_version: 0 for an empty database (never migrated). Throws fb::Error
 // naming the path for a database that is not a fusebench store.

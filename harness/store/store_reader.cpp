@@ -136,6 +136,13 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id, CaseDetail detai
                "SELECT " + store::select_list(store::profile_node_columns()) +
                    " FROM case_profile_nodes WHERE case_id = :case_id ORDER BY rowid");
 
+  Statement lr(db_, path_, "SELECT peak_qps FROM load_results WHERE case_id = :case_id");
+  Statement ls(db_, path_,
+               "SELECT " + store::select_list(store::load_step_columns()) + " FROM load_steps WHERE case_id = :case_id ORDER BY step");
+  Statement lq(db_, path_,
+               "SELECT " + store::select_list(store::load_sample_columns()) +
+                   " FROM load_samples WHERE case_id = :case_id AND step = :step ORDER BY sample");
+
   std::vector<StoredCase> out;
   c.bind(":run_id", run_id);
   while (c.step(doing)) {
@@ -180,6 +187,32 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id, CaseDetail detai
         smp.reset();
       }
       m.reset();
+      // A load case's steps: their figures always (gate judges them), every sample's times
+      // unless only the summary is asked for.
+      lr.bind(":case_id", sc.id);
+      if (lr.step(doing)) {
+        LoadResult load;
+        load.peak_qps = lr.real("peak_qps");
+        ls.bind(":case_id", sc.id);
+        while (ls.step(doing)) {
+          LoadStep step;
+          store::read_all(ls, store::load_step_columns(), step.figures);
+          if (detail != CaseDetail::kSummary) {
+            lq.bind(":case_id", sc.id);
+            lq.bind(":step", int64_t(load.steps.size()));
+            while (lq.step(doing)) {
+              LoadSample q;
+              store::read_all(lq, store::load_sample_columns(), q);
+              step.samples.push_back(q);
+            }
+            lq.reset();
+          }
+          load.steps.push_back(std::move(step));
+        }
+        ls.reset();
+        r.load = std::move(load);
+      }
+      lr.reset();
       if (detail == CaseDetail::kAll) {
         b.bind(":case_id", sc.id);
         if (b.step(doing)) r.build_log = b.text("text");

@@ -139,6 +139,30 @@ void ResultStore::write_case(int64_t run_id, const CaseResult& r, std::optional<
         pg.run(what + " (plugin cost group " + std::to_string(k) + ")");
       }
     }
+    if (r.load) {
+      // Every sample of every step through one prepared statement, in this transaction:
+      // a second or so of rows costs milliseconds, after the run, never during it.
+      Statement ls(db_, path_, store::insert_sql("load_steps", store::load_step_columns(), {"case_id", "step"}));
+      Statement lq(db_, path_, store::insert_sql("load_samples", store::load_sample_columns(), {"case_id", "step", "sample"}));
+      for (size_t k = 0; k < r.load->steps.size(); ++k) {
+        const LoadStep& step = r.load->steps[k];
+        ls.bind(":case_id", case_id);
+        ls.bind(":step", int64_t(k));
+        store::bind_all(ls, store::load_step_columns(), step.figures);
+        ls.run(what + " (load step " + std::to_string(k) + ")");
+        for (size_t i = 0; i < step.samples.size(); ++i) {
+          lq.bind(":case_id", case_id);
+          lq.bind(":step", int64_t(k));
+          lq.bind(":sample", int64_t(i));
+          store::bind_all(lq, store::load_sample_columns(), step.samples[i]);
+          lq.run(what + " (load step " + std::to_string(k) + " sample " + std::to_string(i) + ")");
+        }
+      }
+      Statement lr(db_, path_, "INSERT INTO load_results (case_id, peak_qps) VALUES (:case_id, :peak_qps)");
+      lr.bind(":case_id", case_id);
+      lr.bind(":peak_qps", r.load->peak_qps);
+      lr.run(what + " (load result)");
+    }
     tx.commit();
   } catch (const Error&) {
     throw;
