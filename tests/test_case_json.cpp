@@ -28,7 +28,7 @@ CaseResult full_result() {
   s.engine_shapes = "dynamic";
   s.dynamic_batch = {1, 8, 16};
   s.winograd = false;
-  s.timing = {150, 4, 25, 999, 3.5, 0.015, "speedup-ci", {0, 1}, 12.5, 3, 60, "block", 7};
+  s.timing = {150, 4, 25, 999, 3.5, 0.015, "speedup-ci", {0, 1}, 12.5, 0.25, 3, 60, 9, 0.05, "block", 7};
   s.accuracy = {2e-4, 3e-3};
   s.gate.min_speedup = 1.3;
   s.gate.max_regression = 0.05;

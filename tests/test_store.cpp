@@ -876,7 +876,7 @@ TEST(CaseSpec, KeyAndStoredConfigOfACaseWithEverySettingArePinned) {
              .batch = 1,
              .fusion = "none",
              .threads = 1,
-             .timing = {5.5, 2, 7, 900, 0.25, 0.125, "speedup-ci", {0, 1}, 12.5, 3, 40, "block", 4, 0.5, 0.1, 3},
+             .timing = {5.5, 2, 7, 900, 0.25, 0.125, "speedup-ci", {0, 1}, 12.5, 0.5, 3, 40, 7, 0.04, "block", 4, 0.5, 0.1, 3},
              .accuracy = {0.001, 0.02, true, 0.99},
              .gate = {1.1, 0.05, 0.001},
              .fusion_limits = {{"/a/*"}, {"Softmax", "Gelu"}, {"t1"}},
