@@ -50,7 +50,7 @@ std::vector<Tensor> calibration_inputs(const Graph& g, const ReferenceExecutor& 
       inputs.push_back(std::move(t));
     }
     for (const auto& [name, _] : files)
-      if (std::none_of(g.inputs.begin(), g.inputs.end(), [&](const GraphInput& in) { return in.name == name; }))
+      if (std::none_of(g.inputs.begin(), g.inputs.end(), [&name = name](const GraphInput& in) { return in.name == name; }))
         throw Error("calibration.data[" + std::to_string(i) + "]: '" + name + "' is not a graph input");
   }
   for (size_t k = 0; k < g.inputs.size(); ++k)  // shape tensors bound at build time keep their values

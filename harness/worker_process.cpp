@@ -132,6 +132,15 @@ CaseResult run_in_worker_process(const CaseSpec& spec, int index, const std::str
   }
   const std::string err_tail = tail_lines(read_file(err_path), 3);
   const std::string said = err_tail.empty() ? "" : ": " + err_tail;
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+    // Nothing a case does sends SIGKILL to itself: someone killed the worker (the OOM
+    // killer, an operator). A lost attempt, as a lost MPI rank's: the run stays unfinished
+    // and `run --resume` runs the case again, its result replacing this record.
+    CaseResult r = worker_error(spec, index, "was killed by signal 9 (SIGKILL, from outside)" + said +
+                                                 "; `fusebench run --resume` runs it again");
+    r.worker_lost = true;
+    return r;
+  }
   if (WIFSIGNALED(status))
     return worker_error(spec, index, "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
                                          strsignal(WTERMSIG(status)) + ")" + said);

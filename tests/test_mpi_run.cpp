@@ -8,9 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <random>
 #include <optional>
 #include <set>
 #include <thread>
@@ -213,6 +216,70 @@ TEST_F(MpiRunTest, ACaseThatOutlivesTheTimeoutIsStoredAsLost) {
   EXPECT_NE(cases[0].result.error.find("sent no result within 1 s"), std::string::npos) << cases[0].result.error;
   EXPECT_NE(o.output.find("every worker is gone; 5 case(s) not run"), std::string::npos) << o.output;
   EXPECT_TRUE(store.load_run(1).finished_at.empty());
+}
+
+// kill -9 of a random rank (rank 0, the one writer, included) at a random moment, several
+// times (FUSEBENCH_KILL_SEED picks another schedule): without --enable-recovery mpirun then
+// ends the whole job, so the database is left by a job killed anywhere. It always opens,
+// every stored case is whole, and --resume completes the same case set, each case once.
+TEST_F(MpiRunTest, KillNineOfARandomRankAtRandomMomentsNeverLeavesAHalfWrittenCase) {
+  scenario("r", 0.1, 1000000);
+  const std::string tag = "FUSEBENCH_TEST_MPI_TAG=" + std::to_string(getpid());
+  const char* seed_env = std::getenv("FUSEBENCH_KILL_SEED");
+  const uint32_t seed = (seed_env && *seed_env ? static_cast<uint32_t>(std::stoul(seed_env)) : 20261123u) + 3;
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> rank_of(0, 2), moment_ms(300, 2500);
+  int killed = 0;
+  std::multiset<int> ranks;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const pid_t mpirun = fork();
+    if (mpirun == 0) {
+      const std::string cmd = "exec env " + tag + " mpirun --oversubscribe --allow-run-as-root -np 3 " +
+                              run("r", "r.db", "--cores-per-worker 1 --resume") + " > " + path("log") + " 2>&1";
+      execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    const int rank = rank_of(rng);
+    std::this_thread::sleep_for(std::chrono::milliseconds(moment_ms(rng)));
+    if (const pid_t victim = find_rank(rank); victim && kill(victim, SIGKILL) == 0) {
+      ++killed;
+      ranks.insert(rank);
+    }
+    int status = 0;
+    for (int i = 0; i < 600 && waitpid(mpirun, &status, WNOHANG) == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (waitpid(mpirun, &status, WNOHANG) == 0) {
+      kill(mpirun, SIGKILL);
+      waitpid(mpirun, &status, 0);
+      FAIL() << "mpirun did not end within 60 s of rank " << rank << " being killed";
+    }
+    if (!fs::exists(path("r.db"))) continue;
+    fb::ResultStore store(path("r.db"));  // opens: never unreadable
+    for (const auto& run : store.list_runs())
+      for (const auto& c : store.load_cases(run.id)) {
+        if (c.result.worker_lost) continue;  // a lost attempt, run again by --resume
+        ASSERT_EQ(c.result.status, "passed") << c.result.error;
+        EXPECT_FALSE(c.result.engine.samples_ms.empty());
+        EXPECT_EQ(c.result.engine.samples_ms.size(), c.result.engine.stats.n);
+      }
+  }
+  const auto o = fb::sh(run("r", "r.db", "--resume"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  fb::ResultStore store(path("r.db"));
+  const auto runs = store.list_runs();
+  for (const auto& run : runs) {
+    std::set<std::string> keys;
+    for (const auto& c : store.load_cases(run.id)) {
+      EXPECT_EQ(c.result.status, "passed") << c.result.error;
+      EXPECT_TRUE(keys.insert(c.result.spec.case_key()).second);
+    }
+    EXPECT_EQ(keys.size(), 6u) << "run " << run.id;
+    EXPECT_FALSE(run.finished_at.empty()) << "run " << run.id;
+  }
+  std::cout << "reliability: kill -9 of an MPI rank (mpirun -np 3) | 3 (seed " << seed << ") | " << killed
+            << " ranks killed (ranks " << (ranks.count(0) ? "0 " : "") << (ranks.count(1) ? "1 " : "")
+            << (ranks.count(2) ? "2 " : "") << "among them), mpirun ended each job; the database always opened, every "
+            << "stored case whole; --resume completed all " << runs.size() << " runs, 6 cases each, each once\n";
 }
 
 }  // namespace

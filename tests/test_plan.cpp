@@ -190,6 +190,23 @@ TEST(Plan, FlippedBytesAreErrors) {
   }
 }
 
+// Found by fuzzing (tests/fuzz/fuzz_plan.cpp): a plan whose checksum is right (anyone can
+// compute one) but whose graph reads a value nothing makes reached the engine, which failed
+// with an unnamed std::out_of_range ("map::at").
+TEST(Plan, AGraphReadingOrOutputtingAValueNothingMakesIsRefusedNamingIt) {
+  Plan p;
+  small_plan_bytes(&p);
+  Plan reads = p;
+  reads.optimized.nodes[1].inputs[0] = "nowhere";
+  std::string msg = error_of([&] { parse_plan(serialize_plan(reads), "g.plan"); });
+  EXPECT_NE(msg.find("g.plan: damaged plan: "), std::string::npos) << msg;
+  EXPECT_NE(msg.find(" reads 'nowhere', which no layer before it makes"), std::string::npos) << msg;
+  Plan outputs = p;
+  outputs.optimized.outputs[0] = "nowhere";
+  msg = error_of([&] { parse_plan(serialize_plan(outputs), "g.plan"); });
+  EXPECT_NE(msg.find("g.plan: damaged plan: graph output 'nowhere' is made by no layer"), std::string::npos) << msg;
+}
+
 TEST(Plan, RandomBytesAreErrors) {
   std::mt19937_64 rng(3);
   std::string junk(1 << 16, '\0');

@@ -28,7 +28,7 @@ std::vector<std::string> describe_bound_inputs(const Graph& g, const BuildConfig
                   "=FILE` binds it from a file, `--shape-input " + u.input + "=V[,V...]` (build, inspect, profile) and a scenario's "
                   "\"shape_inputs\": {\"" + u.input + "\": [V, ...]} from values");
   for (const auto& [name, value] : config.constant_inputs) {
-    auto u = std::find_if(uses.begin(), uses.end(), [&](const ShapeInputUse& s) { return s.input == name; });
+    auto u = std::find_if(uses.begin(), uses.end(), [&name = name](const ShapeInputUse& s) { return s.input == name; });
     lines.push_back(u != uses.end() ? "bound shape input '" + name + "' = " + value_preview(value) + " (" + shape_use_str(*u) + ")"
                                     : "bound constant input '" + name + "' = " + value_preview(value));
   }

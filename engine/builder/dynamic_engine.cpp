@@ -41,7 +41,7 @@ void check_range(const GraphInput& in, const ShapeRange& r) {
 
 std::map<std::string, ShapeRange> resolve_shape_profile(const Graph& g, const BuildConfig& config) {
   for (const auto& [name, _] : config.shape_profile) {
-    const bool input = std::any_of(g.inputs.begin(), g.inputs.end(), [&](const GraphInput& in) { return in.name == name; });
+    const bool input = std::any_of(g.inputs.begin(), g.inputs.end(), [&name = name](const GraphInput& in) { return in.name == name; });
     if (!input) throw Error("optimization profile names '" + name + "', which is not a graph input");
     if (config.constant_inputs.count(name)) throw Error("optimization profile names '" + name + "', which is bound to a constant");
   }

@@ -52,7 +52,7 @@ Tensor as_declared(const GraphInput& in, const Tensor& value) {
 
 void bind_constant_inputs(Graph& g, const std::map<std::string, Tensor>& values) {
   for (const auto& [name, value] : values) {
-    auto it = std::find_if(g.inputs.begin(), g.inputs.end(), [&](const GraphInput& in) { return in.name == name; });
+    auto it = std::find_if(g.inputs.begin(), g.inputs.end(), [&name = name](const GraphInput& in) { return in.name == name; });
     if (it == g.inputs.end()) throw Error("a constant is given for '" + name + "', which is not a graph input");
     if (it->dtype != value.dtype())
       throw Error("graph input '" + name + "' is " + dtype_name(it->dtype) + ", the constant given is " + dtype_name(value.dtype()));

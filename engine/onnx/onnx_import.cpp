@@ -7,6 +7,7 @@
 #include "engine/onnx/opset_upgrade.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -34,14 +35,22 @@ namespace {
 
 // Reads the bytes of an external-data tensor, refusing locations outside base_dir.
 std::string read_external(const onnx::TensorProto& t, const std::string& base_dir) {
+  const std::string what = "tensor '" + t.name() + "'";
+  // offset and length: decimal byte counts, nothing else (std::stoll would take "12abc").
+  auto byte_count = [&](const std::string& key, const std::string& value) {
+    int64_t n = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc() || end != value.data() + value.size() || n < 0)
+      throw Error(what + ": external data " + key + " '" + value.substr(0, 40) + "' is not a byte count");
+    return n;
+  };
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : t.external_data()) {
     if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset = std::stoll(kv.value());
-    else if (kv.key() == "length") length = std::stoll(kv.value());
+    else if (kv.key() == "offset") offset = byte_count("offset", kv.value());
+    else if (kv.key() == "length") length = byte_count("length", kv.value());
   }
-  const std::string what = "tensor '" + t.name() + "'";
   if (base_dir.empty()) throw Error(what + " uses external data, which an in-memory model cannot resolve");
   if (location.empty()) throw Error(what + " has external data without a location");
   fs::path loc(location);
@@ -51,13 +60,17 @@ std::string read_external(const onnx::TensorProto& t, const std::string& base_di
   auto [b_end, f_it] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
   if (b_end != base.end())
     throw Error(what + ": external data location '" + location + "' escapes the model's folder " + base.string());
+  // A folder (location "." or "sub/") opens as a stream too, with a nonsense size.
+  std::error_code ec;
+  if (!fs::is_regular_file(full, ec))
+    throw Error(what + ": external data location '" + location + "' is not a file (" + full.string() + ")");
   std::ifstream in(full, std::ios::binary);
   if (!in) throw Error(what + ": cannot open external data file " + full.string());
   in.seekg(0, std::ios::end);
   const int64_t size = in.tellg();
-  if (offset < 0 || offset > size) throw Error(what + ": external data offset is beyond the end of " + full.string());
+  if (offset > size) throw Error(what + ": external data offset is beyond the end of " + full.string());
   if (length < 0) length = size - offset;
-  if (offset + length > size) throw Error(what + ": external data runs past the end of " + full.string());
+  if (length > size - offset) throw Error(what + ": external data runs past the end of " + full.string());
   std::string bytes(size_t(length), '\0');
   in.seekg(offset);
   in.read(bytes.data(), length);
@@ -68,6 +81,17 @@ template <typename T, typename Field>
 void copy_field(const Field& f, Tensor& out) {
   T* d = out.data<T>();
   for (int i = 0; i < f.size(); ++i) d[i] = static_cast<T>(f.Get(i));
+}
+
+// How many values a TensorProto holds in the typed field ONNX keeps `dt` in.
+int typed_value_count(const onnx::TensorProto& t, DType dt) {
+  switch (dt) {
+    case DType::Float32: return t.float_data_size();
+    case DType::Float64: return t.double_data_size();
+    case DType::Int64: return t.int64_data_size();
+    case DType::UInt32: case DType::UInt64: return t.uint64_data_size();
+    default: return t.int32_data_size();  // the narrower integers, bool, float16 and bfloat16
+  }
 }
 
 }  // namespace
@@ -85,8 +109,9 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir
     if (d != 0 && n > (int64_t(1) << 40) / d) throw Error(what + " is too large " + shape_str(shape));
     n *= d;
   }
-  Tensor out(dt, shape);
-  const size_t bytes = out.nbytes();
+  // The data's size is checked before the tensor is allocated: a file of a few bytes may
+  // declare billions of elements it does not hold.
+  const size_t bytes = size_t(n) * dtype_size(dt);
   std::string raw;
   bool have_raw = false;
   if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
@@ -100,28 +125,26 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir
     if (raw.size() != bytes)
       throw Error(what + " holds " + std::to_string(raw.size()) + " bytes of data, expected " + std::to_string(bytes) +
                   " for " + dtype_name(dt) + shape_str(shape));
+    Tensor out(dt, shape);
     if (bytes) std::memcpy(out.raw(), raw.data(), bytes);
     return out;
   }
-  auto check_count = [&](int count) {
-    if (count != n) throw Error(what + " holds " + std::to_string(count) + " values, expected " + std::to_string(n));
-  };
+  if (const int count = typed_value_count(t, dt); count != n)
+    throw Error(what + " holds " + std::to_string(count) + " values, expected " + std::to_string(n));
+  Tensor out(dt, shape);
   switch (dt) {
-    case DType::Float32: check_count(t.float_data_size()); copy_field<float>(t.float_data(), out); break;
-    case DType::Float64: check_count(t.double_data_size()); copy_field<double>(t.double_data(), out); break;
-    case DType::Int64: check_count(t.int64_data_size()); copy_field<int64_t>(t.int64_data(), out); break;
-    case DType::UInt32: case DType::UInt64:
-      check_count(t.uint64_data_size());
-      if (dt == DType::UInt32) copy_field<uint32_t>(t.uint64_data(), out); else copy_field<uint64_t>(t.uint64_data(), out);
-      break;
-    case DType::Int32: check_count(t.int32_data_size()); copy_field<int32_t>(t.int32_data(), out); break;
-    case DType::Int16: check_count(t.int32_data_size()); copy_field<int16_t>(t.int32_data(), out); break;
-    case DType::Int8: check_count(t.int32_data_size()); copy_field<int8_t>(t.int32_data(), out); break;
-    case DType::UInt16: check_count(t.int32_data_size()); copy_field<uint16_t>(t.int32_data(), out); break;
-    case DType::UInt8: check_count(t.int32_data_size()); copy_field<uint8_t>(t.int32_data(), out); break;
-    case DType::Bool: check_count(t.int32_data_size()); copy_field<bool>(t.int32_data(), out); break;
+    case DType::Float32: copy_field<float>(t.float_data(), out); break;
+    case DType::Float64: copy_field<double>(t.double_data(), out); break;
+    case DType::Int64: copy_field<int64_t>(t.int64_data(), out); break;
+    case DType::UInt32: copy_field<uint32_t>(t.uint64_data(), out); break;
+    case DType::UInt64: copy_field<uint64_t>(t.uint64_data(), out); break;
+    case DType::Int32: copy_field<int32_t>(t.int32_data(), out); break;
+    case DType::Int16: copy_field<int16_t>(t.int32_data(), out); break;
+    case DType::Int8: copy_field<int8_t>(t.int32_data(), out); break;
+    case DType::UInt16: copy_field<uint16_t>(t.int32_data(), out); break;
+    case DType::UInt8: copy_field<uint8_t>(t.int32_data(), out); break;
+    case DType::Bool: copy_field<bool>(t.int32_data(), out); break;
     case DType::Float16: case DType::BFloat16: {
-      check_count(t.int32_data_size());
       auto* d = static_cast<uint16_t*>(out.raw());
       for (int i = 0; i < t.int32_data_size(); ++i) d[i] = static_cast<uint16_t>(t.int32_data(i));
       break;
@@ -348,6 +371,14 @@ Graph import_onnx(onnx::ModelProto model, const std::string& source, const std::
   } catch (const Error& e) {
     throw Error(source + ": " + e.what());
   }
+  // The checker does not look at graph outputs: one that nothing makes is named here, not
+  // found missing when the engine plans its memory.
+  std::set<std::string> produced;
+  for (const GraphInput& in : g.inputs) produced.insert(in.name);
+  for (const Node& n : g.nodes) produced.insert(n.outputs.begin(), n.outputs.end());
+  for (const std::string& o : g.outputs)
+    if (!produced.count(o) && !g.initializers.count(o))
+      throw Error(source + ": graph output '" + o + "' is produced by no node, graph input or initializer");
   return g;
 }
 

@@ -1,5 +1,7 @@
 #include "engine/plan/cpu_features.h"
 
+#include <cpuid.h>
+
 namespace fb {
 
 namespace {
@@ -12,6 +14,12 @@ struct Feature {
 
 #define FB_FEATURE(name, compiled) \
   Feature { name, compiled, [] { return __builtin_cpu_supports(name) != 0; } }
+
+// clang before 16 knows no "f16c" for __builtin_cpu_supports: CPUID leaf 1, ECX bit 29.
+bool cpu_has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
 
 #ifdef __AVX__
 constexpr bool kAvx = true;
@@ -81,7 +89,7 @@ constexpr bool kAvx512vbmi = false;
 
 const Feature kFeatures[] = {
     FB_FEATURE("avx", kAvx),           FB_FEATURE("avx2", kAvx2),           FB_FEATURE("fma", kFma),
-    FB_FEATURE("f16c", kF16c),         FB_FEATURE("bmi2", kBmi2),           FB_FEATURE("avx512f", kAvx512f),
+    Feature{"f16c", kF16c, cpu_has_f16c},      FB_FEATURE("bmi2", kBmi2),           FB_FEATURE("avx512f", kAvx512f),
     FB_FEATURE("avx512bw", kAvx512bw), FB_FEATURE("avx512dq", kAvx512dq),   FB_FEATURE("avx512cd", kAvx512cd),
     FB_FEATURE("avx512vl", kAvx512vl), FB_FEATURE("avx512vnni", kAvx512vnni), FB_FEATURE("avx512bf16", kAvx512bf16),
     FB_FEATURE("avx512vbmi", kAvx512vbmi),

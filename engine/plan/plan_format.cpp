@@ -3,6 +3,7 @@
 #include <ctime>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -138,6 +139,27 @@ std::string serialize_plan(const Plan& plan) {
   return out;
 }
 
+namespace {
+
+// The engine trusts the graph it is given to be the builder's: every value a layer reads is
+// made before it, every graph output is made. A plan is a file like any other (its checksum
+// catches damage, not intent), so its graph is checked before an engine is made of it.
+void check_plan_graph(const Graph& g, const std::string& name) {
+  std::set<std::string> made;
+  for (const GraphInput& in : g.inputs) made.insert(in.name);
+  for (const auto& [init, _] : g.initializers) made.insert(init);
+  for (const Node& n : g.nodes) {
+    for (const std::string& in : n.inputs)
+      if (!in.empty() && !made.count(in))
+        throw Error(name + ": damaged plan: " + n.describe() + " reads '" + in + "', which no layer before it makes");
+    made.insert(n.outputs.begin(), n.outputs.end());
+  }
+  for (const std::string& o : g.outputs)
+    if (!made.count(o)) throw Error(name + ": damaged plan: graph output '" + o + "' is made by no layer");
+}
+
+}  // namespace
+
 Plan parse_plan(std::string_view bytes, const std::string& name) {
   if (bytes.size() < kMagic.size() || bytes.substr(0, kMagic.size()) != kMagic)
     throw Error(name + ": not a fusebench plan (no FBPLAN signature)");
@@ -189,6 +211,7 @@ Plan parse_plan(std::string_view bytes, const std::string& name) {
       !graph.ParseFromArray(sections[1].data(), int(sections[1].size())) || !graph.has_graph())
     throw Error(name + ": damaged plan: the optimized graph does not parse");
   p.optimized = graph_from_proto(graph.graph(), name);
+  check_plan_graph(p.optimized, name);
   p.source_model = std::string(sections[2]);
   return p;
 }

@@ -1,7 +1,10 @@
 #include "harness/store/schema.h"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iterator>
 #include <limits>
@@ -533,9 +536,27 @@ int read_schema_version(sqlite3* db, const std::string& path) {
   return static_cast<int>(v);
 }
 
+namespace {
+
+// Why a store cannot be written here ("" when it can): SQLite opens a read-only file
+// read-only without a word, and a WAL database needs its folder writable for the -wal and
+// -shm files (otherwise the first read fails as "unable to open database file").
+std::string why_not_writable(sqlite3* db, const std::string& path) {
+  if (sqlite3_db_readonly(db, "main") == 1) return "the file or its file system cannot be written";
+  std::error_code ec;
+  const std::filesystem::path folder = std::filesystem::absolute(path, ec).parent_path();
+  if (!std::filesystem::exists(path + "-wal", ec) && access(folder.c_str(), W_OK) != 0)
+    return "its folder " + folder.string() + " cannot be written: " + std::strerror(errno);
+  return "";
+}
+
+}  // namespace
+
 sqlite3* open_and_migrate(const std::string& path, int busy_timeout_ms) {
   sqlite3* db = open_file(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, busy_timeout_ms);
   return closing_on_failure(db, [&] {
+    if (const std::string why = why_not_writable(db, path); !why.empty())
+      throw Error(path + " is read-only (" + why + "); fusebench writes to a results database and beside it");
     // Look before touching: every refusal below leaves the file as it was.
     int version = read_schema_version(db, path);
     if (version > kSchemaVersion)

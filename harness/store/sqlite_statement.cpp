@@ -2,7 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "engine/ir/error.h"
@@ -11,6 +13,11 @@ namespace fb::store {
 
 void throw_db_error(sqlite3* db, const std::string& path, int rc, const std::string& doing) {
   std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  // A full disk reaches SQLite as SQLITE_FULL only where it writes the database or journal;
+  // growing the WAL index (-shm) or another write says "disk I/O error". errno tells.
+  const int os_errno = db ? sqlite3_system_errno(db) : 0;
+  if ((rc & 0xff) == SQLITE_IOERR && (os_errno == ENOSPC || os_errno == EDQUOT || os_errno == EFBIG))
+    throw Error(path + ": the disk is full (" + std::strerror(os_errno) + "); cannot " + doing);
   switch (rc & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
