@@ -115,14 +115,34 @@ MergeSummary merge_shards(const std::vector<std::string>& shard_paths, const std
     RunInfo info = shards.front().run.info;
     info.command = command;
     info.shard = "";
-    info.merged_from = nlohmann::json::array();
-    for (const ShardRun& s : shards) info.started_at = std::min(info.started_at, s.run.info.started_at);
+    info.merged_from = nlohmann::json::array();  // named in the same write as the run itself: see below
+    for (const ShardRun& s : shards) {
+      info.started_at = std::min(info.started_at, s.run.info.started_at);
+      info.merged_from.push_back(s.entry);
+      info.merged_from.back()["complete"] = false;
+    }
     target = out.begin_run(info);
   }
   summary.run_id = *target;
   StoredRun merged = out.load_run(*target);
   std::set<std::string> held;
   for (const StoredCase& sc : out.load_cases(*target, CaseDetail::kSummary)) held.insert(matrix_identity(sc.result.spec));
+
+  // Each shard is named in merged_from before its cases are copied, marked incomplete until
+  // they all are: a merge killed part way leaves a run the next merge finds and completes
+  // (the cases already copied are skipped), never a second run beside it.
+  auto entry_of = [&](const ShardRun& s) -> nlohmann::json* {
+    for (auto& e : merged.info.merged_from)
+      if (same_run(e, s.entry)) return &e;
+    return nullptr;
+  };
+  for (const ShardRun& s : shards)
+    if (!entry_of(s)) {
+      nlohmann::json e = s.entry;
+      e["complete"] = false;
+      merged.info.merged_from.push_back(e);
+    }
+  out.set_merged_from(*target, merged.info.merged_from);
 
   std::string finished_at = merged.finished_at;
   for (const ShardRun& s : shards) {
@@ -136,10 +156,8 @@ MergeSummary merge_shards(const std::vector<std::string>& shard_paths, const std
       out.write_case(*target, sc.result);  // one transaction per case, as a run stores them
       ++added;
     }
-    bool known = false;
-    for (const auto& e : merged.info.merged_from) known |= same_run(e, s.entry);
-    if (!known) {
-      merged.info.merged_from.push_back(s.entry);
+    if (nlohmann::json* e = entry_of(s); e->value("complete", true) == false) {
+      e->erase("complete");
       out.set_merged_from(*target, merged.info.merged_from);
     }
     finished_at = std::max(finished_at, s.run.finished_at);
@@ -150,7 +168,8 @@ MergeSummary merge_shards(const std::vector<std::string>& shard_paths, const std
   }
 
   std::set<std::string> present;
-  for (const auto& e : merged.info.merged_from) present.insert(e.value("shard", ""));
+  for (const auto& e : merged.info.merged_from)
+    if (e.value("complete", true)) present.insert(e.value("shard", ""));
   const int n = shards.front().shard.count;
   for (int k = 1; k <= n; ++k)
     if (!present.count(Shard{k, n}.text())) summary.missing_shards.push_back(Shard{k, n}.text());

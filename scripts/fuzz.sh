@@ -27,9 +27,14 @@ export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=0:abort_on_error=1
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 if [ -x /usr/lib/llvm-14/bin/llvm-symbolizer ]; then export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-14/bin/llvm-symbolizer; fi
 
-# Seeds, made once per build folder (plans and shards name the commit of the build that wrote them).
+# Seeds, made once per build folder (plans per commit).
+# A plan names the commit that wrote it and is refused by another: its seeds and corpus are
+# kept per commit, or every mutated plan would stop at that check.
+commit=$(git rev-parse --short=12 HEAD)
+folder_of() { if [ "$1" = fuzz_plan ]; then echo "$1-$commit"; else echo "$1"; fi; }
+
 seed() {  # seed TARGET: the folder of TARGET's seeds, filled when empty
-  local d="$fuzz/seeds/$1"
+  local d="$fuzz/seeds/$(folder_of "$1")"
   if [ -d "$d" ] && [ -n "$(ls -A "$d")" ]; then echo "$d"; return; fi
   mkdir -p "$d"
   local zoo=("mlp?in=8&hidden=8&layers=1" "bert?layers=1&hidden=16&heads=2&seq=4" "resnet?blocks=1&width=4&stages=2&image=8"
@@ -66,11 +71,11 @@ JSON
   echo "$d"
 }
 
-printf 'target\tseconds\texecutions\tcov\tft\tcorpus\tfindings\n' > "$fuzz/summary.tsv.new"
+printf 'target\tseconds\texecutions\tcov\tft\tcorpus\tfindings\tcommit\n' > "$fuzz/summary.tsv.new"
 status=0
 for t in "${targets[@]}"; do
   seeds=$(seed "$t")
-  corpus="$fuzz/corpus/$t"; findings="$fuzz/findings/$t"
+  corpus="$fuzz/corpus/$(folder_of "$t")"; findings="$fuzz/findings/$t"
   mkdir -p "$corpus" "$findings"
   before=$(ls "$findings" | wc -l)
   started=$SECONDS
@@ -83,7 +88,8 @@ for t in "${targets[@]}"; do
   corp=$(sed -n 's/.* corp: \([0-9]*\).*/\1/p' <<< "$last")
   took=$((SECONDS - started))
   found=$(( $(ls "$findings" | wc -l) - before ))
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$took" "${execs:-0}" "${cov:-0}" "${ft:-0}" "${corp:-0}" "$found" >> "$fuzz/summary.tsv.new"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$took" "${execs:-0}" "${cov:-0}" "${ft:-0}" "${corp:-0}" "$found" \
+    "$commit" >> "$fuzz/summary.tsv.new"
   echo "fuzz: $t: ${execs:-0} executions in ${took} s, cov ${cov:-0}, ft ${ft:-0}, corpus ${corp:-0}, new findings $found"
   if [ "$found" -gt 0 ]; then
     status=1
@@ -91,5 +97,11 @@ for t in "${targets[@]}"; do
     grep -m1 -E 'ERROR: |finding: |SUMMARY: ' "$fuzz/$t.log" | sed 's/^/  /' || true
   fi
 done
+# The targets not run this time keep their last row.
+if [ -f "$fuzz/summary.tsv" ]; then
+  tail -n +2 "$fuzz/summary.tsv" | while IFS= read -r row; do
+    case " ${targets[*]} " in *" ${row%%$'\t'*} "*) ;; *) echo "$row" >> "$fuzz/summary.tsv.new" ;; esac
+  done
+fi
 mv "$fuzz/summary.tsv.new" "$fuzz/summary.tsv"
 exit $status

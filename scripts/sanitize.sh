@@ -6,8 +6,8 @@
 #         (oneTBB and OpenMP kernels), worker processes and the run loop, the store's
 #         concurrent readers; TSAN_TESTS below is that list
 # Any sanitizer report fails its test (every UB report is fatal; a leak fails the process).
-# Default: asan. Extra arguments go to ctest (e.g. -R Store). Prints how long each build and
-# each suite took.
+# Default: asan. Extra arguments go to ctest (e.g. -R Store); SANITIZE_TESTS='test_store|test_plan'
+# builds and runs only those test programs. Prints how long each build and each suite took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind="${1:-asan}"
@@ -42,9 +42,9 @@ suite() {  # suite KIND TEST_REGEX CTEST_ARGS...
 
 rc=0
 case "$kind" in
-  asan) suite asan 'test_[a-z0-9_]*' "$@" || rc=$? ;;
-  tsan) suite tsan "$TSAN_TESTS" "$@" || rc=$? ;;
-  all) suite asan 'test_[a-z0-9_]*' "$@" || rc=$?; suite tsan "$TSAN_TESTS" "$@" || rc=$? ;;
+  asan) suite asan "${SANITIZE_TESTS:-test_[a-z0-9_]*}" "$@" || rc=$? ;;
+  tsan) suite tsan "${SANITIZE_TESTS:-$TSAN_TESTS}" "$@" || rc=$? ;;
+  all) suite asan "${SANITIZE_TESTS:-test_[a-z0-9_]*}" "$@" || rc=$?; suite tsan "${SANITIZE_TESTS:-$TSAN_TESTS}" "$@" || rc=$? ;;
   *) echo "sanitize: asan, tsan or all, not '$kind'" >&2; exit 2 ;;
 esac
 exit $rc

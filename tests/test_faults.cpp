@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "harness/result_store.h"
@@ -81,6 +82,8 @@ TEST(Faults, AFullDiskIsOneClearErrorAndKeepsWhatWasStored) {
   EXPECT_EQ(cases[0], "1 full b=1 fp32 standard t=1 passed 5/5");
   EXPECT_EQ(cases[1], "1 full b=2 fp32 standard t=1 passed 5/5");
   EXPECT_EQ(test::query_one(dir.path("r.db"), "PRAGMA integrity_check"), "ok");
+  std::cout << "reliability: a full disk (4 MiB tmpfs, filled) under `run` | 1 | exit 2, one error (\""
+            << "the disk is full\"); the cases stored before intact (integrity_check ok)\n";
 }
 
 TEST(Faults, AReadOnlyDatabaseIsOneClearErrorAndStaysAsItWas) {
@@ -100,6 +103,8 @@ TEST(Faults, AReadOnlyDatabaseIsOneClearErrorAndStaysAsItWas) {
   EXPECT_EQ(error_lines(o.output), 1) << o.output;
   EXPECT_EQ(read_bytes(dir.path("after.db")), before);
   EXPECT_EQ(stored_cases(dir.path("after.db")), stored_cases(dir.path("r.db")));
+  std::cout << "reliability: a read-only database (tmpfs remounted read-only) under `run` | 1 | exit 2, one error "
+            << "(\"is read-only\"), the file byte for byte as before\n";
 }
 
 TEST(Faults, ADatabaseLockedPastTheBusyTimeoutIsOneClearError) {
@@ -120,6 +125,9 @@ TEST(Faults, ADatabaseLockedPastTheBusyTimeoutIsOneClearError) {
   // And once the lock is gone the same command runs.
   EXPECT_EQ(sh(kBin + " run " + scenario + " --db " + db).code, 0);
   EXPECT_EQ(stored_cases(db).size(), 4u);
+  std::cout << "reliability: a database locked (BEGIN EXCLUSIVE) past the 5 s busy timeout under `run` | 1 | exit 2, "
+            << "one error (\"is locked by another process\"), the stored cases unchanged; the same run once unlocked "
+            << "stored its cases\n";
 }
 
 TEST(Faults, ADamagedDatabaseIsOneClearErrorAndIsLeftUntouched) {
@@ -132,14 +140,18 @@ TEST(Faults, ADamagedDatabaseIsOneClearErrorAndIsLeftUntouched) {
   ASSERT_GT(bytes.size(), 16384u);
   std::fill(bytes.begin() + 4096, bytes.begin() + bytes.size() - 4096, '\x5a');
   std::ofstream(db, std::ios::binary | std::ios::trunc) << bytes;
-  for (const std::string& command : {"run " + scenario + " --db " + db, "report --db " + db + " -o " + dir.path("r.html"),
-                                     "export --db " + db, "compare --db " + db, "history --db " + db}) {
+  const std::vector<std::string> commands = {"run " + scenario + " --db " + db, "report --db " + db + " -o " + dir.path("r.html"),
+                                             "export --db " + db, "compare --db " + db, "history --db " + db};
+  for (const std::string& command : commands) {
     const Outcome o = sh(kBin + " " + command);
     EXPECT_EQ(o.code, 2) << command << "\n" << o.output;
     EXPECT_NE(o.output.find(db + " is corrupt"), std::string::npos) << command << "\n" << o.output;
     EXPECT_EQ(error_lines(o.output), 1) << command << "\n" << o.output;
     EXPECT_EQ(read_bytes(db), bytes) << command;
   }
+  std::cout << "reliability: a damaged database (all but its first and last 4 KiB overwritten) under run, report, "
+            << "export, compare, history | " << commands.size() << " | each exit 2, one error (\"is corrupt\"), the "
+            << "file left byte for byte as it was\n";
 }
 
 TEST(Faults, APlanFileCutShortIsOneClearError) {
@@ -147,7 +159,8 @@ TEST(Faults, APlanFileCutShortIsOneClearError) {
   const std::string plan = dir.path("m.plan"), cut = dir.path("cut.plan");
   ASSERT_EQ(sh(kBin + " build zoo:mlp?in=8\\&hidden=8\\&layers=1 -o " + plan).code, 0);
   const std::string bytes = read_bytes(plan);
-  for (size_t keep : {size_t(0), size_t(5), size_t(20), bytes.size() / 2, bytes.size() - 1}) {
+  const std::vector<size_t> cuts = {0, 5, 20, bytes.size() / 2, bytes.size() - 1};
+  for (size_t keep : cuts) {
     std::ofstream(cut, std::ios::binary | std::ios::trunc) << bytes.substr(0, keep);
     for (const std::string& command : {"exec " + cut + " --save-outputs " + dir.path("out"), "inspect " + cut}) {
       const Outcome o = sh(kBin + " " + command);
@@ -156,6 +169,8 @@ TEST(Faults, APlanFileCutShortIsOneClearError) {
       EXPECT_EQ(error_lines(o.output), 1) << keep << " bytes: " << o.output;
     }
   }
+  std::cout << "reliability: a plan file cut short (0, 5, 20 bytes, half, all but one byte) under exec and inspect | "
+            << 2 * cuts.size() << " | each exit 2, one error naming the file\n";
 }
 
 }  // namespace

@@ -136,7 +136,7 @@ TEST(KillRun, KillNineAtRandomMomentsNeverLeavesAHalfWrittenCase) {
 }
 
 // A merge killed at any moment leaves an output that opens, with whole cases only (each
-// shard's cases are copied in one transaction), and the shards untouched; merging again
+// case is copied in a transaction of its own), and the shards untouched; merging again
 // completes the merged run with every case once.
 TEST(KillRun, KillNineOfMergeLeavesAReadableOutputAndMergingAgainCompletesIt) {
   const fb::ScratchDir dir("fusebench_kill_merge");
@@ -173,9 +173,12 @@ TEST(KillRun, KillNineOfMergeLeavesAReadableOutputAndMergingAgainCompletesIt) {
     killed += kill(pid, SIGKILL) == 0 && WIFSIGNALED(wait_for(pid));
     if (!fs::exists(out)) continue;
     expect_whole_cases(out, 20);
-    const size_t n = fb::ResultStore(out).load_cases(1).size();
+    size_t n = 0;  // killed before it began its run, the output holds the schema alone
+    {
+      fb::ResultStore store(out);
+      for (const auto& run : store.list_runs()) n += store.load_cases(run.id).size();
+    }
     partial += n > 0 && n < 6;
-    EXPECT_TRUE(n == 0 || n == 3 || n == 6) << "merge copies a shard's cases in one transaction: " << n;
     // Merging again completes it, each case once.
     const auto again = fb::sh(merge + out);
     ASSERT_EQ(again.code, 0) << again.output;
@@ -189,7 +192,7 @@ TEST(KillRun, KillNineOfMergeLeavesAReadableOutputAndMergingAgainCompletesIt) {
   }
   EXPECT_EQ(fb::sh("cat" + shards + " | sha256sum").output, shard_bytes) << "a shard was modified";
   std::cout << "reliability: kill -9 of `merge` | 12 (seed " << seed << ") | " << killed << " killed mid-merge, " << partial
-            << " left one shard merged; the output always opened with whole cases only, the shards unchanged; "
+            << " left some of the 6 cases merged; the output always opened with whole cases only, the shards unchanged; "
             << "merging again completed the run, 6 cases each once\n";
 }
 

@@ -440,7 +440,7 @@ TEST(CaseFields, ScenarioAndStoredConfigRefuseABadValueAlike) {
     std::string scenario_field = path;
     const size_t dot = path.find('.');
     if (f.in_scenario == fb::InScenario::kInMatrix) {
-      scenario["matrix"][path] = {bad};
+      scenario["matrix"][path] = nlohmann::json::array({bad});  // {bad} is bad itself under clang
       scenario_field = "matrix." + path + "[0]";
       stored[path] = bad;
     } else if (dot == std::string::npos) {

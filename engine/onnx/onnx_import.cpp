@@ -302,6 +302,15 @@ Graph import_onnx(onnx::ModelProto model, const std::string& source, const std::
   } catch (const std::exception& e) {
     throw Error(source + ": the ONNX checker rejected the model: " + std::string(e.what()).substr(0, 600));
   }
+  // The checker does not look at graph outputs. One that nothing makes crashes the onnx
+  // library's version converter (a null producer) and, past it, the engine's memory plan.
+  std::set<std::string> produced;
+  for (const auto& in : model.graph().input()) produced.insert(in.name());
+  for (const auto& init : model.graph().initializer()) produced.insert(init.name());
+  for (const auto& n : model.graph().node()) produced.insert(n.output().begin(), n.output().end());
+  for (const auto& out : model.graph().output())
+    if (!produced.count(out.name()))
+      throw Error(source + ": graph output '" + out.name() + "' is produced by no node, graph input or initializer");
   const OpsetUpgrade upgrade = upgrade_opset(model, source);
   if (upgrade.converted) {
     initializers.clear();  // adapters may add or rewrite initializers
@@ -371,14 +380,6 @@ Graph import_onnx(onnx::ModelProto model, const std::string& source, const std::
   } catch (const Error& e) {
     throw Error(source + ": " + e.what());
   }
-  // The checker does not look at graph outputs: one that nothing makes is named here, not
-  // found missing when the engine plans its memory.
-  std::set<std::string> produced;
-  for (const GraphInput& in : g.inputs) produced.insert(in.name);
-  for (const Node& n : g.nodes) produced.insert(n.outputs.begin(), n.outputs.end());
-  for (const std::string& o : g.outputs)
-    if (!produced.count(o) && !g.initializers.count(o))
-      throw Error(source + ": graph output '" + o + "' is produced by no node, graph input or initializer");
   return g;
 }
 

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Writes docs/reliability.md from the tests' own output: each fault and hostile-input test
+# prints a `reliability: FAULT | TRIES | WHAT HAPPENED` line, and scripts/fuzz.sh leaves
+# build-asan/fuzz/summary.tsv (run it first for the fuzzing rows; without it they are left
+# out, said so). `scripts/reliability_doc.sh [BUILD_DIR]` (default build) runs the test
+# programs from BUILD_DIR and fails if any test fails, so the page never shows a failure as
+# a figure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build="${1:-build}"
+doc=docs/reliability.md
+tests=(test_faults test_kill_run test_mpi_run test_concurrent_readers test_fuzz_regressions)
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+for t in "${tests[@]}"; do
+  [ -x "$build/tests/$t" ] || { echo "reliability_doc: $build/tests/$t is not built" >&2; exit 1; }
+  "$build/tests/$t" --gtest_brief=1 > "$out.$t" 2>&1 || { cat "$out.$t"; echo "reliability_doc: $t failed" >&2; exit 1; }
+  grep '^reliability: ' "$out.$t" | sed 's/^reliability: //' >> "$out" || true
+  rm -f "$out.$t"
+done
+{
+  echo "# Reliability: faults and hostile input tried, and what happened"
+  echo
+  echo "Written by \`scripts/reliability_doc.sh\` from the tests' own output on $(date -u +%Y-%m-%d), at commit"
+  echo "$(git rev-parse --short=12 HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' (with local changes)'), on $(nproc) cores (load $(cut -d' ' -f1-3 /proc/loadavg)). Every row is a"
+  echo "test that passed: the tests assert what the last column says. Run the script again after"
+  echo "changing a test, and \`scripts/fuzz.sh SECONDS\` first for fresh fuzzing rows."
+  echo
+  echo "## Faults during a run, and damaged files"
+  echo
+  echo "| fault or input | tries | what happened |"
+  echo "| --- | --- | --- |"
+  sed 's/^/| /; s/$/ |/' "$out"
+  echo
+  echo "## Fuzzing (libFuzzer, AddressSanitizer + UndefinedBehaviorSanitizer)"
+  echo
+  if [ -f build-asan/fuzz/summary.tsv ]; then
+    echo "From the last \`scripts/fuzz.sh\` (build-asan/fuzz/summary.tsv). A finding is a crash, a"
+    echo "sanitizer report, a hang (10 s), an allocation over 2 GB, or an exception other than"
+    echo "fusebench's own clear error escaping the reader (tests/fuzz/fuzz_guard.h); every one found"
+    echo "was fixed and its input is in tests/data/fuzz_regressions/, run by test_fuzz_regressions (the"
+    echo "plan target's, whose inputs name the commit that wrote them, as a test in tests/test_plan.cpp)."
+    echo
+    echo "| target | seconds | executions | coverage (cov) | features (ft) | corpus | findings | commit |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+    tail -n +2 build-asan/fuzz/summary.tsv | sed 's/\t/ | /g; s/^/| /; s/$/ |/'
+  else
+    echo "Not run for this page: build-asan/fuzz/summary.tsv is absent (\`scripts/fuzz.sh 60\` makes it)."
+  fi
+} > "$doc"
+echo "reliability_doc: wrote $doc ($(wc -l < "$out") fault rows)"
