@@ -14,7 +14,7 @@ namespace fb {
 struct RunInfo {
   std::string started_at;   // ISO 8601 UTC
   std::string git_commit;   // the commit fusebench was built from
-  bool git_dirty = false;   // whether tracked files had uncommitted changes when CMake configured the build
+  bool git_dirty = false;   // whether tracked files had uncommitted changes when the binary was built
   std::string host;
   std::string cpu_model;
   std::string cpu_flags;    // the flags that matter for kernels (avx2, avx512*, amx*, ...)
