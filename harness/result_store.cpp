@@ -11,7 +11,8 @@
 namespace fb {
 
 ResultStore::ResultStore(const std::string& path, Mode mode) : path_(path) {
-  if (mode == Mode::kReadWrite) {
+  if (mode == Mode::kExisting) sqlite3_close(store::open_read_only(path_, busy_timeout_ms_));  // refuses a non-store
+  if (mode != Mode::kReadOnly) {
     db_ = store::open_and_migrate(path_, busy_timeout_ms_);
     return;
   }

@@ -69,6 +69,8 @@ class ResultStore {
   enum class Mode {
     kReadWrite,  // creates the file if missing and applies pending migrations
     kReadOnly,   // an existing store of exactly this schema version, never modified (merge's shards)
+    kExisting,   // an existing fusebench store, upgraded if older; never created, and a file that is
+                 // not one (empty, another program's database) is refused untouched
   };
 
   // Opens the database. Throws fb::Error naming the path when it is not a SQLite database,

@@ -139,18 +139,18 @@ std::vector<CaseSpec> shard_cases(std::vector<CaseSpec> cases, const Shard& shar
   return out;
 }
 
-RunSession::RunSession(const RunRequest& request, std::ostream& out)
-    : out_(out), db_path_(request.db_path), store_(request.db_path), tty_(isatty(STDERR_FILENO)) {
-  // Validate every scenario before running anything.
-  std::vector<Scenario> scenarios;
-  std::set<std::string> names;
+// Everything a run can refuse without a database: the scenarios, their cases, the plugin
+// libraries and the flags that conflict. Done before the store is opened, so a refused run
+// creates no database and writes nothing to an existing one.
+RunSession::CheckedRun RunSession::check(const RunRequest& request) {
+  CheckedRun checked;
   for (const std::string& path : request.scenario_files) {
-    scenarios.push_back(load_scenario(path));
-    if (!names.insert(scenarios.back().name).second)
-      throw Error(path + ": scenario name '" + scenarios.back().name + "' is used by another scenario in this run");
+    checked.scenarios.push_back(load_scenario(path));
+    if (!checked.names.insert(checked.scenarios.back().name).second)
+      throw Error(path + ": scenario name '" + checked.scenarios.back().name + "' is used by another scenario in this run");
   }
-  std::vector<CaseSpec> cases;
-  for (const Scenario& s : scenarios)
+  std::vector<CaseSpec>& cases = checked.cases;
+  for (const Scenario& s : checked.scenarios)
     for (CaseSpec c : expand_cases(s)) {
       for (const std::string& lib : request.plugin_libraries)
         if (std::find(c.plugins.libraries.begin(), c.plugins.libraries.end(), lib) == c.plugins.libraries.end())
@@ -166,12 +166,30 @@ RunSession::RunSession(const RunRequest& request, std::ostream& out)
                     std::to_string(request.max_threads));
   // Every plugin library is loaded and its API version checked before anything runs.
   for (const CaseSpec& c : cases) registry_with_plugins(c.plugins.libraries);
+  if (!request.against.empty() && (request.resume || request.shard))
+    throw Error("--against: a paired A/B run cannot be resumed or sharded");
+  if (!request.against.empty())
+    for (const CaseSpec& c : cases)
+      if (!c.load.is_default())
+        throw Error(c.scenario_file + ": field 'load': --against times cases in worker processes; a load case ('" +
+                    c.label() + "') runs in one (compare two runs of it instead)");
   if (request.inject_delay_us)
     for (CaseSpec& c : cases) c.timing.inject_delay_us = *request.inject_delay_us;
   if (request.inject_slowdown)
     for (CaseSpec& c : cases) c.timing.inject_slowdown = *request.inject_slowdown;
-  const size_t all_cases = cases.size();
+  checked.all_cases = cases.size();
   if (request.shard) cases = shard_cases(std::move(cases), *request.shard);
+  return checked;
+}
+
+RunSession::RunSession(const RunRequest& request, std::ostream& out) : RunSession(request, out, check(request)) {}
+
+RunSession::RunSession(const RunRequest& request, std::ostream& out, CheckedRun checked)
+    : out_(out), db_path_(request.db_path), store_(request.db_path), tty_(isatty(STDERR_FILENO)) {
+  const std::vector<Scenario>& scenarios = checked.scenarios;
+  const std::set<std::string>& names = checked.names;
+  std::vector<CaseSpec>& cases = checked.cases;
+  const size_t all_cases = checked.all_cases;
   const std::string shard_text = request.shard ? request.shard->text() : "";
 
   RunInfo info = capture_environment();
@@ -212,11 +230,6 @@ RunSession::RunSession(const RunRequest& request, std::ostream& out)
       out_ << warning << "\n";
 
   if (!request.against.empty()) {
-    if (request.resume || request.shard) throw Error("--against: a paired A/B run cannot be resumed or sharded");
-    for (const PendingCase& p : pending_)
-      if (!p.spec.load.is_default())
-        throw Error(p.spec.scenario_file + ": field 'load': --against times cases in worker processes; a load case ('" +
-                    p.spec.label() + "') runs in one (compare two runs of it instead)");
     against_ = std::filesystem::absolute(request.against).lexically_normal().string();
     RunInfo other = info;
     other.timed_by = against_ + " (" + fusebench_version_of(against_, "--against") + ")";
@@ -274,6 +287,21 @@ void RunSession::store_result(size_t pending_index, const CaseResult& r) {
   if (const CaseGate gate = case_gate(r); !gate.outcome.empty()) ++gate_counts_[gate.outcome];
   out_ << "[" << stored_ << "/" << pending_.size() << "] " << case_line(r) << std::endl;
   if (r.plugin_cost) out_ << format_plugin_cost(*r.plugin_cost, "      ") << std::flush;
+  print_build_warnings(r);
+}
+
+// A build warning (a fusion limit that matches nothing: a misspelled op type) is shown
+// on the terminal, not only in the stored build log; once per run, as a scenario's cases
+// share its model and limits and would repeat it case after case.
+void RunSession::print_build_warnings(const CaseResult& r) {
+  size_t at = 0;
+  while (at < r.build_log.size()) {
+    const size_t end = std::min(r.build_log.find('\n', at), r.build_log.size());
+    const std::string line = r.build_log.substr(at, end - at);
+    at = end + 1;
+    if (line.rfind("warning: ", 0) == 0 && warned_.insert(line).second)
+      out_ << "      " << line << " (" << r.spec.label() << "; once per run)" << std::endl;
+  }
 }
 
 void RunSession::store_pair(size_t pending_index, const CaseResult& candidate, const CaseResult& baseline) {

@@ -6,6 +6,7 @@
 #include <iosfwd>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,8 +65,9 @@ struct PendingCase {
 // One run from start to end. Only the process that owns it writes the database.
 class RunSession {
  public:
-  // Validates every scenario file before anything runs, opens the store, then starts a new
-  // run or continues the one --resume finds. Throws fb::Error naming the file and field.
+  // Validates every scenario file before anything runs, then opens the store (not before: a
+  // refused scenario leaves no database behind) and starts a new run or continues the one
+  // --resume finds. Throws fb::Error naming the file and field.
   RunSession(const RunRequest& request, std::ostream& out);
 
   std::vector<PendingCase>& pending() { return pending_; }
@@ -93,6 +95,15 @@ class RunSession {
   int summarize(const std::string& report_path) const;
 
  private:
+  struct CheckedRun {
+    std::vector<Scenario> scenarios;
+    std::set<std::string> names;
+    std::vector<CaseSpec> cases;  // this shard's
+    size_t all_cases = 0;         // of every shard
+  };
+  static CheckedRun check(const RunRequest& request);
+  RunSession(const RunRequest& request, std::ostream& out, CheckedRun checked);
+
   std::ostream& out_;
   std::string db_path_;
   ResultStore store_;
@@ -102,6 +113,8 @@ class RunSession {
   std::vector<PendingCase> pending_;
   size_t stored_before_ = 0;  // cases the resumed run already held
   size_t stored_ = 0, failed_ = 0, errors_ = 0, lost_ = 0, noisy_ = 0, disturbed_ = 0;
+  void print_build_warnings(const CaseResult& r);
+  std::set<std::string> warned_;  // build warnings already shown in this run
   std::map<std::string, int> gate_counts_;  // "pass", "FAIL", "INCONCLUSIVE": the rules run can judge alone
   bool tty_ = false;
 };

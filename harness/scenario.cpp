@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/ir/error.h"
+#include "engine/util/closest_name.h"
+#include "engine/zoo/zoo.h"
 #include "harness/accuracy.h"
 #include "harness/case_fields.h"
 
@@ -41,21 +43,6 @@ std::string join(const std::vector<std::string>& values) {
 
 bool contains(const std::vector<std::string>& values, const std::string& v) {
   return std::find(values.begin(), values.end(), v) != values.end();
-}
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
 }
 
 // The block ("timing") and key ("warmup_ms") of a table path; the block is "" at the top.
@@ -172,15 +159,7 @@ void ScenarioReader::check_known(const Json& obj, const std::string& prefix,
                                  const std::vector<std::string>& known) const {
   for (const auto& [key, value] : obj.items()) {
     if (contains(known, key)) continue;
-    std::string msg = "unknown field '" + child(prefix, key) + "' (known: " + join(known) + ")";
-    std::string best;
-    size_t best_distance = 3;  // suggest only close misspellings
-    for (const auto& k : known) {
-      size_t d = edit_distance(key, k);
-      if (d < best_distance) best_distance = d, best = k;
-    }
-    if (!best.empty()) msg += "; did you mean '" + best + "'?";
-    fail(msg);
+    fail("unknown field '" + child(prefix, key) + "' (known: " + join(known) + ")" + did_you_mean(key, known));
   }
 }
 
@@ -199,6 +178,13 @@ std::string ScenarioReader::model(const Json& j) const {
   std::string m = non_empty_string(j, "model", reader_);
   if (m.rfind("zoo:", 0) == 0) {
     if (m.size() == 4 || m[4] == '?') fail("model", "expected 'zoo:NAME[?param=value&...]', got " + show(j));
+    // An unknown model or parameter is refused here, before a run or a database exists,
+    // not per case after the run started.
+    try {
+      normalize_zoo_spec(m);
+    } catch (const Error& e) {
+      fail("model", e.what());
+    }
     return m;
   }
   return file_near_scenario(m, "model", "ONNX file");

@@ -20,7 +20,7 @@ void check_fusion_limits(const Graph& g, const BuildConfig& config, std::vector<
   for (const std::string& p : config.partition_points)
     if (!tensors.count(p))
       throw Error("fusion_limits.partition_points (--partition): '" + p + "' is not a tensor of the model (" +
-                  std::to_string(tensors.size()) + " tensors; `fusebench inspect MODEL --fusion none` lists them)");
+                  std::to_string(tensors.size()) + " tensors; `fusebench inspect MODEL --tensors` lists them)");
   for (const std::string& pattern : config.exclude_nodes) {
     bool matched = false;
     for (const Node& n : g.nodes)

@@ -2,9 +2,11 @@
 // validated and normalized here, before any model code runs.
 #include "engine/zoo/zoo.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "engine/ir/error.h"
+#include "engine/util/closest_name.h"
 #include "engine/zoo/models.h"
 
 namespace fb {
@@ -21,9 +23,15 @@ const std::vector<const zoo::ModelDef*>& table() {
   return models;
 }
 
-std::string known_names() {
+std::vector<std::string> known_names() {
+  std::vector<std::string> names;
+  for (const auto* m : table()) names.push_back(m->name);
+  return names;
+}
+
+std::string joined(const std::vector<std::string>& names) {
   std::string out;
-  for (const auto* m : table()) out += (out.empty() ? "" : ", ") + m->name;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
 }
 
@@ -52,8 +60,8 @@ Parsed parse(const std::string& spec) {
   for (const auto* m : table())
     if (m->name == name) def = m;
   if (!def)
-    throw Error("unknown zoo model '" + name + "' in '" + spec + "'; known models: " +
-                known_names());
+    throw Error("unknown zoo model '" + name + "' in '" + spec + "'" + did_you_mean(name, known_names()) +
+                " (known models: " + joined(known_names()) + ")");
 
   Parsed p{def, {}};
   p.args.model = name;
@@ -63,14 +71,11 @@ Parsed parse(const std::string& spec) {
       if (item.empty()) continue;  // "a=1&&b=2" or a trailing '&' is harmless
       const size_t eq = item.find('=');
       const std::string key = item.substr(0, eq);
-      bool known = false;
-      for (const auto& pd : def->params) known = known || pd.name == key;
-      if (!known) {
-        std::string params;
-        for (const auto& pd : def->params) params += (params.empty() ? "" : ", ") + pd.name;
-        throw Error("zoo model '" + name + "': unknown parameter '" + key + "'; it takes: " +
-                    params);
-      }
+      std::vector<std::string> params;
+      for (const auto& pd : def->params) params.push_back(pd.name);
+      if (std::find(params.begin(), params.end(), key) == params.end())
+        throw Error("zoo model '" + name + "': unknown parameter '" + key + "'" + did_you_mean(key, params) +
+                    " (it takes: " + joined(params) + ")");
       if (eq == std::string::npos)
         throw Error("zoo model '" + name + "': parameter '" + key + "' has no value (write " +
                     key + "=VALUE)");

@@ -24,7 +24,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 int cmd_build(int argc, char** argv) {
   cxxopts::Options opts("fusebench build", "Build the engine for a model and save it as a plan file.");
   add_build_options(opts, "standard");
-  add_shape_profile_options(opts);
+  add_shape_profile_options(opts, kHiddenGroup);  // refused below, with the reason; not in --help
   opts.add_options()("threads", "threads to build with (the plan records them)", cxxopts::value<int>()->default_value("1"))(
       "o,output", "the plan file to write (FILE.plan)", cxxopts::value<std::string>());
   cxxopts::ParseResult args;
@@ -40,7 +40,6 @@ int cmd_build(int argc, char** argv) {
     throw Error("--min-shapes, --opt-shapes and --max-shapes: a plan holds a static engine (plan files for dynamic engines are "
                 "not done); `exec`, `inspect`, `profile` and `run` build a dynamic one");
   cfg.threads = args["threads"].as<int>();
-  if (cfg.threads < 1) throw Error("--threads must be at least 1");
 
   const LoadedModel m = load_model(model);
   ThreadScope threads(cfg.threads);

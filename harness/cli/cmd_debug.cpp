@@ -165,7 +165,9 @@ void print_layer_sensitivity(const std::vector<Alone>& alone, const AccuracyResu
 }  // namespace
 
 int cmd_debug(int argc, char** argv) {
-  if (argc < 2 || std::string(argv[1]) != "precision")
+  // `debug --help` is that of its one subcommand, `debug precision --help`.
+  const bool help_only = argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h");
+  if (!help_only && (argc < 2 || std::string(argv[1]) != "precision"))
     throw Error("usage: fusebench debug precision MODEL --precision bf16|fp16|int8 [--min-cosine X | --atol A --rtol R]");
   cxxopts::Options opts("fusebench debug precision",
                         "Where reduced precision breaks a model: the first tensor over the tolerance, and nodes to keep\n"
@@ -179,7 +181,7 @@ int cmd_debug(int argc, char** argv) {
       "threads", "threads", cxxopts::value<int>()->default_value("1"))(
       "sensitivity", "also run each reduced-precision layer alone in it (one build per layer), worst first");
   cxxopts::ParseResult args;
-  if (auto rc = parse_or_help(opts, argc - 1, argv + 1, &args)) return *rc;
+  if (auto rc = parse_or_help(opts, help_only ? argc : argc - 1, help_only ? argv : argv + 1, &args)) return *rc;
   if (!args.count("model")) throw Error("a MODEL argument is required");
   BuildConfig cfg = build_config_from(args);
   if (cfg.precision == "fp32") throw Error("--precision fp32: nothing to debug; give the reduced precision (bf16, fp16, int8)");

@@ -212,7 +212,6 @@ int cmd_exec(int argc, char** argv) {
   LoadedModel m = load_model(args["model"].as<std::string>());
   BuildConfig cfg = build_config_for(args, m);  // a plan's own config, where MODEL is a plan
   if (args.count("threads") || !m.plan) cfg.threads = args["threads"].as<int>();
-  if (cfg.batch < 1) throw Error("--batch must be at least 1");
   cfg.shape_profile = shape_profile_from(args);
   if (cfg.is_dynamic()) {
     if (executor != "engine") throw Error("--min-shapes, --opt-shapes and --max-shapes build a dynamic engine: they need --executor engine");

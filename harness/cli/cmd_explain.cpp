@@ -57,7 +57,6 @@ int cmd_explain(int argc, char** argv) {
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
   CompareOptions o = judgement_options_from(args);
-  if (args["top"].as<int>() < 1) throw Error("--top must be at least 1");
   const bool against = args.count("against-case") > 0;
   if (against && !args.count("case")) throw Error("--against-case needs --case: the case to explain against it");
 

@@ -74,9 +74,6 @@ int cmd_history(int argc, char** argv) {
   o.permutations = args["permutations"].as<int>();
   o.min_segment = args["min-segment"].as<int>();
   o.seed = args["seed"].as<uint64_t>();
-  if (!(o.alpha > 0 && o.alpha < 1)) throw Error("--alpha must lie between 0 and 1");
-  if (o.permutations < 19) throw Error("--permutations must be at least 19");
-  if (o.min_segment < 2) throw Error("--min-segment must be at least 2");
   const std::string prefix = args.count("case") ? args["case"].as<std::string>() : "";
 
   ResultStore store = open_existing_store(args.count("db") ? args["db"].as<std::string>() : "");

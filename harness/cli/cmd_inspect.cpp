@@ -37,6 +37,22 @@ int show_stored_plugin_costs(const cxxopts::ParseResult& args) {
   return kExitOk;
 }
 
+// Every tensor a partition point can name: the graph's inputs, then each node's outputs in
+// graph order, with the node and op that make it.
+int list_tensors(const LoadedModel& m) {
+  size_t count = m.graph.inputs.size();
+  for (const GraphInput& in : m.graph.inputs) std::cout << in.name << "  (model input)\n";
+  for (const Node& n : m.graph.nodes)
+    for (const std::string& o : n.outputs) {
+      if (o.empty()) continue;
+      std::cout << o << "  (" << n.op_type << " " << n.name << ")\n";
+      ++count;
+    }
+  std::cout << m.reference << ": " << count << " tensors listed, and " << m.graph.initializers.size()
+            << " weights (initializers)\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 int cmd_inspect(int argc, char** argv) {
@@ -46,7 +62,9 @@ int cmd_inspect(int argc, char** argv) {
   add_plugin_options(opts);
   opts.add_options()("format", "text or json", cxxopts::value<std::string>()->default_value("text"))(
       "db", "instead of a MODEL: show the plugin cost splits stored in this results database", cxxopts::value<std::string>())(
-      "run", "with --db: the run (default: the latest)", cxxopts::value<int64_t>());
+      "run", "with --db: the run (default: the latest)", cxxopts::value<int64_t>())(
+      "tensors", "list the model's tensors (the names --partition takes) with the node and op that make each, "
+      "instead of building it");
   cxxopts::ParseResult args;
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
   if (args.count("db")) {
@@ -58,6 +76,7 @@ int cmd_inspect(int argc, char** argv) {
   if (format != "text" && format != "json") throw Error("--format must be text or json, got '" + format + "'");
 
   LoadedModel m = load_model(args["model"].as<std::string>());
+  if (args.count("tensors")) return list_tensors(m);
   BuildConfig cfg = build_config_for(args, m);
   cfg.shape_profile = shape_profile_from(args);
   const PluginSettings plugins = plugin_settings_from(args);

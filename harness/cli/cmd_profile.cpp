@@ -65,7 +65,6 @@ int cmd_profile(int argc, char** argv) {
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
   if (!args.count("model")) throw Error("a MODEL argument is required");
   const int iterations = args["iterations"].as<int>();
-  if (iterations < 1) throw Error("--iterations must be at least 1");
 
   LoadedModel m = load_model(args["model"].as<std::string>());
   BuildConfig cfg = build_config_for(args, m);

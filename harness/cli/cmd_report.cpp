@@ -25,7 +25,6 @@ int cmd_report(int argc, char** argv) {
   if (auto rc = parse_or_help(opts, argc, argv, &args)) return *rc;
   ReportOptions o;
   o.last = args["last"].as<int>();
-  if (o.last < 1) throw Error("--last must be at least 1");
   if (args.count("run")) o.run = args["run"].as<int64_t>();
   if (args.count("baseline")) o.baseline = args["baseline"].as<int64_t>();
   ResultStore store = open_existing_store(args.count("db") ? args["db"].as<std::string>() : "");

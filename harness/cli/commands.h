@@ -3,6 +3,8 @@
 // verdict (harness/gate.h: the same codes in every command that gives a verdict), 4 (debug
 // precision only) a precision that cannot meet the tolerance.
 #pragma once
+#include <string>
+#include <vector>
 
 namespace fb::cli {
 
@@ -31,5 +33,21 @@ int cmd_merge(int argc, char** argv);
 int cmd_selfcheck(int argc, char** argv);
 int cmd_debug(int argc, char** argv);   // debug precision
 int cmd_worker(int argc, char** argv);  // internal: one timing worker process
+int cmd_completion(int argc, char** argv);
+
+// One row per command: main dispatches through it, the usage text, `help COMMAND`, "did you
+// mean" and shell completion read it (harness/cli/command_table.cpp).
+struct Command {
+  const char* name;
+  int (*run)(int argc, char** argv);
+  const char* synopsis;  // "run SCENARIO... --db FILE"
+  const char* summary;   // one line
+  const char* subcommand = nullptr;  // the one word its flags follow ("debug precision")
+  bool hidden = false;               // internal: not in the usage text nor in completion
+};
+const std::vector<Command>& commands();
+const Command* find_command(const std::string& name);
+std::vector<std::string> command_names();  // the visible ones
+std::string usage_text();
 
 }  // namespace fb::cli

@@ -7,37 +7,13 @@
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "engine/util/build_info.h"
+#include "engine/util/closest_name.h"
 #include "harness/cli/commands.h"
 
 namespace {
-
-const char* kUsage = R"(usage: fusebench COMMAND [options]
-
-Benchmark an optimizing inference engine against an eager PyTorch-style reference.
-
-commands:
-  run SCENARIO... --db FILE    expand scenarios into cases; build, check, time, store
-  report --db FILE -o FILE     write the self-contained HTML report of a run
-  gate --db FILE [rules]       the CI verdict: exit 0 pass, 1 fail, 2 error, 3 inconclusive
-  compare --db FILE            a run against a baseline: faster, slower, unchanged, noisy
-  history --db FILE            change points over the runs (nightly series)
-  explain --db FILE            why a case got slower or faster: the layers, fusion decisions, kernels
-  bisect SCENARIO --case KEY   the first commit (--good/--bad) that made a case slower, explained
-  selfcheck SCENARIO --db FILE A/A runs: false-alarm rate and smallest detectable change
-  export --db FILE             results as CSV or JSON, one row per case and executor
-  merge SHARD.db... -o ALL.db  join the databases of `run --shard K/N` into one run
-  build MODEL -o FILE.plan     build the engine once and save it as a plan (a MODEL too)
-  inspect MODEL                engine layers, kernels, source nodes and the build log
-  profile MODEL                per-layer and per-module time, seen through fusion
-  exec MODEL [--input N=FILE]  run once; save every output as .npy (check against other runtimes)
-  debug precision MODEL        the first tensor a bf16/fp16 build gets wrong; what to keep in fp32
-  zoo list | zoo export NAME   the built-in models, as real ONNX files
-
-A MODEL is an ONNX path, zoo:NAME[?param=value&...] or a FILE.plan from 'build'.
-Run 'fusebench COMMAND --help' for a command's options.
-)";
 
 // Debian's oneDNN runs on OpenMP; by default libgomp's idle workers spin for up to
 // 300,000 rounds after each parallel region, taking the cores our oneTBB kernels run on
@@ -64,42 +40,53 @@ void pin_malloc_thresholds() {
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
 }
 
+// "help COMMAND" is "COMMAND --help" ("help debug" that of "debug precision").
+int help(int argc, char** argv) {
+  if (argc < 3) {
+    std::cout << fb::cli::usage_text();
+    return fb::cli::kExitOk;
+  }
+  const fb::cli::Command* c = fb::cli::find_command(argv[2]);
+  if (!c || c->hidden) {
+    std::cerr << "fusebench help: unknown command '" << argv[2] << "'"
+              << fb::did_you_mean(argv[2], fb::cli::command_names()) << "\n";
+    return fb::cli::kExitError;
+  }
+  std::vector<std::string> words{c->name};
+  if (c->subcommand) words.push_back(c->subcommand);
+  words.push_back("--help");
+  std::vector<char*> args;
+  for (std::string& w : words) args.push_back(w.data());
+  args.push_back(nullptr);
+  return c->run(int(words.size()), args.data());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   ensure_openmp_wait_policy(argv);
   pin_malloc_thresholds();
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
-    std::cout << kUsage;
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    std::cout << fb::cli::usage_text();
     return argc < 2 ? fb::cli::kExitError : fb::cli::kExitOk;
   }
   if (!std::strcmp(argv[1], "--version")) {
-    std::cout << "fusebench " << fb::fusebench_version() << " (" << fb::fusebench_git_commit() << ")\n";
-    return 0;
+    std::cout << "fusebench " << fb::fusebench_version() << " (" << fb::fusebench_git_commit()
+              << (fb::fusebench_git_dirty() ? ", with uncommitted changes" : "") << ")\n";
+    return fb::cli::kExitOk;
   }
   const std::string cmd = argv[1];
+  if (cmd == "help") return help(argc, argv);
+  const fb::cli::Command* command = fb::cli::find_command(cmd);
+  if (!command) {
+    std::cerr << "fusebench: unknown command '" << cmd << "'" << fb::did_you_mean(cmd, fb::cli::command_names())
+              << " ('fusebench --help' lists them)\n";
+    return fb::cli::kExitError;
+  }
   try {
-    if (cmd == "run") return fb::cli::cmd_run(argc - 1, argv + 1);
-    if (cmd == "report") return fb::cli::cmd_report(argc - 1, argv + 1);
-    if (cmd == "gate") return fb::cli::cmd_gate(argc - 1, argv + 1);
-    if (cmd == "build") return fb::cli::cmd_build(argc - 1, argv + 1);
-    if (cmd == "inspect") return fb::cli::cmd_inspect(argc - 1, argv + 1);
-    if (cmd == "zoo") return fb::cli::cmd_zoo(argc - 1, argv + 1);
-    if (cmd == "profile") return fb::cli::cmd_profile(argc - 1, argv + 1);
-    if (cmd == "exec") return fb::cli::cmd_exec(argc - 1, argv + 1);
-    if (cmd == "compare") return fb::cli::cmd_compare(argc - 1, argv + 1);
-    if (cmd == "history") return fb::cli::cmd_history(argc - 1, argv + 1);
-    if (cmd == "explain") return fb::cli::cmd_explain(argc - 1, argv + 1);
-    if (cmd == "bisect") return fb::cli::cmd_bisect(argc - 1, argv + 1);
-    if (cmd == "export") return fb::cli::cmd_export(argc - 1, argv + 1);
-    if (cmd == "merge") return fb::cli::cmd_merge(argc - 1, argv + 1);
-    if (cmd == "selfcheck") return fb::cli::cmd_selfcheck(argc - 1, argv + 1);
-    if (cmd == "debug") return fb::cli::cmd_debug(argc - 1, argv + 1);
-    if (cmd == "worker") return fb::cli::cmd_worker(argc - 1, argv + 1);
+    return command->run(argc - 1, argv + 1);
   } catch (const std::exception& e) {
     std::cerr << "fusebench " << cmd << ": error: " << e.what() << "\n";
     return fb::cli::kExitError;
   }
-  std::cerr << "fusebench: unknown command '" << cmd << "'\n\n" << kUsage;
-  return fb::cli::kExitError;
 }

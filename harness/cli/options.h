@@ -1,5 +1,5 @@
-// Shared command-line plumbing: cxxopts with fusebench's conventions (every command has
-// --help; a parse error is exit code 2 with the command named).
+// Shared command-line plumbing: the flag groups several commands share (parsing itself is
+// harness/cli/parse_options.h).
 #pragma once
 #include <cxxopts.hpp>
 
@@ -9,6 +9,7 @@
 
 #include "engine/config/build_config.h"
 #include "harness/case_fields.h"
+#include "harness/cli/parse_options.h"
 #include "harness/compare.h"
 #include "harness/format_number.h"
 #include "harness/plugin_settings.h"
@@ -17,34 +18,6 @@
 #include <optional>
 
 namespace fb::cli {
-
-// Parses or prints help. Returns an exit code to return early with, or nullopt to go on.
-inline std::optional<int> parse_or_help(cxxopts::Options& opts, int argc, char** argv, cxxopts::ParseResult* out) {
-  opts.add_options()("h,help", "show this help");
-  try {
-    *out = opts.parse(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << opts.program() << ": " << e.what() << "\n\n" << opts.help();
-    return 2;
-  }
-  if (out->count("help")) {
-    std::cout << opts.help();
-    return 0;
-  }
-  return std::nullopt;
-}
-
-// A relative change given on the command line as a fraction (0.05 = 5%), at least 0. One of
-// 1 or more is refused: it is a percentage typed as a fraction (`--max-regression 5` meant
-// 5%), which taken as given would allow a case six times slower.
-inline double fraction_option(const cxxopts::ParseResult& args, const std::string& name) {
-  const double v = args[name].as<double>();
-  if (!(v >= 0)) throw Error("--" + name + " must be >= 0");
-  if (v >= 1)
-    throw Error("--" + name + " " + format_number("%g", v) + ": a change is a fraction (" +
-                format_number("%g", v / 100) + " for " + format_number("%g", v) + "%), not a percentage");
-  return v;
-}
 
 // How compare judges a case, as `compare` and `explain` take it: --alpha, --min-effect and
 // --cross-host.
@@ -58,9 +31,8 @@ inline void add_judgement_options(cxxopts::Options& opts) {
 inline CompareOptions judgement_options_from(const cxxopts::ParseResult& args) {
   CompareOptions o;
   o.alpha = args["alpha"].as<double>();
-  o.min_effect = fraction_option(args, "min-effect");
+  o.min_effect = args["min-effect"].as<double>();
   o.cross_host = args.count("cross-host") > 0;
-  if (!(o.alpha > 0 && o.alpha < 1)) throw Error("--alpha must lie between 0 and 1");
   return o;
 }
 

@@ -14,7 +14,7 @@ namespace fb::cli {
 inline ResultStore open_existing_store(const std::string& path, const char* option = "--db") {
   if (path.empty()) throw Error(std::string(option) + " FILE is required");
   if (!std::filesystem::exists(path)) throw Error(path + ": no such results database (" + option + ")");
-  return ResultStore(path);
+  return ResultStore(path, ResultStore::Mode::kExisting);
 }
 
 // The run asked for, or the latest one; fb::Error naming the file when there is none.

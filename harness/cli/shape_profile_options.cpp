@@ -40,8 +40,8 @@ void read_profile_flag(const cxxopts::ParseResult& args, const char* flag, Shape
 
 }  // namespace
 
-void add_shape_profile_options(cxxopts::Options& opts) {
-  opts.add_options()(
+void add_shape_profile_options(cxxopts::Options& opts, const std::string& group) {
+  opts.add_options(group)(
       "min-shapes", "NAME:DxD...[,NAME:...]: a dynamic engine's optimization profile, least shapes (with --opt-shapes and --max-shapes)", cxxopts::value<std::string>())(
       "opt-shapes", "NAME:DxD...[,...]: the shapes the dynamic engine is built for first", cxxopts::value<std::string>())(
       "max-shapes", "NAME:DxD...[,...]: the largest shapes the dynamic engine accepts", cxxopts::value<std::string>());

@@ -16,7 +16,8 @@
 
 namespace fb::cli {
 
-void add_shape_profile_options(cxxopts::Options& opts);
+// `group`: kHiddenGroup where a command takes them only to refuse them with a reason.
+void add_shape_profile_options(cxxopts::Options& opts, const std::string& group = "");
 // The profile the flags give (empty: none); errors name the flag.
 std::map<std::string, ShapeRange> shape_profile_from(const cxxopts::ParseResult& args);
 // A dynamic engine is built from an ONNX model (not a plan), not under mark-all, and with
