@@ -252,14 +252,14 @@ TEST(PrecisionScenario, ConstraintsAndPerPrecisionAccuracyAreRead) {
 
 TEST(PrecisionScenario, BadFieldsAreNamed) {
   const std::vector<std::pair<std::string, std::string>> bad{
-      {R"({"model":"zoo:m","precision_constraints":{"layers":{"Softmax":"fp64"}}})",
+      {R"({"model":"zoo:mlp","precision_constraints":{"layers":{"Softmax":"fp64"}}})",
        "field 'precision_constraints.layers.Softmax': unknown precision 'fp64'"},
-      {R"({"model":"zoo:m","precision_constraints":{"mode":"strict","layers":{"Softmax":"fp32"}}})",
+      {R"({"model":"zoo:mlp","precision_constraints":{"mode":"strict","layers":{"Softmax":"fp32"}}})",
        "field 'precision_constraints.mode'"},
-      {R"({"model":"zoo:m","precision_constraints":{"layers":{}}})", "field 'precision_constraints.layers': must not be empty"},
-      {R"({"model":"zoo:m","accuracy":{"bf16":{"min_cosine":2}}})", "field 'accuracy.bf16.min_cosine'"},
-      {R"({"model":"zoo:m","accuracy":{"int4":{}}})", "unknown field 'accuracy.int4'"},
-      {R"({"model":"zoo:m","matrix":{"precision":["int4"]}})", "precision 'int4' is not supported"},
+      {R"({"model":"zoo:mlp","precision_constraints":{"layers":{}}})", "field 'precision_constraints.layers': must not be empty"},
+      {R"({"model":"zoo:mlp","accuracy":{"bf16":{"min_cosine":2}}})", "field 'accuracy.bf16.min_cosine'"},
+      {R"({"model":"zoo:mlp","accuracy":{"int4":{}}})", "unknown field 'accuracy.int4'"},
+      {R"({"model":"zoo:mlp","matrix":{"precision":["int4"]}})", "precision 'int4' is not supported"},
   };
   for (const auto& [text, want] : bad) {
     try {

@@ -245,67 +245,67 @@ TEST(ScenarioCudaGraphs, AxisPairsEachCaseAndOnlyGraphedCasesCarryIt) {
 
 TEST_F(ScenarioTest, EveryMistakeNamesFileAndField) {
   const BadCase cases[] = {
-      {"batch not a number", R"({"model":"zoo:m","matrix":{"batch":[1,"eight"]}})",
+      {"batch not a number", R"({"model":"zoo:mlp","matrix":{"batch":[1,"eight"]}})",
        {"field 'matrix.batch[1]': expected a positive integer, got \"eight\""}},
-      {"misspelled matrix field", R"({"model":"zoo:m","matrix":{"fusoin":["none"]}})",
+      {"misspelled matrix field", R"({"model":"zoo:mlp","matrix":{"fusoin":["none"]}})",
        {"unknown field 'matrix.fusoin' (known: precision, batch, fusion, device, threads, engine_shapes, cuda_graph, load, instances)", "did you mean 'fusion'"}},
       {"model missing", R"({"name":"x"})", {"field 'model' is required"}},
       {"model empty", R"({"model":""})", {"field 'model'", "must not be empty"}},
       {"model not a string", R"({"model":3})", {"field 'model'", "expected a string, got 3"}},
       {"zoo without a name", R"({"model":"zoo:"})", {"field 'model'", "zoo:NAME"}},
-      {"unknown top-level field", R"({"model":"zoo:m","modle":"x"})",
+      {"unknown top-level field", R"({"model":"zoo:mlp","modle":"x"})",
        {"unknown field 'modle' (known: name, description, model, matrix, threads, cuda_graph, load, instances, dynamic_batch, winograd, load_settings, timing, accuracy, gate, seed, profile, fusion_limits, precision_constraints, calibration, shape_inputs, plugins, insert_plugins, plugin_cost)"}},
       {"top level not an object", R"([1, 2])", {"expected a JSON object at the top level"}},
-      {"matrix not an object", R"({"model":"zoo:m","matrix":[1]})", {"field 'matrix': expected an object"}},
-      {"unsupported precision", R"({"model":"zoo:m","matrix":{"precision":["int4"]}})",
+      {"matrix not an object", R"({"model":"zoo:mlp","matrix":[1]})", {"field 'matrix': expected an object"}},
+      {"unsupported precision", R"({"model":"zoo:mlp","matrix":{"precision":["int4"]}})",
        {"field 'matrix.precision[0]': precision 'int4' is not supported (supported: fp32, tf32, bf16, fp16, int8)"}},
-      {"unsupported fusion", R"({"model":"zoo:m","matrix":{"fusion":["none","turbo"]}})",
+      {"unsupported fusion", R"({"model":"zoo:mlp","matrix":{"fusion":["none","turbo"]}})",
        {"field 'matrix.fusion[1]'", "'turbo'", "allowed: none, mark-all, standard, aggressive"}},
-      {"fusion not a string", R"({"model":"zoo:m","matrix":{"fusion":[1]}})",
+      {"fusion not a string", R"({"model":"zoo:mlp","matrix":{"fusion":[1]}})",
        {"field 'matrix.fusion[0]': expected a string"}},
-      {"batch zero", R"({"model":"zoo:m","matrix":{"batch":[0]}})",
+      {"batch zero", R"({"model":"zoo:mlp","matrix":{"batch":[0]}})",
        {"field 'matrix.batch[0]': expected a positive integer, got 0"}},
-      {"batch too large", R"({"model":"zoo:m","matrix":{"batch":[65537]}})",
+      {"batch too large", R"({"model":"zoo:mlp","matrix":{"batch":[65537]}})",
        {"field 'matrix.batch[0]'", "at most 65536"}},
-      {"batch fractional", R"({"model":"zoo:m","matrix":{"batch":[8.5]}})",
+      {"batch fractional", R"({"model":"zoo:mlp","matrix":{"batch":[8.5]}})",
        {"field 'matrix.batch[0]': expected a positive integer, got 8.5"}},
-      {"batch not a list", R"({"model":"zoo:m","matrix":{"batch":8}})",
+      {"batch not a list", R"({"model":"zoo:mlp","matrix":{"batch":8}})",
        {"field 'matrix.batch': expected a list, got 8"}},
-      {"empty list", R"({"model":"zoo:m","matrix":{"batch":[]}})", {"field 'matrix.batch': must not be empty"}},
-      {"duplicate list value", R"({"model":"zoo:m","matrix":{"batch":[1,8,1]}})",
+      {"empty list", R"({"model":"zoo:mlp","matrix":{"batch":[]}})", {"field 'matrix.batch': must not be empty"}},
+      {"duplicate list value", R"({"model":"zoo:mlp","matrix":{"batch":[1,8,1]}})",
        {"field 'matrix.batch[2]': duplicate value 1 (also at matrix.batch[0])"}},
-      {"duplicate fusion", R"({"model":"zoo:m","matrix":{"fusion":["none","none"]}})",
+      {"duplicate fusion", R"({"model":"zoo:mlp","matrix":{"fusion":["none","none"]}})",
        {"field 'matrix.fusion[1]': duplicate value \"none\""}},
-      {"threads zero", R"({"model":"zoo:m","threads":0})", {"field 'threads': expected a positive integer, got 0"}},
-      {"threads too many", R"({"model":"zoo:m","matrix":{"threads":[1,2048]}})",
+      {"threads zero", R"({"model":"zoo:mlp","threads":0})", {"field 'threads': expected a positive integer, got 0"}},
+      {"threads too many", R"({"model":"zoo:mlp","matrix":{"threads":[1,2048]}})",
        {"field 'matrix.threads[1]'", "at most 1024"}},
-      {"threads twice", R"({"model":"zoo:m","threads":2,"matrix":{"threads":[1]}})",
+      {"threads twice", R"({"model":"zoo:mlp","threads":2,"matrix":{"threads":[1]}})",
        {"field 'threads'", "matrix.threads"}},
-      {"warmup not positive", R"({"model":"zoo:m","timing":{"warmup_ms":0}})",
+      {"warmup not positive", R"({"model":"zoo:mlp","timing":{"warmup_ms":0}})",
        {"field 'timing.warmup_ms': expected a positive number, got 0"}},
-      {"max_seconds negative", R"({"model":"zoo:m","timing":{"max_seconds":-1}})",
+      {"max_seconds negative", R"({"model":"zoo:mlp","timing":{"max_seconds":-1}})",
        {"field 'timing.max_seconds': expected a positive number"}},
-      {"min_iterations a string", R"({"model":"zoo:m","timing":{"min_iterations":"20"}})",
+      {"min_iterations a string", R"({"model":"zoo:mlp","timing":{"min_iterations":"20"}})",
        {"field 'timing.min_iterations': expected a positive integer"}},
-      {"min above max", R"({"model":"zoo:m","timing":{"min_iterations":50,"max_iterations":10}})",
+      {"min above max", R"({"model":"zoo:mlp","timing":{"min_iterations":50,"max_iterations":10}})",
        {"field 'timing.min_iterations'", "more than max_iterations (10)"}},
-      {"target_rel_ci 1", R"({"model":"zoo:m","timing":{"target_rel_ci":1}})",
+      {"target_rel_ci 1", R"({"model":"zoo:mlp","timing":{"target_rel_ci":1}})",
        {"field 'timing.target_rel_ci'", "between 0 and 1"}},
-      {"target_rel_ci 0", R"({"model":"zoo:m","timing":{"target_rel_ci":0}})", {"field 'timing.target_rel_ci'"}},
-      {"unknown timing field", R"({"model":"zoo:m","timing":{"warmup":5}})", {"unknown field 'timing.warmup'"}},
-      {"atol negative", R"({"model":"zoo:m","accuracy":{"atol":-1e-3}})",
+      {"target_rel_ci 0", R"({"model":"zoo:mlp","timing":{"target_rel_ci":0}})", {"field 'timing.target_rel_ci'"}},
+      {"unknown timing field", R"({"model":"zoo:mlp","timing":{"warmup":5}})", {"unknown field 'timing.warmup'"}},
+      {"atol negative", R"({"model":"zoo:mlp","accuracy":{"atol":-1e-3}})",
        {"field 'accuracy.atol': expected a number >= 0"}},
-      {"rtol a string", R"({"model":"zoo:m","accuracy":{"rtol":"tight"}})", {"field 'accuracy.rtol'"}},
-      {"gate speedup zero", R"({"model":"zoo:m","gate":{"min_speedup":0}})",
+      {"rtol a string", R"({"model":"zoo:mlp","accuracy":{"rtol":"tight"}})", {"field 'accuracy.rtol'"}},
+      {"gate speedup zero", R"({"model":"zoo:mlp","gate":{"min_speedup":0}})",
        {"field 'gate.min_speedup': expected a positive number"}},
-      {"unknown gate field", R"({"model":"zoo:m","gate":{"max_slowdown":2}})",
+      {"unknown gate field", R"({"model":"zoo:mlp","gate":{"max_slowdown":2}})",
        {"unknown field 'gate.max_slowdown' (known: min_speedup, max_regression, max_abs_err, min_valid_rate, max_claimed_ms)"}},
-      {"seed negative", R"({"model":"zoo:m","seed":-1})", {"field 'seed': expected an integer >= 0, got -1"}},
-      {"profile runs negative", R"({"model":"zoo:m","profile":{"iterations":-1}})",
+      {"seed negative", R"({"model":"zoo:mlp","seed":-1})", {"field 'seed': expected an integer >= 0, got -1"}},
+      {"profile runs negative", R"({"model":"zoo:mlp","profile":{"iterations":-1}})",
        {"field 'profile.iterations': expected an integer >= 0, got -1"}},
-      {"unknown profile field", R"({"model":"zoo:m","profile":{"runs":5}})", {"unknown field 'profile.runs' (known: iterations)"}},
-      {"name empty", R"({"model":"zoo:m","name":""})", {"field 'name': must not be empty"}},
-      {"key given twice", R"({"model":"zoo:m","matrix":{"batch":[1],"batch":[8]}})",
+      {"unknown profile field", R"({"model":"zoo:mlp","profile":{"runs":5}})", {"unknown field 'profile.runs' (known: iterations)"}},
+      {"name empty", R"({"model":"zoo:mlp","name":""})", {"field 'name': must not be empty"}},
+      {"key given twice", R"({"model":"zoo:mlp","matrix":{"batch":[1],"batch":[8]}})",
        {"field 'matrix.batch' is given twice"}},
   };
   for (const BadCase& c : cases) {
@@ -319,7 +319,7 @@ TEST_F(ScenarioTest, EveryMistakeNamesFileAndField) {
 
 TEST_F(ScenarioTest, TextErrorsNameThePathGiven) {
   try {
-    (void)fb::parse_scenario(R"({"model":"zoo:m","matrix":{"batch":["x"]}})", "scenarios/x.json");
+    (void)fb::parse_scenario(R"({"model":"zoo:mlp","matrix":{"batch":["x"]}})", "scenarios/x.json");
     FAIL() << "no error";
   } catch (const fb::Error& e) {
     EXPECT_NE(std::string(e.what()).find("scenarios/x.json: field 'matrix.batch[0]'"), std::string::npos)
@@ -354,15 +354,15 @@ TEST_F(ScenarioTest, TimingOptionsAndGateRulesReachTheCases) {
   plain.timing = fb::TimingConfig{};
   EXPECT_EQ(plain.case_key(), cases[0].case_key());
 
-  EXPECT_NE(error_of(R"({"model":"zoo:m","timing":{"stop_rule":"mean"}})")
+  EXPECT_NE(error_of(R"({"model":"zoo:mlp","timing":{"stop_rule":"mean"}})")
                 .find("field 'timing.stop_rule': expected \"median-ci\" or \"speedup-ci\""),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"model":"zoo:m","timing":{"pin_cpus":[0,-1]}})").find("field 'timing.pin_cpus[1]'"),
+  EXPECT_NE(error_of(R"({"model":"zoo:mlp","timing":{"pin_cpus":[0,-1]}})").find("field 'timing.pin_cpus[1]'"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"model":"zoo:m","timing":{"inject_delay_us":-5}})")
+  EXPECT_NE(error_of(R"({"model":"zoo:mlp","timing":{"inject_delay_us":-5}})")
                 .find("field 'timing.inject_delay_us': expected a number >= 0"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"model":"zoo:m","gate":{"max_regression":"5%"}})").find("field 'gate.max_regression'"),
+  EXPECT_NE(error_of(R"({"model":"zoo:mlp","gate":{"max_regression":"5%"}})").find("field 'gate.max_regression'"),
             std::string::npos);
 }
 
