@@ -86,7 +86,7 @@ TEST(Cli, EveryCommandAnswersHelp) {
   ASSERT_EQ(list.code, 0) << list.output;
   std::set<std::string> commands;
   for (const std::string& l : lines_of(list.output)) commands.insert(l.substr(0, l.find(" --")));
-  EXPECT_EQ(commands.size(), 16u) << list.output;
+  EXPECT_EQ(commands.size(), 17u) << list.output;
   for (const std::string& c : commands) {
     const Outcome help = fusebench(c + " --help");
     EXPECT_EQ(help.code, 0) << c << "\n" << help.output;
