@@ -897,8 +897,9 @@ TEST(CaseSpec, KeyAndStoredConfigOfACaseWithEverySettingArePinned) {
             R"("precision_constraints":{"layers":[["Softmax","fp32"],["/x/*","bf16"]],"mode":"obey"},)"
             R"("scenario":"all","scenario_file":"/s/all.json","seed":18446744073709551615,"threads":1,)"
             R"("timing":{"alternation":"block","block_iterations":4,"disturbance_cpus":0.5,"disturbance_retries":3,)"
-            R"("disturbance_steal":0.1,"inject_delay_us":12.5,"max_iterations":900,)"
-            R"("max_seconds":0.25,"min_iterations":7,"pin_cpus":[0,1],"process_samples":40,"processes":3,"stop_rule":"speedup-ci",)"
+            R"("disturbance_steal":0.1,"inject_delay_us":12.5,"inject_slowdown":0.5,"max_iterations":900,"max_pairs":7,)"
+            R"("max_seconds":0.25,"min_iterations":7,"paired_detectable":0.04,"pin_cpus":[0,1],"process_samples":40,)"
+            R"("processes":3,"stop_rule":"speedup-ci",)"
             R"("target_rel_ci":0.125,"warmup_iterations":2,"warmup_ms":5.5}})");
   EXPECT_EQ(CaseSpec::from_json(s.to_json()), s);
   EXPECT_EQ(build_config_to_json(build_config_of(s)).dump(),
