@@ -8,10 +8,12 @@
 #include <iterator>
 #include <numeric>
 #include <queue>
+#include <thread>
 
 #include <gtest/gtest.h>
 
 #include "harness/case.h"
+#include "harness/interference.h"
 #include "harness/load_early_stopping.h"
 #include "harness/load_figures.h"
 #include "harness/load_generator.h"
@@ -164,7 +166,15 @@ std::pair<double, double> measured_and_ideal_wait(int c, double rho, int64_t ser
 // arrivals it is within 2%, IdealQueueOnOurArrivalsMatchesMDc). 1 ms services keep the
 // wake-up small against the wait. The test runs alone (tests/CMakeLists.txt: RUN_SERIAL),
 // since its instances need the cores.
+// The measured waits are the machine's when other processes hold its cores (a wait of
+// 200 ms was seen at load 3.9 on 2 cores): then the comparison says nothing, and is skipped.
+#define SKIP_WHEN_BUSY(instances)                                                                              \
+  if (const std::string busy = fb::busy_machine_warning(instances, int(std::thread::hardware_concurrency()), 0.5); \
+      !busy.empty())                                                                                           \
+  GTEST_SKIP() << busy
+
 TEST(ServerRun, QueueingDelayMatchesMD1) {
+  SKIP_WHEN_BUSY(1);
   const auto [wait, ideal] = measured_and_ideal_wait(1, 0.5, 1000, 2000, 1);
   const double theory = md1_wait(0.5, 1000);
   std::printf("M/D/1 rho 0.5, service 1 ms: measured wait %.1f us, ideal queue %.1f us, theory %.1f us\n", wait, ideal, theory);
@@ -173,6 +183,7 @@ TEST(ServerRun, QueueingDelayMatchesMD1) {
 }
 
 TEST(ServerRun, TwoInstancesMatchMD2) {
+  SKIP_WHEN_BUSY(2);
   const auto [wait, ideal] = measured_and_ideal_wait(2, 0.6, 1000, 2400, 3);
   const double theory = mdc_wait(2, 0.6, 1000);
   std::printf("M/D/2 rho 0.6, service 1 ms: measured wait %.1f us, ideal queue %.1f us, theory %.1f us\n", wait, ideal, theory);
