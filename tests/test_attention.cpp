@@ -1,5 +1,5 @@
-// The float32 attention kernel against its definition in double, and the softmax row passes
-// it runs against fast_math.h's scalar functions.
+// The float32 attention kernel against its definition in double (its softmax row passes,
+// in every form this CPU runs: tests/test_isa_kernels.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "engine/backend/cpu/attention.h"
-#include "engine/ops/softmax_row.h"
 
 namespace fb {
 namespace {
@@ -63,37 +62,6 @@ TEST(AttentionKernel, BatchTakenInPassesMatchesTheDefinition) {
   double worst = 0;
   for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want[i]));
   EXPECT_LT(worst, 2e-5);
-}
-
-TEST(SoftmaxRow, PassesGiveTheScalarFunctionsValuesAtEveryTailLength) {
-  for (int64_t n : {0, 1, 5, 15, 16, 17, 31, 33, 128, 197}) {
-    std::vector<float> x = normal(size_t(n) + 16, uint32_t(n) + 7);
-    for (float& e : x) e *= 30.f;  // down to exp(-120): past both cut-offs
-    if (n > 3) x[2] = -INFINITY;
-    const float guard = x[size_t(n)];  // past the row: must stay as it is
-    EXPECT_EQ(softmax_row_max(x.data(), n), row_max(x.data(), n)) << n;
-    const float mx = softmax_row_max(x.data(), n);
-    std::vector<float> out(x);
-    const float sum = softmax_exp_row(x.data(), out.data(), n, mx);
-    double want_sum = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const float want = softmax_exp(x[i] - mx);
-      want_sum += want;
-      EXPECT_NEAR(out[i], want, 4e-7 * want) << "n " << n << " element " << i;
-    }
-    EXPECT_NEAR(sum, want_sum, 1e-6 * want_sum) << n;
-    EXPECT_EQ(out[size_t(n)], guard) << n;
-    scale_row(out.data(), n, 0.5f);
-    for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(out[i], 0.5f * softmax_exp(x[i] - mx), 4e-7 * softmax_exp(x[i] - mx));
-    EXPECT_EQ(out[size_t(n)], guard) << n;
-  }
-  // A NaN is skipped by the max and stays NaN through the exp, as in the scalar functions.
-  std::vector<float> x{1.f, NAN, 3.f};
-  EXPECT_EQ(softmax_row_max(x.data(), 3), 3.f);
-  std::vector<float> out(3);
-  EXPECT_TRUE(std::isnan(softmax_exp_row(x.data(), out.data(), 3, 3.f)));
-  EXPECT_TRUE(std::isnan(out[1]));
-  EXPECT_EQ(out[2], 1.f);
 }
 
 }  // namespace

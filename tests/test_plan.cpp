@@ -4,15 +4,19 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <random>
+#include <set>
 
 #include "engine/util/build_info.h"
 #include "engine/builder/builder.h"
+#include "engine/ops/isa_kernels.h"
 #include "engine/plan/plan_format.h"
+#include "engine/util/cpu_features.h"
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
 #include "engine/util/sha256.h"
@@ -140,6 +144,15 @@ TEST(Plan, RefusesAnotherVersionAndFormat) {
   p.stamp.format_version = kPlanFormatVersion + 1;
   const std::string msg = error_of([&] { parse_plan(serialize_plan(p), "f.plan"); });
   EXPECT_NE(msg.find("f.plan: the plan has format version " + std::to_string(kPlanFormatVersion + 1)), std::string::npos) << msg;
+}
+
+// A plan records what its binary was compiled for and what its own kernels' form needs, so
+// one built where the AVX-512 kernels ran is refused, by name, where they cannot.
+TEST(Plan, RecordsTheCpuFeaturesOfItsBinaryAndItsKernels) {
+  const std::vector<std::string> stamped = this_binary_stamp().cpu_features;
+  for (const std::vector<std::string>& needed : {compiled_cpu_features(), kernel_isa_cpu_features(isa_kernels().isa)})
+    for (const std::string& f : needed) EXPECT_NE(std::find(stamped.begin(), stamped.end(), f), stamped.end()) << f;
+  EXPECT_EQ(std::set<std::string>(stamped.begin(), stamped.end()).size(), stamped.size());  // each once
 }
 
 TEST(Plan, RefusesACpuFeatureThisMachineLacks) {

@@ -6,6 +6,7 @@
 #include "engine/builder/fusion_limits.h"
 #include "engine/builder/shape_inputs.h"
 #include "engine/builder/static_shapes.h"
+#include "engine/ops/isa_kernels.h"
 #include "engine/passes/passes.h"
 
 namespace fb {
@@ -57,6 +58,7 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
   form_eager_region(g, dynamic, log);
   log->push_back(std::string("fusion level: ") + fusion_level_name(config.fusion) + ", precision: " + config.precision +
                  ", threads: " + std::to_string(config.threads));
+  log->push_back(std::string("own kernels: ") + kernel_isa_description());
   bool reduced = config.precision != "fp32";
   for (const LayerPrecision& c : config.layer_precisions) reduced = reduced || c.precision != "fp32";
   const std::shared_ptr<const Backend> cpu = backend ? nullptr : backend_named("cpu");

@@ -1,5 +1,6 @@
 #include "engine/plan/plan_format.h"
 
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <limits>
@@ -9,9 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/onnx/onnx_import.h"
+#include "engine/ops/isa_kernels.h"
 #include "engine/plan/build_config_json.h"
 #include "engine/backend/backend.h"
-#include "engine/plan/cpu_features.h"
+#include "engine/util/cpu_features.h"
 #include "engine/plan/graph_proto.h"
 #include "engine/util/build_info.h"
 #include "engine/util/sha256.h"
@@ -87,6 +89,8 @@ PlanStamp this_binary_stamp() {
   s.fusebench_version = fusebench_version();
   s.git_commit = fusebench_git_commit();
   s.cpu_features = compiled_cpu_features();
+  for (const std::string& f : kernel_isa_cpu_features(isa_kernels().isa))
+    if (std::find(s.cpu_features.begin(), s.cpu_features.end(), f) == s.cpu_features.end()) s.cpu_features.push_back(f);
   s.built_at = now_utc();
   return s;
 }

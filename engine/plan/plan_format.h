@@ -32,7 +32,7 @@ struct PlanStamp {
   uint32_t format_version = kPlanFormatVersion;
   std::string fusebench_version;          // fusebench_version()
   std::string git_commit;                 // fusebench_git_commit(): the commit the binary was built from
-  std::vector<std::string> cpu_features;  // what the binary was compiled for (-march=native)
+  std::vector<std::string> cpu_features;  // what the binary was compiled for and its kernels' form needs
   std::string built_at;                   // ISO 8601 UTC
   // The GPU a device plan was built for (Backend::device_identity: name and compute
   // capability); "" for a CPU plan. Another GPU refuses it, as TensorRT's engines do.

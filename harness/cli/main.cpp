@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/ops/isa_kernels.h"
 #include "engine/util/build_info.h"
 #include "engine/util/closest_name.h"
 #include "harness/cli/commands.h"
@@ -84,6 +85,7 @@ int main(int argc, char** argv) {
     return fb::cli::kExitError;
   }
   try {
+    fb::isa_kernels();  // a FUSEBENCH_ISA it cannot honour is refused here, before any work
     return command->run(argc - 1, argv + 1);
   } catch (const std::exception& e) {
     std::cerr << "fusebench " << cmd << ": error: " << e.what() << "\n";

@@ -8,13 +8,11 @@
 #include <limits>
 #include <type_traits>
 #include <vector>
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
 #include "engine/backend/cpu/conv.h"
 #include "engine/backend/cpu/int8_quantize.h"
 #include "engine/ops/group_norm.h"
+#include "engine/ops/isa_kernels.h"
 #include "engine/ops/nn_common.h"
 #include "engine/ops/resize.h"
 #include "engine/ops/fused_conv.h"
@@ -267,29 +265,11 @@ std::pair<int64_t, int64_t> taps_inside(int64_t start, int64_t kernel, int64_t d
   return {lo, std::max(lo, hi)};
 }
 
-#if defined(__AVX512F__)
-// y[0..16·V) (the last vector under `tail`) = the largest of each channel over the window's
-// pixels rows[i] + cols[j], started from the first: vmaxps(p, acc) keeps acc where either is
-// NaN, which is the op kernel's "replace where larger", in its order.
-template <int V>
-void window_max(const float* const* rows, int64_t nh, const int64_t* cols, int64_t nw, int64_t c0, __mmask16 tail, float* y) {
-  auto mask = [&](int v) { return v == V - 1 ? tail : __mmask16(0xFFFF); };
-  __m512 acc[V];
-  for (int v = 0; v < V; ++v) acc[v] = _mm512_maskz_loadu_ps(mask(v), rows[0] + cols[0] + c0 + 16 * v);
-  for (int64_t i = 0; i < nh; ++i)
-    for (int64_t j = 0; j < nw; ++j) {
-      const float* p = rows[i] + cols[j] + c0;
-      // maskz_max: GCC 12's _mm512_max_ps starts from an undefined vector and warns.
-      for (int v = 0; v < V; ++v) acc[v] = _mm512_maskz_max_ps(0xFFFF, _mm512_maskz_loadu_ps(mask(v), p + 16 * v), acc[v]);
-    }
-  for (int v = 0; v < V; ++v) _mm512_mask_storeu_ps(y + c0 + 16 * v, mask(v), acc[v]);
-}
-#endif
-
 // MaxPool over the height and width of a channels-last float32 tensor (any kernel, strides,
 // dilations, pads, ceil_mode): each output pixel's row of channels is the largest of its
-// window's rows, 64 channels at a time, on OpenMP. Same values as the op's kernel, NaN
-// included (see window_max); a window wholly in the padding gives lowest(), as it does.
+// window's rows, in the vector form this CPU runs (engine/ops/isa_kernels.h), on OpenMP.
+// Same values as the op's kernel, NaN included (IsaKernels::window_max_nhwc); a window
+// wholly in the padding gives lowest(), as it does.
 class MaxPoolNhwc : public NhwcOutputLayer {
  public:
   MaxPoolNhwc(const Node& n, const Tensor* x, Tensor* y)
@@ -326,28 +306,7 @@ class MaxPoolNhwc : public NhwcOutputLayer {
       std::fill(y, y + c, std::numeric_limits<float>::lowest());
       return;
     }
-#if defined(__AVX512F__)
-    int64_t c0 = 0;
-    for (; c0 + 64 <= c; c0 += 64) window_max<4>(rows, nh, cols, nw, c0, 0xFFFF, y);
-    const int64_t left = c - c0;
-    if (left == 0) return;
-    const __mmask16 tail = left % 16 ? __mmask16((1u << (left % 16)) - 1u) : __mmask16(0xFFFF);
-    switch ((left + 15) / 16) {
-      case 1: return window_max<1>(rows, nh, cols, nw, c0, tail, y);
-      case 2: return window_max<2>(rows, nh, cols, nw, c0, tail, y);
-      default: return window_max<3>(rows, nh, cols, nw, c0, tail, y);
-    }
-#else
-    for (int64_t k = 0; k < c; ++k) {
-      float acc = rows[0][cols[0] + k];
-      for (int64_t i = 0; i < nh; ++i)
-        for (int64_t j = 0; j < nw; ++j) {
-          const float v = rows[i][cols[j] + k];
-          acc = v > acc ? v : acc;
-        }
-      y[k] = acc;
-    }
-#endif
+    isa_kernels().window_max_nhwc(rows, nh, cols, nw, c, y);
   }
 
   const Tensor* x_;

@@ -4,43 +4,21 @@
 
 #include <algorithm>
 #include <cmath>
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
+#include "engine/ops/isa_kernels.h"
 #include "engine/ops/op_registry.h"
 
 namespace fb {
-
-namespace {
-
-// Rounded (to nearest even), clamped to [lo, hi] and shifted in float, then converted.
-// GCC leaves the scalar loop unvectorized (nearbyint), about 1.4 cycles per element: as
-// long as the layer's memory traffic, so AVX-512 does 16 at a time with the same result.
-template <typename Q>
-void quantize_range(const float* x, int64_t begin, int64_t end, float inv_scale, float lo, float hi, float shift, Q* out) {
-  int64_t i = begin;
-#if defined(__AVX512F__)
-  const __m512 inv = _mm512_set1_ps(inv_scale), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vshift = _mm512_set1_ps(shift);
-  for (; i + 16 <= end; i += 16) {
-    const __m512 r = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_loadu_ps(x + i), inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m512i q = _mm512_cvtps_epi32(_mm512_add_ps(_mm512_min_ps(_mm512_max_ps(r, vlo), vhi), vshift));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(q));  // in range: truncation is exact
-  }
-#endif
-  for (; i < end; ++i) out[i] = static_cast<Q>(std::min(std::max(std::nearbyint(x[i] * inv_scale), lo), hi) + shift);
-}
-
-}  // namespace
 
 float int8_input_scale(float amax, bool is_unsigned) { return amax / (is_unsigned ? 255.f : 127.f); }
 
 void quantize_serial(const float* x, int64_t n, float scale, bool is_unsigned, void* out, int zero_point) {
   const float inv = 1.f / scale;
-  if (is_unsigned) quantize_range(x, 0, n, inv, 0.f, 255.f, 0.f, static_cast<uint8_t*>(out));
+  const IsaKernels& k = isa_kernels();
+  if (is_unsigned) k.quantize_u8(x, n, inv, 0.f, 255.f, 0.f, static_cast<uint8_t*>(out));
   else if (zero_point)
-    quantize_range(x, 0, n, inv, float(-zero_point), float(255 - zero_point), float(zero_point), static_cast<uint8_t*>(out));
-  else quantize_range(x, 0, n, inv, -127.f, 127.f, 0.f, static_cast<int8_t*>(out));
+    k.quantize_u8(x, n, inv, float(-zero_point), float(255 - zero_point), float(zero_point), static_cast<uint8_t*>(out));
+  else k.quantize_s8(x, n, inv, -127.f, 127.f, 0.f, static_cast<int8_t*>(out));
 }
 
 void quantize_input(const float* x, int64_t n, float scale, bool is_unsigned, void* out, int zero_point) {
@@ -91,22 +69,10 @@ void apply_table(uint8_t* bytes, int64_t count, const uint8_t* table) {
   // whose OpenMP workers are still spinning (GOMP_SPINCOUNT); oneTBB's workers, spinning
   // in turn after it, slowed the next convolution by half on 2 cores (EfficientNet's).
   constexpr int64_t kChunk = 1 << 15;
+  const IsaKernels& k = isa_kernels();
 #pragma omp parallel for schedule(static) if (count >= 2 * kChunk)
-  for (int64_t start = 0; start < count; start += kChunk) {
-    const int64_t end = std::min(count, start + kChunk);
-    int64_t i = start;
-#if defined(__AVX512VBMI__)
-    // Two 128-entry lookups (vpermi2b: 7 index bits), the sign bit choosing between them.
-    const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
-    const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
-    for (; i + 64 <= end; i += 64) {
-      const __m512i v = _mm512_loadu_si512(bytes + i);
-      const __m512i low = _mm512_permutex2var_epi8(t0, v, t1), high = _mm512_permutex2var_epi8(t2, v, t3);
-      _mm512_storeu_si512(bytes + i, _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), low, high));
-    }
-#endif
-    for (; i < end; ++i) bytes[i] = table[bytes[i]];
-  }
+  for (int64_t start = 0; start < count; start += kChunk)
+    k.apply_table(bytes + start, std::min(kChunk, count - start), table);
 }
 
 namespace {

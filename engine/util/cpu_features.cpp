@@ -1,4 +1,4 @@
-#include "engine/plan/cpu_features.h"
+#include "engine/util/cpu_features.h"
 
 #include <cpuid.h>
 

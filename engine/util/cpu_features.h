@@ -1,6 +1,6 @@
-// The CPU features a binary was compiled to use. fusebench builds with -march=native, so
-// its own kernels may use any instruction the build machine had: a plan records the
-// features its binary targeted, and is refused where this CPU lacks one of them.
+// The CPU features a binary was compiled to use (its -march: FUSEBENCH_ARCH), and which of
+// them this CPU has. A plan records those its binary targeted and those its own kernels'
+// form needs (engine/ops/isa_kernels.h), and is refused where this CPU lacks one of them.
 #pragma once
 #include <string>
 #include <vector>
