@@ -38,7 +38,9 @@ namespace {
 constexpr int kWarmupRuns = 3;
 
 // The pool: instance 0 is the engine itself, the others contexts sharing its weights; each
-// serves on its own ThreadScope, pinned to its own cores when the settings ask.
+// serves on its own ThreadScope, pinned to its own cores when the settings ask. On a GPU
+// each context has a stream of its own (Engine::make_context), driven by its serving
+// thread, and a query ends when its outputs are back in host memory, as a client's do.
 struct Pool {
   std::vector<std::unique_ptr<Engine>> contexts;
   std::vector<std::unique_ptr<ThreadScope>> scopes;
@@ -61,8 +63,12 @@ Pool make_pool(Engine& engine, const std::vector<Tensor>& inputs, const CaseSpec
                                     : std::make_unique<ThreadScope>(spec.threads, mine));
     ThreadScope* scope = p.scopes.back().get();
     Engine* run_on = e;
+    const bool on_device = engine.kernels().backend->device() != Device::Host;
     p.instances.push_back(LoadInstance{
-        [run_on, &inputs] { run_on->run(inputs); },
+        [run_on, &inputs, on_device] {
+          run_on->run(inputs);
+          if (on_device) run_on->outputs();
+        },
         [scope, run_on, &inputs](const std::function<void()>& serve) {
           scope->run([&] {
             for (int w = 0; w < kWarmupRuns; ++w) run_on->run(inputs);  // on its own cores, before the clock starts

@@ -244,7 +244,7 @@ void ScenarioReader::matrix(const Json& doc, Scenario& s) const {
 }
 
 // What a load needs besides its own fields' checks: a server's rate and bound, a static
-// engine on the CPU, and a pool only where a load serves from one.
+// engine, and a pool only where a load serves from one.
 void ScenarioReader::load_settings(const Json& doc, const Scenario& s) const {
   const LoadSettings& l = s.settings.load;
   auto given = [&](const char* key) { return doc.contains("load_settings") && doc["load_settings"].contains(key); };
@@ -254,9 +254,6 @@ void ScenarioReader::load_settings(const Json& doc, const Scenario& s) const {
       fail("load_settings.latency_bound_ms", "a server load needs a latency bound (ms)");
     if (load == "server" && !given("target_qps") && !l.peak_search)
       fail("load_settings.target_qps", "a server load needs a target rate (queries per second), or \"peak_search\": true");
-    for (const std::string& d : s.devices)
-      if (d != "cpu")
-        fail("load", "load '" + load + "' on device '" + d + "': a pool of instances runs on the CPU only for now (GPU streams are not built)");
     for (const std::string& e : s.engine_shapes)
       if (e != "static") fail("load", "load '" + load + "' needs a static engine (matrix.engine_shapes)");
   }

@@ -5,7 +5,7 @@
 # PyTorch eager against the GPU reference on the exported models. Everything it prints
 # and the databases go to OUT (default ./gpu-out).
 #
-#   scripts/gpu_session.sh [DEBS_DIR] [STAGES]     STAGES: build,test,zoo,torch (default), suite, checks, graphs, sweep, layers, mpi
+#   scripts/gpu_session.sh [DEBS_DIR] [STAGES]     STAGES: build,test,zoo,torch (default), suite, checks, graphs, sweep, layers, streams, mpi
 #
 # suite: the whole tree and its full ctest run (offline_deps.sh test) instead of the CUDA
 # tests alone; checks: tf32 against fp32, the seed's plugin in a GPU build (CPU fallback),
@@ -13,7 +13,9 @@
 # the engine replayed as one CUDA graph, case by case, and the depthwise convolutions'
 # layers in a profile; sweep: `profile --batch-sweep` of BERT and ResNet (the batch
 # question: what limits each layer as the batch grows); layers: where the fp16 engine's time
-# goes at batch 32 on the exported BERT-base, ResNet-50 and ViT (LAYER_MODELS, LAYER_BATCH); mpi: one rank per GPU under
+# goes at batch 32 on the exported BERT-base, ResNet-50 and ViT (LAYER_MODELS, LAYER_BATCH); streams: load cases
+# served by 1-8 execution contexts on streams of their own (scenarios/load-gpu-streams.json, then the same on
+# STREAM_MODELS); mpi: one rank per GPU under
 # mpirun (OpenMPI unpacked from MPI_DEBS, a machine of several GPUs); CXX and BUILD_DIR pick the compiler (CXX=g++-13 BUILD_DIR=build-g13).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -129,6 +131,17 @@ JSON
     "$fb" run "$out/layers.json" --db "$out/layers.db" 2>&1 | grep -E "^\[|ERROR|FAIL" | head -4
     "$fb" profile "$f" --device cuda --precision fp16 --fusion aggressive --batch "${LAYER_BATCH:-32}" --top 25 --iterations 30 2>&1 | head -60
   done
+fi
+
+if has streams; then
+  stamp "load on 1, 2, 4 and 8 streams: throughput (offline) and the peak rate within the p99 bound (server)"
+  "$fb" run scenarios/load-gpu-streams.json --db "$out/streams.db" 2>&1 | grep -vE "^  (measuring|peak search)" | tail -40
+  for m in ${STREAM_MODELS:-resnet}; do
+    sed -e "s/\"zoo:bert\"/\"zoo:$m\"/" -e "s/\"load-gpu-streams\"/\"load-gpu-streams-$m\"/" \
+      scenarios/load-gpu-streams.json > "$out/streams-$m.json"
+    "$fb" run "$out/streams-$m.json" --db "$out/streams.db" 2>&1 | grep -vE "^  (measuring|peak search)" | tail -40
+  done
+  "$fb" export --db "$out/streams.db" --format csv > "$out/streams.csv" 2>&1 || true
 fi
 
 if has mpi; then

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <thread>
 
 #include "engine/backend/backend.h"
 #include "engine/builder/builder.h"
@@ -223,6 +225,93 @@ TEST_P(CudaZoo, ACudaGraphReplaysWhatTheLayersRun) {
     for (size_t i = 0; i < got.size(); ++i)
       EXPECT_EQ(std::memcmp(got[i].raw(), want[i].raw(), want[i].nbytes()), 0) << m.graph.outputs[i] << " seed " << seed;
   }
+}
+
+// Execution contexts on streams of their own (Engine::make_context), driven at once from
+// three threads with different inputs, each give the outputs the engine gives those inputs
+// alone: eager and replayed as CUDA graphs.
+TEST_P(CudaZoo, ContextsOnTheirOwnStreamsRunConcurrently) {
+  if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
+  const LoadedModel m = load_model(std::string("zoo:") + GetParam());
+  ReferenceExecutor reference(m.graph, 2);
+  for (bool graphs : {false, true}) {
+    BuildConfig cfg;
+    cfg.device = "cuda";
+    cfg.batch = 2;
+    cfg.fusion = FusionLevel::Aggressive;
+    cfg.cuda_graph = graphs;
+    std::unique_ptr<Engine> engine = build_engine(m.graph, cfg);
+    std::vector<std::unique_ptr<Engine>> contexts;
+    contexts.push_back(engine->make_context());
+    contexts.push_back(engine->make_context());
+    std::vector<Engine*> all{engine.get(), contexts[0].get(), contexts[1].get()};
+    std::vector<std::vector<Tensor>> inputs, want(all.size()), got(all.size());
+    for (size_t i = 0; i < all.size(); ++i) {
+      inputs.push_back(make_inputs(m.graph, reference.input_shapes(), 10 + i));
+      engine->run(inputs[i]);
+      for (const Tensor& t : engine->outputs()) want[i].push_back(t.clone());
+    }
+    std::vector<std::thread> threads;
+    std::vector<std::string> errors(all.size());
+    for (size_t i = 0; i < all.size(); ++i)
+      threads.emplace_back([&, i] {
+        try {
+          for (int k = 0; k < 5; ++k) all[i]->run(inputs[i]);
+          for (const Tensor& t : all[i]->outputs()) got[i].push_back(t.clone());
+        } catch (const std::exception& e) {
+          errors[i] = e.what();
+        }
+      });
+    for (std::thread& t : threads) t.join();
+    for (size_t i = 0; i < all.size(); ++i) {
+      ASSERT_EQ(errors[i], "") << "context " << i << (graphs ? " (CUDA graph)" : "");
+      ASSERT_EQ(got[i].size(), want[i].size());
+      for (size_t o = 0; o < got[i].size(); ++o) {
+        const float* a = got[i][o].data<float>();
+        const float* b = want[i][o].data<float>();
+        double worst = 0;
+        for (int64_t j = 0; j < got[i][o].numel(); ++j) worst = std::max(worst, double(std::fabs(a[j] - b[j])) / (1e-3 + std::fabs(b[j])));
+        EXPECT_LE(worst, 1e-4) << m.graph.outputs[o] << " of context " << i << (graphs ? " (CUDA graph)" : "");
+      }
+    }
+  }
+}
+
+// A context reads the engine's weights where they already are: making one costs its own
+// queue (stream, handles, workspace) and arena, not another copy of a 256 MB matrix.
+TEST(CudaContexts, ShareTheEnginesWeights) {
+  if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
+  Graph g;
+  g.name = "big_weight";
+  g.opset = 17;
+  g.inputs.push_back(GraphInput{"x", DType::Float32, {1, 8192}, {"", ""}});
+  g.values["x"] = ValueInfo{DType::Float32, {1, 8192}, true};
+  Tensor w = Tensor::empty(DType::Float32, {8192, 8192});
+  std::fill(w.data<float>(), w.data<float>() + w.numel(), 1e-4f);
+  g.initializers["w"] = w;
+  g.values["w"] = ValueInfo{DType::Float32, {8192, 8192}, true};
+  Node n;
+  n.name = "mm";
+  n.op_type = "MatMul";
+  n.inputs = {"x", "w"};
+  n.outputs = {"y"};
+  n.sources = {"mm"};
+  n.opset = 17;
+  g.nodes.push_back(n);
+  g.values["y"] = ValueInfo{DType::Float32, {1, 8192}, true};
+  g.outputs = {"y"};
+  BuildConfig cfg;
+  cfg.device = "cuda";
+  std::unique_ptr<Engine> engine = build_engine(g, cfg);
+  auto free_bytes = [&] { return int64_t(engine->kernels().backend->free_device_bytes().value()); };
+  const int64_t before = free_bytes();
+  std::unique_ptr<Engine> context = engine->make_context();
+  const int64_t used = before - free_bytes();
+  EXPECT_LT(used, int64_t(w.nbytes())) << "a context took " << used << " bytes";
+  std::vector<Tensor> x{Tensor::empty(DType::Float32, {1, 8192})};
+  std::fill(x[0].data<float>(), x[0].data<float>() + 8192, 1.f);
+  context->run(x);
+  EXPECT_NEAR(context->outputs()[0].data<float>()[0], 8192 * 1e-4f, 1e-3);
 }
 
 // A plan with a layer on the CPU cannot be one CUDA graph: refused naming the node.

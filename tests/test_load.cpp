@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/backend/backend.h"
 #include "harness/case.h"
 #include "harness/interference.h"
 #include "harness/load_early_stopping.h"
@@ -265,6 +266,21 @@ TEST(LoadCase, ServerRunIsStoredAndGated) {
   std::ifstream report(dir.path("report.html"));
   const std::string html((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
   EXPECT_NE(html.find("Latency against rate"), std::string::npos);
+}
+
+// On a GPU each instance is an execution context on a stream of its own: an offline load
+// on 2 streams is served by both, every query answered (outputs back on the host).
+TEST(LoadCase, StreamsServeOnTheGpu) {
+  if (fb::cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device here (fb::cuda_device_count() is 0)";
+  fb::ScratchDir dir("fusebench_load_gpu");
+  std::ofstream(dir.path("s.json")) << R"({"model": "zoo:mlp", "matrix": {"device": ["cuda"]}, "load": "offline", "instances": 2,
+      "load_settings": {"min_duration_ms": 200, "min_queries": 500}})";
+  const fb::Outcome run = fb::sh(std::string(FUSEBENCH_BINARY) + " run " + dir.path("s.json") + " --db " + dir.path("g.db"));
+  ASSERT_EQ(run.code, 0) << run.output;
+  const std::string db = dir.path("g.db");
+  EXPECT_EQ(count_rows(db, "SELECT COUNT(DISTINCT instance) FROM load_samples"), "2");
+  EXPECT_EQ(count_rows(db, "SELECT COUNT(*) FROM load_samples WHERE start_ns < 0 OR end_ns < start_ns"), "0");
+  EXPECT_EQ(count_rows(db, "SELECT COUNT(*) FROM load_samples"), count_rows(db, "SELECT samples FROM load_steps"));
 }
 
 // A scenario `run` must refuse before running anything: exit 2, the message naming the field.

@@ -145,6 +145,15 @@ class Backend {
   // The native queue a plugin running on this device enqueues on (a cudaStream_t); nullptr
   // on the host.
   virtual void* native_stream() const { return nullptr; }
+  // The same device behind a queue of its own (a CUDA stream with its own library handles
+  // and workspace), for an execution context that runs beside this one; nullptr where a
+  // backend has one queue for everything (the host: its contexts differ by threads).
+  virtual std::shared_ptr<const Backend> with_own_queue() const { return nullptr; }
+  // The device memory free now (cudaMemGetInfo); nullopt on the host.
+  virtual std::optional<size_t> free_device_bytes() const { return std::nullopt; }
+  // Makes this backend's device the calling thread's current one (a thread other than the
+  // one that built the engine may run it); nothing on the host.
+  virtual void use_on_this_thread() const {}
   // A timer on this backend's queue; nullptr where the host's clock is the device's.
   virtual std::unique_ptr<DeviceTimer> make_timer() const { return nullptr; }
   // Records what `enqueue` queues on this backend's queue, without running it, for replay;

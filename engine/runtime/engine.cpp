@@ -24,6 +24,10 @@ Tensor host_copy(const Tensor& t, const Backend& backend) {
 }  // namespace
 
 Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::string> build_log, EngineKernels kernels)
+    : Engine(std::move(optimized), config, std::move(build_log), std::move(kernels), nullptr) {}
+
+Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::string> build_log, EngineKernels kernels,
+               const std::map<std::string, Tensor>* uploaded)
     : graph_(std::move(optimized)), config_(config), log_(std::move(build_log)), kernels_(std::move(kernels)) {
   if (!kernels_.ops->sealed()) throw Error("the engine's op registry must be sealed before the engine is built");
   if (!kernels_.backend) kernels_.backend = backend_named(config_.device);
@@ -145,7 +149,9 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
   }
   std::byte* const arena = static_cast<std::byte*>(arena_.data());
   const std::vector<size_t>& root_offset = plan.offset;
-  for (const auto& [name, t] : g.initializers) constants_.emplace(name, backend.upload(t));
+  if (uploaded) constants_ = *uploaded;  // tensors share their storage: the same device memory
+  else
+    for (const auto& [name, t] : g.initializers) constants_.emplace(name, backend.upload(t));
   const bool falls_back = std::any_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.on_host; });
   if (falls_back && !on_host) {
     host_backend_ = backend_named("cpu");
@@ -298,6 +304,7 @@ void Engine::run(const std::vector<Tensor>& inputs, std::vector<double>* layer_m
   if (backend.device() == Device::Host) {
     for (const auto& [slot, i] : input_aliases_) slots_[slot].rebind(const_cast<void*>(inputs[i].raw()));
   } else {
+    backend.use_on_this_thread();  // a serving thread of a load case is not the one that built it
     // The copies in and the layers each between two events on the device's queue: the
     // GPU's own clock for each (trtexec's H2D and GPU compute times).
     if (!h2d_timer_) h2d_timer_ = backend.make_timer(), compute_timer_ = backend.make_timer();
@@ -401,10 +408,14 @@ std::vector<Tensor> Engine::outputs() const {
 }
 
 std::unique_ptr<Engine> Engine::make_context() const {
-  if (kernels_.backend->device() != Device::Host)
-    throw Error("execution contexts sharing weights run on the CPU only for now; on " + config_.device +
-                " each would upload its weights again (streams on one device are not built yet)");
-  auto context = std::make_unique<Engine>(graph_, config_, log_, kernels_);
+  EngineKernels kernels = kernels_;
+  const std::map<std::string, Tensor>* weights = nullptr;
+  if (kernels_.backend->device() != Device::Host) {
+    kernels.backend = kernels_.backend->with_own_queue();
+    if (!kernels.backend) throw Error("the " + kernels_.backend->name() + " backend has no second queue for an execution context");
+    weights = &constants_;
+  }
+  std::unique_ptr<Engine> context(new Engine(graph_, config_, log_, kernels, weights));
   context->replace_build_log(log_);
   context->set_fusion_events(events_);
   return context;

@@ -76,8 +76,10 @@ class Engine {
   // Another execution context of this engine (TensorRT's IExecutionContext), for serving
   // queries concurrently: the same plan, its layers made afresh over an activation arena of
   // its own, reading the same weights (the initializers' storage is shared, not copied; a
-  // CPU layer that repacks a constant matrix for its kernel still keeps its own packed copy).
-  // Host engines only: a device engine would upload its weights again (fb::Error says so).
+  // layer that keeps a converted copy of a constant, a CPU layer's packed matrix or a GPU
+  // layer's 16-bit table, keeps its own). On a device the context runs on a queue of its
+  // own (Backend::with_own_queue: a CUDA stream with its own handles and workspace), so
+  // contexts driven from different threads run concurrently.
   std::unique_ptr<Engine> make_context() const;
 
   const std::vector<LayerInfo>& layers() const { return infos_; }
@@ -98,6 +100,11 @@ class Engine {
   size_t host_arena_bytes() const { return host_arena_.bytes(); }
 
  private:
+  // make_context's: built on `kernels` over the initializers `uploaded` already holds in
+  // that backend's memory (nullptr: uploads them).
+  Engine(Graph optimized, const BuildConfig& config, std::vector<std::string> build_log, EngineKernels kernels,
+         const std::map<std::string, Tensor>* uploaded);
+
   Graph graph_;
   BuildConfig config_;
   std::vector<std::string> log_;

@@ -84,7 +84,27 @@ class ConvertedConstantsLayer final : public Layer {
 
 CudaBackend::CudaBackend(int device_index) : props_(probe_device(device_index)) {
   ctx_.device = device_index;
-  FB_CUDA(cudaSetDevice(device_index));
+  open_queue();
+  add_elementwise_rows(rows_);
+  add_normalization_rows(rows_);
+  moves_bytes_begin_ = rows_.size();
+  add_data_movement_rows(rows_);
+  moves_bytes_end_ = rows_.size();
+  add_matmul_rows(rows_);
+  add_conv_rows(rows_);
+}
+
+CudaBackend::CudaBackend(const CudaBackend& same_device, OwnQueue)
+    : props_(same_device.props_),
+      rows_(same_device.rows_),
+      moves_bytes_begin_(same_device.moves_bytes_begin_),
+      moves_bytes_end_(same_device.moves_bytes_end_) {
+  ctx_.device = same_device.ctx_.device;
+  open_queue();
+}
+
+void CudaBackend::open_queue() {
+  FB_CUDA(cudaSetDevice(ctx_.device));
   FB_CUDA(cudaStreamCreateWithFlags(&ctx_.stream, cudaStreamNonBlocking));
   FB_CUDA(cublasLtCreate(&ctx_.blas_lt));
   FB_CUDA(cublasCreate(&ctx_.blas));
@@ -97,13 +117,6 @@ CudaBackend::CudaBackend(int device_index) : props_(probe_device(device_index)) 
   FB_CUDA(cudaMalloc(&ctx_.workspace, kWorkspaceBytes));
   ctx_.workspace_bytes = kWorkspaceBytes;
   ctx_.multiprocessors = props_.multiprocessors;
-  add_elementwise_rows(rows_);
-  add_normalization_rows(rows_);
-  moves_bytes_begin_ = rows_.size();
-  add_data_movement_rows(rows_);
-  moves_bytes_end_ = rows_.size();
-  add_matmul_rows(rows_);
-  add_conv_rows(rows_);
 }
 
 CudaBackend::~CudaBackend() {
@@ -113,6 +126,19 @@ CudaBackend::~CudaBackend() {
   cublasDestroy(ctx_.blas);
   cublasLtDestroy(ctx_.blas_lt);
   cudaStreamDestroy(ctx_.stream);
+}
+
+std::shared_ptr<const Backend> CudaBackend::with_own_queue() const {
+  return std::shared_ptr<const Backend>(new CudaBackend(*this, OwnQueue{}));
+}
+
+void CudaBackend::use_on_this_thread() const { FB_CUDA(cudaSetDevice(ctx_.device)); }
+
+std::optional<size_t> CudaBackend::free_device_bytes() const {
+  FB_CUDA(cudaSetDevice(ctx_.device));
+  size_t free = 0, total = 0;
+  FB_CUDA(cudaMemGetInfo(&free, &total));
+  return free;
 }
 
 const CudaOpRow* CudaBackend::row_for(const Node& node) const {

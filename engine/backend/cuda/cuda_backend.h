@@ -1,5 +1,6 @@
 // The CUDA backend: one device, one stream, cuBLASLt and cuDNN handles and a workspace,
-// made once per process and device (backend_named). Its layers come from the op table
+// made once per process and device (backend_named); with_own_queue() makes another on the
+// same device with a stream, handles and workspace of its own (an execution context's). Its layers come from the op table
 // (cuda_layer_table.h): cuBLASLt matrix products with bias/activation epilogues, cuDNN
 // convolutions, and kernels of our own for the rest. A node without a row has no CUDA
 // layer; the build then fails naming it (no CPU fallback yet).
@@ -17,6 +18,8 @@ class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int device_index);
   ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
   std::string name() const override { return "cuda"; }
   std::string device_name() const override { return "cuda:" + std::to_string(props_.index); }
   Device device() const override { return Device::Cuda; }
@@ -33,11 +36,17 @@ class CudaBackend final : public Backend {
   std::unique_ptr<RecordedWork> record(const std::function<void()>& enqueue) const override;
   std::optional<MachinePeaks> measure_peaks(int threads) const override;  // cuda_peaks.cpp
   void* native_stream() const override { return ctx_.stream; }
+  std::shared_ptr<const Backend> with_own_queue() const override;
+  void use_on_this_thread() const override;
+  std::optional<size_t> free_device_bytes() const override;
   std::string device_identity() const override;
   DeviceDescription describe_device() const override;
   const DeviceProperties& properties() const { return props_; }
 
  private:
+  struct OwnQueue {};
+  CudaBackend(const CudaBackend& same_device, OwnQueue);  // with_own_queue's
+  void open_queue();  // the stream, the handles and the workspace of ctx_
   const CudaOpRow* row_for(const Node& node) const;
 
   DeviceProperties props_;
