@@ -224,9 +224,9 @@ TEST_F(EndToEnd, ProfileOfAnInt8BuildTimesItsInt8Layers) {
   EXPECT_NE(o.output.find("fusebench.Quantize"), std::string::npos) << o.output;
 }
 
-// A model whose inputs fix the batch is profiled at that batch, and the header says so
-// (it once said "batch 1" of a static batch-8 file).
-TEST_F(EndToEnd, ProfileHeaderGivesTheBatchAStaticModelFixes) {
+// A model whose inputs fix the batch is profiled (built, inspected, run) at that batch, and
+// each header says so (profile's once said "batch 1" of a static batch-8 file).
+TEST_F(EndToEnd, HeadersGiveTheBatchAStaticModelFixes) {
   onnx::ModelProto model = build_zoo_model("mlp?in=16&hidden=32&out=4&layers=1");
   for (auto* values : {model.mutable_graph()->mutable_input(), model.mutable_graph()->mutable_output()})
     for (auto& v : *values) v.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(8);
@@ -236,6 +236,12 @@ TEST_F(EndToEnd, ProfileHeaderGivesTheBatchAStaticModelFixes) {
   ASSERT_EQ(o.code, 0) << o.output;
   EXPECT_NE(o.output.find(", batch 8 (fixed by the model's input 'input'; --batch 1 does not apply), "), std::string::npos)
       << o.output;
+  for (const std::string& command : {"inspect " + path, "exec " + path, "build " + path + " -o " + (dir_ / "static8.plan").string()}) {
+    const Outcome other = sh(fb(command));
+    ASSERT_EQ(other.code, 0) << command << "\n" << other.output;
+    EXPECT_NE(other.output.find(", batch 8 (fixed by the model's input 'input'; --batch 1 does not apply)"), std::string::npos)
+        << command << "\n" << other.output;
+  }
   Outcome symbolic = sh(fb("profile 'zoo:mlp?in=16&hidden=32&out=4&layers=1' --batch 4 --iterations 2"));
   ASSERT_EQ(symbolic.code, 0) << symbolic.output;
   EXPECT_NE(symbolic.output.find(", batch 4, "), std::string::npos) << symbolic.output;

@@ -8,6 +8,7 @@
 #include "engine/builder/builder.h"
 #include "engine/runtime/thread_scope.h"
 #include "harness/calibration.h"
+#include "harness/cli/batch_label.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/shape_profile_options.h"
 #include "harness/cli/options.h"
@@ -52,8 +53,8 @@ int cmd_build(int argc, char** argv) {
   });
   const double build_ms = ms_since(t0);
   write_plan_file(make_plan(*engine, m.reference, m.source_model(), m.base_dir), out);
-  std::printf("built %s (%s, batch %lld, %d thread(s)): %zu ONNX nodes -> %zu engine layers in %.1f ms\n",
-              m.reference.c_str(), fusion_level_name(cfg.fusion), (long long)cfg.batch, cfg.threads, m.onnx_nodes,
+  std::printf("built %s (%s, %s, %d thread(s)): %zu ONNX nodes -> %zu engine layers in %.1f ms\n",
+              m.reference.c_str(), fusion_level_name(cfg.fusion), batch_label(m.graph, cfg.batch).c_str(), cfg.threads, m.onnx_nodes,
               engine->layers().size(), build_ms);
 
   // Read it back: a plan that cannot be loaded is caught here, not at benchmark time.

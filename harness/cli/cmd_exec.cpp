@@ -15,6 +15,7 @@
 #include "engine/ops/half_float.h"
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
+#include "harness/cli/batch_label.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/plan_options.h"
 #include "harness/cli/shape_profile_options.h"
@@ -271,9 +272,9 @@ int cmd_exec(int argc, char** argv) {
     }
   });
 
-  std::printf("%s  %s, batch %lld, %d thread(s)\n", m.reference.c_str(),
+  std::printf("%s  %s, %s, %d thread(s)\n", m.reference.c_str(),
               executor == "engine" ? ("engine, fusion " + std::string(fusion_level_name(cfg.fusion))).c_str() : "reference executor",
-              (long long)cfg.batch, cfg.threads);
+              batch_label(m.graph, cfg.batch).c_str(), cfg.threads);
   for (const std::string& line : build_notes) std::printf("%s\n", line.c_str());
   std::vector<std::string> input_names_v;
   for (const GraphInput& in : m.graph.inputs) input_names_v.push_back(in.name);

@@ -6,6 +6,7 @@
 #include "engine/builder/builder.h"
 
 #include "harness/calibration.h"
+#include "harness/cli/batch_label.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/plan_options.h"
 #include "harness/cli/shape_profile_options.h"
@@ -112,7 +113,7 @@ int cmd_inspect(int argc, char** argv) {
   }
   std::cout << m.reference << ": " << m.onnx_nodes << " ONNX nodes → " << engine->layers().size() << " engine layers ("
             << fusion_level_name(cfg.fusion) << ", "
-            << (built.dynamic ? "dynamic: the specialization for the profile's opt shapes" : "batch " + std::to_string(cfg.batch))
+            << (built.dynamic ? "dynamic: the specialization for the profile's opt shapes" : batch_label(pm.graph(), cfg.batch))
             << ")\n\n";
   for (size_t i = 0; i < engine->layers().size(); ++i) {
     const LayerInfo& l = engine->layers()[i];

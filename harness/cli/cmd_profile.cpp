@@ -9,6 +9,7 @@
 #include "engine/runtime/thread_scope.h"
 #include "harness/batch_scaling.h"
 #include "harness/calibration.h"
+#include "harness/cli/batch_label.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/plan_options.h"
 #include "harness/cli/shape_profile_options.h"
@@ -159,15 +160,7 @@ int cmd_profile(int argc, char** argv) {
     }
   });
 
-  // The batch the engine ran: --batch binds a symbolic dim 0; a model whose inputs fix it
-  // runs at its own, whatever --batch says (a static batch-8 file is no batch-1 profile).
-  std::string batch = "batch " + std::to_string(used.batch);
-  for (const GraphInput& in : pm.graph().inputs)
-    if (!in.dims.empty() && in.dims[0] > 0 && in.dims[0] != used.batch) {
-      batch = "batch " + std::to_string(in.dims[0]) + " (fixed by the model's input '" + in.name + "'; --batch " +
-              std::to_string(used.batch) + " does not apply)";
-      break;
-    }
+  const std::string batch = batch_label(pm.graph(), used.batch);
   std::printf("%s  %s, %s, %d thread(s): %zu layers from %zu ONNX nodes, %.3f ms per run (sum of layer medians over %d runs)\n",
               m.reference.c_str(), fusion_level_name(cfg.fusion), batch.c_str(), cfg.threads, p.layers.size(),
               m.onnx_nodes, p.total_ms, iterations);
