@@ -15,6 +15,7 @@
 
 #include "engine/ops/fast_math.h"
 #include "engine/ops/isa_kernels.h"
+#include "engine/util/cpu_features.h"
 #include "harness/tensor_file.h"
 #include "shell_command.h"
 
@@ -177,6 +178,20 @@ TEST(IsaKernels, FusebenchIsaForcesTheChoiceAndIsRefusedWhenItCannot) {
     EXPECT_EQ(above.code, 2) << above.output;
     EXPECT_NE(above.output.find("FUSEBENCH_ISA=avx512: this CPU cannot run those kernels"), std::string::npos) << above.output;
   }
+}
+
+// A binary compiled for more than this CPU has says so and stops before anything compiled
+// with those flags runs (FUSEBENCH_CPU_LACKS pretends this CPU lacks them).
+TEST(IsaKernels, ACpuLackingWhatTheBinaryWasCompiledForIsToldWhichAndHow) {
+  const std::vector<std::string> compiled = compiled_cpu_features();
+  if (compiled.empty()) GTEST_SKIP() << "this binary was compiled for plain x86-64: any x86-64 CPU runs it";
+  const Outcome o = sh(fusebench("FUSEBENCH_CPU_LACKS=" + compiled.back() + ",nosuch", "--version"));
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_EQ(o.output, "fusebench: this binary was compiled for CPU features this CPU lacks: " + compiled.back() +
+                          " (its -march, FUSEBENCH_ARCH, is the machine that built it). Build fusebench on this machine, "
+                          "or configure it with -DFUSEBENCH_ARCH=x86-64-v3 for a binary that runs on any AVX2 machine.\n");
+  const Outcome fine = sh(fusebench("FUSEBENCH_CPU_LACKS=nosuch", "--version"));
+  EXPECT_EQ(fine.code, 0) << fine.output;
 }
 
 // Whole engines on each form: a channels-last MaxPool (ShuffleNet's stem) and attention's

@@ -1,6 +1,8 @@
 // The CPU features a binary was compiled to use (its -march: FUSEBENCH_ARCH), and which of
 // them this CPU has. A plan records those its binary targeted and those its own kernels'
-// form needs (engine/ops/isa_kernels.h), and is refused where this CPU lacks one of them.
+// form needs (engine/ops/isa_kernels.h), and is refused where this CPU lacks one of them;
+// the binary itself, started on such a CPU, stops before anything else runs and names them
+// (cpu_features.cpp).
 #pragma once
 #include <string>
 #include <vector>
