@@ -4,6 +4,10 @@
 // of order 1 — a wrong fusion is off by far more.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <thread>
+
+#include "engine/backend/cpu/shared_weights.h"
 #include "engine/builder/builder.h"
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
@@ -70,6 +74,54 @@ std::vector<Param> all_params() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, EngineVsReference, testing::ValuesIn(all_params()), param_name);
+
+// Execution contexts (Engine::make_context, a load case's pool) run concurrently, each on
+// its own thread scope, and give the engine's outputs; they share the engine's weights in
+// the kernels' layouts too: packed matmul weights and blocked convolution filters exist
+// once, however many contexts read them, and go with the last layer that reads them.
+TEST(ExecutionContexts, RunConcurrentlyAndShareReorderedWeights) {
+  for (const char* model : {"zoo:bert", "zoo:resnet"}) {
+    SCOPED_TRACE(model);
+    const LoadedModel m = load_model(model);
+    BuildConfig cfg;
+    cfg.batch = 2;
+    cfg.fusion = FusionLevel::Aggressive;
+    ReferenceExecutor reference(m.graph, cfg.batch);
+    const std::vector<Tensor> inputs = make_inputs(m.graph, reference.input_shapes(), 7);
+    const size_t before = live_reordered_weights();
+    {
+      std::unique_ptr<Engine> engine = build_engine(m.graph, cfg);
+      ThreadScope one(1);
+      std::vector<Tensor> want;
+      one.run([&] {
+        engine->run(inputs);
+        for (const Tensor& t : engine->outputs()) want.push_back(t.clone());
+      });
+      const size_t packed = live_reordered_weights() - before;
+      EXPECT_GT(packed, 0u) << "no layer of " << model << " reorders its weights: nothing here is shared";
+      std::vector<std::unique_ptr<Engine>> contexts;
+      for (int i = 0; i < 2; ++i) contexts.push_back(engine->make_context());
+      std::vector<std::vector<Tensor>> got(contexts.size());
+      std::vector<std::thread> threads;
+      for (size_t i = 0; i < contexts.size(); ++i)
+        threads.emplace_back([&, i] {
+          ThreadScope scope(1);
+          scope.run([&] {
+            for (int k = 0; k < 3; ++k) contexts[i]->run(inputs);
+            for (const Tensor& t : contexts[i]->outputs()) got[i].push_back(t.clone());
+          });
+        });
+      for (std::thread& t : threads) t.join();
+      EXPECT_EQ(live_reordered_weights() - before, packed) << "the contexts reordered their own copies";
+      for (size_t i = 0; i < contexts.size(); ++i) {
+        ASSERT_EQ(got[i].size(), want.size());
+        for (size_t o = 0; o < want.size(); ++o)
+          EXPECT_EQ(std::memcmp(got[i][o].raw(), want[o].raw(), want[o].nbytes()), 0) << "context " << i << " output " << o;
+      }
+    }
+    EXPECT_EQ(live_reordered_weights(), before) << "reordered weights outlived every layer reading them";
+  }
+}
 
 TEST(EngineBuild, BertStandardFusesEveryPatternAndKeepsSources) {
   LoadedModel m = load_model("zoo:bert");

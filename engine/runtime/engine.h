@@ -75,9 +75,10 @@ class Engine {
 
   // Another execution context of this engine (TensorRT's IExecutionContext), for serving
   // queries concurrently: the same plan, its layers made afresh over an activation arena of
-  // its own, reading the same weights (the initializers' storage is shared, not copied; a
-  // layer that keeps a converted copy of a constant, a CPU layer's packed matrix or a GPU
-  // layer's 16-bit table, keeps its own). On a device the context runs on a queue of its
+  // its own, reading the same weights (the initializers' storage is shared, not copied, and
+  // so are the CPU kernels' packed matrices and blocked filters, engine/backend/cpu/
+  // shared_weights.h; a GPU layer's 16-bit copy of a constant is its own). On a device the
+  // context runs on a queue of its
   // own (Backend::with_own_queue: a CUDA stream with its own handles and workspace), so
   // contexts driven from different threads run concurrently.
   std::unique_ptr<Engine> make_context() const;

@@ -7,6 +7,7 @@
 
 #include "engine/backend/cpu/conv.h"
 #include "engine/backend/cpu/dnnl_context.h"
+#include "engine/backend/cpu/shared_weights.h"
 #include "engine/backend/cpu/int8_quantize.h"
 #include "engine/ops/nn_common.h"
 
@@ -105,6 +106,10 @@ struct ConvKernel::Impl {
   bool src_blocked = false, wei_blocked = false, dst_blocked = false;
   bool weights_ready = false;              // constant weights: reordered once, on the first run
   bool constant_weights = false;
+  // Constant float weights in another layout: reordered on the first run into a copy shared
+  // with the layers that reorder the same constant alike (shared_weights.h).
+  memory::desc shared_md;
+  std::shared_ptr<const memory> shared_wei;
   bool has_bias = false, has_residual = false;
   bool int8 = false;
   std::vector<float> out_scales;           // int8: input scale · weight scale, per output channel
@@ -265,6 +270,8 @@ ConvKernel::ConvKernel(const Node& node, const Shape& x, const Shape& w, bool ha
     dnnl_cpu_stream().wait();
     im.wei_blocked = im.constant_weights = im.weights_ready = true;
     wei_used = im.wei_b;
+  } else if (pd.weights_desc() != w_md && im.constant_weights) {
+    im.shared_md = pd.weights_desc();  // wei_used stays a placeholder until the first run
   } else if (pd.weights_desc() != w_md) {
     im.wei_blocked = true;
     im.wei_b = memory(pd.weights_desc(), eng);
@@ -317,6 +324,10 @@ void ConvKernel::run(const void* x, const float* w, const float* b, const void* 
   auto& stream = dnnl_cpu_stream();
   if (im.src_blocked) im.src_in.execute(stream, im.src, im.src_b);
   if (im.wei_blocked && !(im.constant_weights && im.weights_ready)) im.wei_in.execute(stream, im.wei, im.wei_b);
+  if (!im.shared_md.is_zero() && !im.shared_wei) {
+    im.shared_wei = shared_reordered_weights(w, im.wei.get_desc(), im.shared_md);
+    im.args[DNNL_ARG_WEIGHTS] = *im.shared_wei;
+  }
   im.weights_ready = true;
   if (im.has_residual) {
     memory dst_used = im.dst_blocked ? im.dst_b : im.dst;

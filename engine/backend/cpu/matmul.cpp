@@ -5,6 +5,7 @@
 
 #include "engine/ops/broadcast.h"
 #include "engine/backend/cpu/dnnl_context.h"
+#include "engine/backend/cpu/shared_weights.h"
 #include "engine/ops/op_registry.h"
 #include "engine/ops/fused_activation.h"
 
@@ -78,10 +79,11 @@ struct MatMulKernel::Impl {
   // Created once; run() only swaps their data pointers, so the timed loop allocates nothing.
   memory ma, mb, mbias, mo, mmul;
   std::unordered_map<int, memory> args;
-  // A constant b in the primitive's own layout (MatMulSpec::constant_b), packed on the first run.
-  memory mb_packed;
-  dnnl::reorder pack_b;
-  bool b_packed = false, b_ready = false;
+  // A constant b in the primitive's own layout (MatMulSpec::constant_b), packed on the first
+  // run and shared with the layers that pack the same constant alike (shared_weights.h).
+  memory::desc packed_md;
+  std::shared_ptr<const memory> packed_b;
+  bool b_packed = false;
   std::string impl;
 };
 
@@ -144,11 +146,8 @@ MatMulKernel::MatMulKernel(const MatMulSpec& spec) : impl_(std::make_unique<Impl
     im.mb = memory(im.b_md, eng, DNNL_MEMORY_NONE);
     im.mo = memory(im.out_md, eng, DNNL_MEMORY_NONE);
     im.b_packed = pd.weights_desc() != im.b_md;
-    if (im.b_packed) {
-      im.mb_packed = memory(pd.weights_desc(), eng);
-      im.pack_b = dnnl::reorder(im.mb, im.mb_packed);
-    }
-    im.args = {{DNNL_ARG_SRC, im.ma}, {DNNL_ARG_WEIGHTS, im.b_packed ? im.mb_packed : im.mb}, {DNNL_ARG_DST, im.mo}};
+    if (im.b_packed) im.packed_md = pd.weights_desc();
+    im.args = {{DNNL_ARG_SRC, im.ma}, {DNNL_ARG_WEIGHTS, im.mb}, {DNNL_ARG_DST, im.mo}};  // packed b: set on the first run
     if (spec.has_bias) {
       im.mbias = memory(im.bias_md, eng, DNNL_MEMORY_NONE);
       im.args.emplace(DNNL_ARG_BIAS, im.mbias);
@@ -176,8 +175,10 @@ void MatMulKernel::run(const void* a, const void* b, const float* bias, void* ou
   im.mb.set_data_handle(const_cast<void*>(b));
   im.mo.set_data_handle(out);
   if (im.has_bias) im.mbias.set_data_handle(const_cast<float*>(bias));
-  if (im.b_packed && !im.b_ready) im.pack_b.execute(dnnl_cpu_stream(), im.mb, im.mb_packed);
-  im.b_ready = true;
+  if (im.b_packed && !im.packed_b) {
+    im.packed_b = shared_reordered_weights(b, im.b_md, im.packed_md);
+    im.args[DNNL_ARG_WEIGHTS] = *im.packed_b;
+  }
   im.prim.execute(dnnl_cpu_stream(), im.args);
   dnnl_cpu_stream().wait();
 }
