@@ -47,5 +47,21 @@ done
   else
     echo "Not run for this page: build-asan/fuzz/summary.tsv is absent (\`scripts/fuzz.sh 60\` makes it)."
   fi
+  echo
+  echo "## The test suite under sanitizers"
+  echo
+  summaries=()
+  for f in build-asan/sanitize_summary.tsv build-tsan/sanitize_summary.tsv; do if [ -f "$f" ]; then summaries+=("$f"); fi; done
+  if [ ${#summaries[@]} -gt 0 ]; then
+    echo "From \`scripts/sanitize.sh\` (build-asan/ and build-tsan/sanitize_summary.tsv), one row per call:"
+    echo "ASan+UBSan over every test program, ThreadSanitizer over the threaded ones (scripts/sanitize.sh"
+    echo "names them). A test fails on any sanitizer report; what they found was fixed (git log)."
+    echo
+    echo "| sanitizer | test programs | tests | failed | build (s) | tests (s) | ctest arguments | commit | load |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    for f in "${summaries[@]}"; do tail -n +2 "$f" | sed 's/\t/ | /g; s/^/| /; s/$/ |/'; done
+  else
+    echo "Not run for this page: no build-asan or build-tsan/sanitize_summary.tsv (\`scripts/sanitize.sh all\` makes them)."
+  fi
 } > "$doc"
 echo "reliability_doc: wrote $doc ($(wc -l < "$out") fault rows)"

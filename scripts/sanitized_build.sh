@@ -5,7 +5,8 @@
 #         targets (tests/fuzz) configured, so scripts/fuzz.sh and scripts/sanitize.sh share it
 #   tsan  build-tsan: ThreadSanitizer
 # Optimized (-O1) with line tables, for readable stack traces at a bearable speed; without
-# the CUDA backend and MPI (neither runtime is built with the sanitizers). Called by
+# the CUDA backend (nvcc's device code is not instrumented); with MPI
+# where OpenMPI is installed, so that mpirun's ranks run sanitized fusebench binaries. Called by
 # scripts/fuzz.sh and scripts/sanitize.sh, which install clang first (scripts/setup.sh sanitize).
 # The tree builds with Debian's clang 14 as well as g++ 12: clang 14 cannot capture a
 # structured binding in a lambda, so such a capture is written [&name = name].
@@ -24,7 +25,7 @@ log="$dir/sanitized_build.log"
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
-  -DFUSEBENCH_CUDA=OFF -DFUSEBENCH_MPI=OFF "${extra[@]}" \
+  -DFUSEBENCH_CUDA=OFF -DFUSEBENCH_MPI=ON "${extra[@]}" \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -march=native -fno-omit-frame-pointer -Wno-pass-failed -Wno-missing-field-initializers" \
   "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_EXE_LINKER_FLAGS=$link" > "$log" 2>&1 || { cat "$log"; exit 1; }
 targets=()
