@@ -30,7 +30,7 @@ has() { case ",$stages," in *",$1,"*) return 0 ;; esac; return 1; }
 
 stamp "machine"
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv || true
-nproc; g++-12 --version | head -1; cmake --version | head -1
+nproc; grep -m1 "model name" /proc/cpuinfo; grep -m1 -o "avx512[a-z_0-9]*\|amx[a-z_0-9]*" /proc/cpuinfo | sort -u | tr "\n" " "; echo; g++-12 --version | head -1; cmake --version | head -1
 
 export CXX=${CXX:-g++-12} BUILD_DIR=${BUILD_DIR:-build-gpu}
 if has build || has suite; then
@@ -135,9 +135,13 @@ fi
 
 if has streams; then
   stamp "load on 1, 2, 4 and 8 streams: throughput (offline) and the peak rate within the p99 bound (server)"
-  "$fb" run scenarios/load-gpu-streams.json --db "$out/streams.db" 2>&1 | grep -vE "^  (measuring|peak search)" | tail -40
+  [ "${STREAM_SKIP_BERT:-0}" = 1 ] ||
+    "$fb" run scenarios/load-gpu-streams.json --db "$out/streams.db" 2>&1 | grep -vE "^  (measuring|peak search)" | tail -40
   for m in ${STREAM_MODELS:-resnet}; do
+    # STREAM_BOUND_MS: the server's bound for these models; STREAM_CUDA_GRAPH=1: replayed as CUDA graphs.
     sed -e "s/\"zoo:bert\"/\"zoo:$m\"/" -e "s/\"load-gpu-streams\"/\"load-gpu-streams-$m\"/" \
+      -e "s/\"latency_bound_ms\": 2,/\"latency_bound_ms\": ${STREAM_BOUND_MS:-2},/" \
+      -e "s/\"threads\": 1,/\"threads\": 1, \"cuda_graph\": $([ "${STREAM_CUDA_GRAPH:-0}" = 1 ] && echo true || echo false),/" \
       scenarios/load-gpu-streams.json > "$out/streams-$m.json"
     "$fb" run "$out/streams-$m.json" --db "$out/streams.db" 2>&1 | grep -vE "^  (measuring|peak search)" | tail -40
   done
