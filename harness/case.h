@@ -45,7 +45,7 @@ struct TimingConfig {
   // re-run of the case would show, and what compare judges a change against. 1: timed in
   // the runner's own process, as before processes existed. The default, 10, with
   // process_samples 50, let compare see a 5% slowdown in 51 of 60 comparisons on a 2-core
-  // VM, where 5 processes of about 15 samples saw 1 (README, "Trusting a comparison").
+  // VM, where 5 processes of about 15 samples saw 1 (docs/measurement.md, "Trusting a comparison").
   int processes = 10;
   // Samples of each executor every process takes before the stopping rule may end its
   // timing (max_seconds, spread over the processes, still ends it): a process's low
@@ -67,7 +67,7 @@ struct TimingConfig {
   // exceed the cores other processes left free by more than disturbance_cpus, or the
   // hypervisor took more than disturbance_steal of the CPUs (steal time). A disturbed process
   // is timed again, up to disturbance_retries times; a case with one still disturbed after
-  // that is stored flagged. Defaults measured in the README ("Disturbance").
+  // that is stored flagged. Defaults measured in docs/measurement.md ("Disturbance").
   double disturbance_cpus = 0.25;
   double disturbance_steal = 0.05;
   int disturbance_retries = 2;

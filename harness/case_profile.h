@@ -24,7 +24,7 @@ namespace fb {
 Profile profile_case(Engine& engine, const Graph& graph, const BuildConfig& config, const EngineKernels& kernels,
                      const std::vector<Tensor>& inputs, int iterations, double timed_median_ms);
 // Undisturbed, the layers' sum lies within 0.95–0.99 of the engine's timed median (the
-// nightly scenario's cases, README "explain"); another process on the cores moved it to 1.45.
+// nightly scenario's cases, docs/explain.md); another process on the cores moved it to 1.45.
 constexpr double kProfileSlack = 1.2;
 
 // The build's fusion events as a case stores them.

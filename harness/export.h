@@ -1,5 +1,5 @@
 // Export of stored results as CSV or JSON for users' own dashboards: one row per case and
-// executor, with documented, stable columns (README, "fusebench export"). New columns are
+// executor, with documented, stable columns (docs/commands.md, "export"). New columns are
 // only ever appended, so a dashboard reading columns by name or position keeps working.
 #pragma once
 #include <ostream>

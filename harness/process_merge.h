@@ -20,7 +20,7 @@ CaseResult merge_process_results(const std::vector<CaseResult>& parts);
 // What each worker process says of an executor's time, in process order: the 5th percentile
 // of its samples, its time when undisturbed. Interference only ever adds time, so a low
 // quantile moves with the code and far less with the neighbours than the median does (A/A
-// runs of the quickstart on a 2-core VM: README, "Trusting a comparison"). Empty when the
+// runs of the quickstart on a 2-core VM: docs/measurement.md, "Trusting a comparison"). Empty when the
 // samples carry no process indices (one process).
 std::vector<double> process_floors(const Measurement& m);
 

@@ -1,4 +1,4 @@
-// `fusebench explain` through the binary (README "explain"): a regression planted between
+// `fusebench explain` through the binary (docs/explain.md): a regression planted between
 // two runs (a partition point inside one of the encoder's attention blocks, so it no longer
 // fuses, as a mask of another shape would make it) is named first, as
 // the region that split and the fusion decision that refused it; the regions add up to the

@@ -1,4 +1,4 @@
-// Paired A/B runs through the binary (`run --against`, README "Paired A/B"): both sides
+// Paired A/B runs through the binary (`run --against`, docs/measurement.md, "Paired A/B runs"): both sides
 // stored as two linked runs under one case key, the test hook on the candidate only, compare
 // and gate judging pair by pair, an A/A self-check through the same path, and a wrong
 // --against refused before anything runs.

@@ -1,5 +1,5 @@
 // fusebench export: stored results as CSV or JSON, one row per case and executor, with the
-// columns the README documents — for users' own dashboards and notebooks.
+// columns docs/commands.md documents — for users' own dashboards and notebooks.
 #include <fstream>
 
 #include "harness/cli/commands.h"
@@ -11,7 +11,7 @@ namespace fb::cli {
 
 int cmd_export(int argc, char** argv) {
   cxxopts::Options opts("fusebench export",
-                        "Write stored results as CSV or JSON: one row per case and executor (columns: see README).");
+                        "Write stored results as CSV or JSON: one row per case and executor (columns: see docs/commands.md).");
   opts.add_options()("db", "results database", cxxopts::value<std::string>())(
       "format", "csv or json", cxxopts::value<std::string>()->default_value("csv"))(
       "run", "only this run (default: every run, oldest first)", cxxopts::value<int64_t>())(

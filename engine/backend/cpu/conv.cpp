@@ -73,7 +73,7 @@ std::vector<ValueInfo> infer_conv(const ShapeContext& c) {
 
 // Where oneDNN's Winograd convolution (F(4x4, 3x3) or F(2x2, 3x3) on AVX-512) beats its
 // direct kernels here, measured on this project's Xeon at 2 threads, reorders from and to
-// channels-last counted (README, "Winograd convolutions"): 3x3, stride 1, no dilation or
+// channels-last counted (docs/fusion.md, "Winograd convolutions"): 3x3, stride 1, no dilation or
 // groups, 48 or more channels in and out (16 in: 1.6x slower), and at least 14x14 outputs
 // per image batch (a single 7x7 image: no faster). 1.4x to 2.1x faster above that.
 bool winograd_pays(const ConvShapes& s, const Shape& w) {
