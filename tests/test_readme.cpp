@@ -223,6 +223,19 @@ TEST(Readme, LinksAndPathsExist) {
   }
 }
 
+// The README is a front door (issue 42): what fusebench is, the two commands, a tour and
+// links; reference material goes to a page under docs/. 200 lines is two screens with the
+// tour's output; the tour shows each of its five commands as the binary's output.
+TEST(Readme, FitsOnTwoScreensAndToursTheFiveCommands) {
+  EXPECT_LE(lines_of(text_of("README.md")).size(), 200u) << "README.md has grown: move reference material into docs/";
+  for (const char* command : {"run", "compare", "report", "profile", "gate"}) {
+    bool shown = false;
+    for (const Example& e : examples())
+      if (e.file == "README.md" && e.command.rfind(std::string("fusebench ") + command + " ", 0) == 0) shown = true;
+    EXPECT_TRUE(shown) << "the README's tour shows no `fusebench " << command << "` example";
+  }
+}
+
 // An example is something to type: every scenario or other .json file its command names
 // is shipped (the repository's path, as the command is run from the root).
 TEST(Readme, FilesExampleCommandsNameAreShipped) {
