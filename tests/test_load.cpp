@@ -254,7 +254,9 @@ TEST(LoadCase, ServerRunIsStoredAndGated) {
   // Every sample's three times, one row each, as many as the step says it issued.
   EXPECT_EQ(count_rows(db, "SELECT COUNT(*) FROM load_samples"), count_rows(db, "SELECT samples FROM load_steps"));
   EXPECT_EQ(count_rows(db, "SELECT COUNT(*) FROM load_samples WHERE start_ns >= 0 AND (end_ns < start_ns OR start_ns < issue_ns)"), "0");
-  EXPECT_EQ(count_rows(db, "SELECT COUNT(DISTINCT instance) FROM load_samples"), "2");
+  // Both instances served; a run stopped early (a slow or busy machine: seen under
+  // ThreadSanitizer) also stores the samples it never issued, with no instance (-1).
+  EXPECT_EQ(count_rows(db, "SELECT COUNT(DISTINCT instance) FROM load_samples WHERE start_ns >= 0"), "2");
   // The gate follows the stored step, whatever this machine did: its validity (min_valid_rate
   // 1) and the scenario's max_claimed_ms of 5 (a valid run's claimed p99 can still exceed it:
   // the claim is a higher order statistic than the over-bound count judges).
