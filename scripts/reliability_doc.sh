@@ -9,6 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
 doc=docs/reliability.md
+# Before the page is rewritten: whether the tree differs from HEAD, and the fuzzing section
+# it holds (kept when this machine has no build-asan/fuzz/summary.tsv of its own).
+dirty=$(git diff --quiet HEAD -- . 2>/dev/null || echo ' (with local changes)')
+old_fuzzing=$(awk '/^## Fuzzing/ { on = 1; next } /^## / { on = 0 } on' "$doc" 2>/dev/null | sed '/./,$!d' || true)
 tests=(test_faults test_kill_run test_mpi_run test_concurrent_readers test_fuzz_regressions)
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
@@ -22,7 +26,7 @@ done
   echo "# Reliability: faults and hostile input tried, and what happened"
   echo
   echo "Written by \`scripts/reliability_doc.sh\` from the tests' own output on $(date -u +%Y-%m-%d), at commit"
-  echo "$(git rev-parse --short=12 HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' (with local changes)'), on $(nproc) cores (load $(cut -d' ' -f1-3 /proc/loadavg)). Every row is a"
+  echo "$(git rev-parse --short=12 HEAD)$dirty, on $(nproc) cores (load $(cut -d' ' -f1-3 /proc/loadavg)). Every row is a"
   echo "test that passed: the tests assert what the last column says. Run the script again after"
   echo "changing a test, and \`scripts/fuzz.sh SECONDS\` first for fresh fuzzing rows."
   echo
@@ -44,6 +48,9 @@ done
     echo "| target | seconds | executions | coverage (cov) | features (ft) | corpus | findings | commit |"
     echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
     tail -n +2 build-asan/fuzz/summary.tsv | sed 's/\t/ | /g; s/^/| /; s/$/ |/'
+  elif [ -n "$old_fuzzing" ]; then
+    echo "Kept from the previous page: this machine has no build-asan/fuzz/summary.tsv (\`scripts/fuzz.sh 60\` makes it)."
+    echo "$old_fuzzing" | sed '/^Kept from the previous page/d'
   else
     echo "Not run for this page: build-asan/fuzz/summary.tsv is absent (\`scripts/fuzz.sh 60\` makes it)."
   fi
@@ -53,9 +60,10 @@ done
   summaries=()
   for f in build-asan/sanitize_summary.tsv build-tsan/sanitize_summary.tsv; do if [ -f "$f" ]; then summaries+=("$f"); fi; done
   if [ ${#summaries[@]} -gt 0 ]; then
-    echo "From \`scripts/sanitize.sh\` (build-asan/ and build-tsan/sanitize_summary.tsv), one row per call:"
-    echo "ASan+UBSan over every test program, ThreadSanitizer over the threaded ones (scripts/sanitize.sh"
-    echo "names them). A test fails on any sanitizer report; what they found was fixed (git log)."
+    echo "From \`scripts/sanitize.sh\` (build-asan/ and build-tsan/sanitize_summary.tsv), one row per call in the"
+    echo "order run: ASan+UBSan over every test program, ThreadSanitizer over the threaded ones"
+    echo "(scripts/sanitize.sh names them, tsan_suppressions.txt says what it cannot see). A test fails"
+    echo "on any sanitizer report; a failed row is what the fix after it (git log) answered."
     echo
     echo "| sanitizer | test programs | tests | failed | build (s) | tests (s) | ctest arguments | commit | load |"
     echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
