@@ -81,7 +81,7 @@ TEST(ShapeInputs, AnUnboundOneFailsTheBuildNamingIt) {
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
               "graph input 'shape' feeds Reshape 'r' (input 1): a static-shape engine needs its value at build time; "
-              "`fusebench exec --input shape=FILE` binds it from a file, `--shape-input shape=V[,V...]` (build, "
+              "`fusebench exec --input shape=FILE` binds it from a file, `--shape-input shape=V[,V...]` (build, exec, "
               "inspect, profile) and a scenario's \"shape_inputs\": {\"shape\": [V, ...]} from values");
   }
 }

@@ -26,7 +26,7 @@ std::vector<std::string> describe_bound_inputs(const Graph& g, const BuildConfig
     if (!config.constant_inputs.count(u.input))
       throw Error("graph input '" + u.input + "' " + shape_use_str(u) +
                   ": a static-shape engine needs its value at build time; `fusebench exec --input " + u.input +
-                  "=FILE` binds it from a file, `--shape-input " + u.input + "=V[,V...]` (build, inspect, profile) and a scenario's "
+                  "=FILE` binds it from a file, `--shape-input " + u.input + "=V[,V...]` (build, exec, inspect, profile) and a scenario's "
                   "\"shape_inputs\": {\"" + u.input + "\": [V, ...]} from values");
   for (const auto& [name, value] : config.constant_inputs) {
     auto u = std::find_if(uses.begin(), uses.end(), [&name = name](const ShapeInputUse& s) { return s.input == name; });
