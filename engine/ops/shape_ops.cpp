@@ -34,16 +34,17 @@ std::vector<ValueInfo> infer_reshape(const ShapeContext& c) {
       infer_at = int64_t(i);
     } else if (target[i] < 0) {
       throw Error("invalid target shape entry " + std::to_string(target[i]));
-    } else {
-      known *= target[i];
+    } else if (__builtin_mul_overflow(known, target[i], &known)) {  // a hostile shape: never wrap around to a match
+      throw Error("cannot reshape " + shape_str(x.shape) + " to " + shape_str(target) + ": its element count overflows 64 bits");
     }
   }
   const int64_t total = shape_numel(x.shape);
   if (infer_at >= 0) {
     if (known == 0 || total % known) throw Error("cannot reshape " + shape_str(x.shape) + " to " + shape_str(target));
     target[infer_at] = total / known;
+  } else if (known != total) {
+    throw Error("cannot reshape " + shape_str(x.shape) + " to " + shape_str(target));
   }
-  if (shape_numel(target) != total) throw Error("cannot reshape " + shape_str(x.shape) + " to " + shape_str(target));
   return {ValueInfo{x.dtype, target, true}};
 }
 
