@@ -278,10 +278,11 @@ Graph import_subgraph(const onnx::GraphProto& gp, int64_t opset, const std::stri
   return g;
 }
 
-// libonnx's convolution shape inference indexes past its vectors (a SEGV, found by
-// fuzz_onnx_import) when X and W of a Conv-family node have declared ranks below 3 or
-// unequal; ONNX requires [N, C, D1...] for both. Checked on the ranks the file declares
-// (graph inputs, initializers, value_info) before that inference runs.
+// libonnx's shape inference indexes past its vectors (a SEGV, each found by
+// fuzz_onnx_import) on two kinds of node the ONNX spec forbids: a Conv-family node whose X
+// and W have ranks below 3 or unequal (both must be [N, C, D1...]), and a
+// LayerNormalization whose axis lies outside [-rank, rank). Checked on the ranks the file
+// declares (graph inputs, initializers, value_info) before that inference runs.
 void refuse_what_crashes_onnx_shape_inference(const onnx::ModelProto& model, const std::string& source) {
   std::map<std::string, int> rank;
   const onnx::GraphProto& g = model.graph();
@@ -292,6 +293,13 @@ void refuse_what_crashes_onnx_shape_inference(const onnx::ModelProto& model, con
   for (const auto& v : g.value_info()) declare(v);
   for (const auto& init : g.initializer()) rank[init.name()] = init.dims_size();
   for (const auto& n : g.node()) {
+    if (n.op_type() == "LayerNormalization" && n.input_size() > 0 && rank.count(n.input(0)))
+      for (const auto& a : n.attribute()) {
+        const int64_t r = rank.at(n.input(0));
+        if (a.name() == "axis" && (a.i() < -r || a.i() >= r))
+          throw Error(source + ": node '" + n.name() + "' (LayerNormalization): axis " + std::to_string(a.i()) +
+                      " is outside [-" + std::to_string(r) + ", " + std::to_string(r) + ") for its rank-" + std::to_string(r) + " input");
+      }
     const bool qconv = n.op_type() == "QLinearConv";  // X at 0, W at 3
     const bool conv = qconv || n.op_type() == "Conv" || n.op_type() == "ConvTranspose" || n.op_type() == "ConvInteger";
     if (!conv || (n.domain() != "" && n.domain() != "ai.onnx")) continue;
