@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <numeric>
 #include <queue>
@@ -87,19 +88,24 @@ TEST(PoissonSchedule, IsReproducedExactly) {
   EXPECT_GE(fb::poisson_arrivals(1000, 42, 10, 2000000000).back(), 2000000000);
 }
 
-// The mean wait of first-come-first-served c servers of deterministic service time on
-// these arrivals (ns): the recursion an ideal M/D/c queue follows.
-double ideal_mean_wait_ns(const std::vector<int64_t>& arrivals, int c, int64_t service_ns) {
+// The mean wait of first-come-first-served c servers on these arrivals (ns), query k served
+// in service_ns(k): the recursion an ideal queue follows.
+double ideal_mean_wait_ns(const std::vector<int64_t>& arrivals, int c, const std::function<int64_t(size_t)>& service_ns) {
   std::priority_queue<int64_t, std::vector<int64_t>, std::greater<>> free_at;
   for (int i = 0; i < c; ++i) free_at.push(0);
   double total = 0;
-  for (int64_t a : arrivals) {
-    const int64_t start = std::max(a, free_at.top());
+  for (size_t k = 0; k < arrivals.size(); ++k) {
+    const int64_t start = std::max(arrivals[k], free_at.top());
     free_at.pop();
-    free_at.push(start + service_ns);
-    total += double(start - a);
+    free_at.push(start + service_ns(k));
+    total += double(start - arrivals[k]);
   }
   return total / double(arrivals.size());
+}
+
+// The same with a deterministic service time: an ideal M/D/c queue.
+double ideal_mean_wait_ns(const std::vector<int64_t>& arrivals, int c, int64_t service_ns) {
+  return ideal_mean_wait_ns(arrivals, c, std::function<int64_t(size_t)>([service_ns](size_t) { return service_ns; }));
 }
 
 // M/D/1: Pollaczek-Khinchine, exact. M/D/c: Cosmetatos' correction of half the M/M/c wait
@@ -135,10 +141,15 @@ void busy_us(int64_t us) {
   }
 }
 
-// A server run of `queries` Poisson arrivals at utilisation rho on `c` instances of a
-// synthetic executor that busy-waits `service_us`: the measured mean wait (start minus
-// arrival, the loop's wake-up included) and the ideal M/D/c queue's on the same arrivals, µs.
-std::pair<double, double> measured_and_ideal_wait(int c, double rho, int64_t service_us, int64_t queries, uint64_t seed) {
+// What a server run of `queries` Poisson arrivals at utilisation rho on `c` instances of a
+// synthetic executor that busy-waits `service_us` measured, beside ideal queues on the same
+// arrivals (µs): `served` is served as the run served each query (its measured start to end,
+// which a preempted busy-wait stretches), `nominal` in exactly `service_us`.
+struct QueueWaits {
+  double measured = 0, served = 0, nominal = 0, mean_service = 0;
+};
+
+QueueWaits measured_and_ideal_wait(int c, double rho, int64_t service_us, int64_t queries, uint64_t seed) {
   fb::LoadSettings s;
   s.scenario = "server";
   s.instances = c;
@@ -151,45 +162,58 @@ std::pair<double, double> measured_and_ideal_wait(int c, double rho, int64_t ser
   const std::vector<int64_t> schedule = fb::poisson_arrivals(s.target_qps, s.seed, s.min_queries, 0);
   const fb::LoadRun run = fb::run_load(s, pool, schedule);
   EXPECT_EQ(run.stopped, "");
-  double wait = 0;
-  for (const fb::LoadSample& q : run.samples) wait += double(q.start_ns - q.issue_ns);
-  wait /= double(run.samples.size()) * 1e3;
+  QueueWaits w;
+  EXPECT_EQ(run.samples.size(), schedule.size());
+  if (run.samples.size() != schedule.size()) return w;
+  for (const fb::LoadSample& q : run.samples) {
+    w.measured += double(q.start_ns - q.issue_ns);
+    w.mean_service += double(q.end_ns - q.start_ns);
+  }
+  w.measured /= double(run.samples.size()) * 1e3;
+  w.mean_service /= double(run.samples.size()) * 1e3;
+  w.served = ideal_mean_wait_ns(schedule, c, std::function<int64_t(size_t)>([&](size_t k) {
+               return run.samples[k].end_ns - run.samples[k].start_ns;
+             })) / 1e3;
+  w.nominal = ideal_mean_wait_ns(schedule, c, service_us * 1000) / 1e3;
   const fb::LoadFigures f = fb::load_figures(s, 1, run);
   EXPECT_EQ(f.served, queries);
   EXPECT_NEAR(f.qps, s.target_qps, 0.1 * s.target_qps);
-  return {wait, ideal_mean_wait_ns(schedule, c, service_us * 1000) / 1e3};
+  return w;
 }
 
-// The measured queueing delay against M/D/c, in two parts: the loop serves as an ideal
-// first-come-first-served queue on its own arrivals would (within 15% + 40 µs: the wake-up
-// of an idle instance, tens of µs, and the machine's preemptions), and that queue's wait on
-// these 2000-2400 arrivals lies within 25% of the theory (their sampling error; on 2 million
-// arrivals it is within 2%, IdealQueueOnOurArrivalsMatchesMDc). 1 ms services keep the
-// wake-up small against the wait. The test runs alone (tests/CMakeLists.txt: RUN_SERIAL),
-// since its instances need the cores.
-// The measured waits are the machine's when other processes hold its cores (a wait of
-// 200 ms was seen at load 3.9 on 2 cores): then the comparison says nothing, and is skipped.
+// The measured queueing delay against M/D/c, in two parts. First, the loop serves as an ideal
+// first-come-first-served queue would on its own arrivals and its own measured service times
+// (within 15% + 40 µs: the wake-up of an idle instance, tens of µs). Its measured service
+// times, not the nominal 1 ms, since a busy-wait preempted by the hypervisor or another
+// process runs longer, and 2 instances on 2 vCPUs leave no slack for that (CI saw a 566 µs
+// wait against 344 µs nominal). Second, the ideal queue at exactly 1 ms on these 2000-2400
+// arrivals lies within 25% of the theory (their sampling error; on 2 million arrivals it is
+// within 2%, IdealQueueOnOurArrivalsMatchesMDc). The test runs alone (tests/CMakeLists.txt:
+// RUN_SERIAL), since its instances need the cores.
+// When other processes hold the cores (a wait of 200 ms was seen at load 3.9 on 2 cores) the
+// comparison says nothing, and is skipped.
 #define SKIP_WHEN_BUSY(instances)                                                                              \
   if (const std::string busy = fb::busy_machine_warning(instances, int(std::thread::hardware_concurrency()), 0.5); \
       !busy.empty())                                                                                           \
   GTEST_SKIP() << busy
 
+void expect_matches_queueing_theory(int c, double rho, int64_t queries, uint64_t seed, double theory) {
+  const QueueWaits w = measured_and_ideal_wait(c, rho, 1000, queries, seed);
+  std::printf("M/D/%d rho %.1f, service 1 ms (measured mean %.1f us): measured wait %.1f us, ideal queue on the "
+              "measured services %.1f us, at 1 ms %.1f us, theory %.1f us\n",
+              c, rho, w.mean_service, w.measured, w.served, w.nominal, theory);
+  EXPECT_NEAR(w.measured, w.served, 0.15 * w.served + 40);
+  EXPECT_NEAR(w.nominal, theory, 0.25 * theory);
+}
+
 TEST(ServerRun, QueueingDelayMatchesMD1) {
   SKIP_WHEN_BUSY(1);
-  const auto [wait, ideal] = measured_and_ideal_wait(1, 0.5, 1000, 2000, 1);
-  const double theory = md1_wait(0.5, 1000);
-  std::printf("M/D/1 rho 0.5, service 1 ms: measured wait %.1f us, ideal queue %.1f us, theory %.1f us\n", wait, ideal, theory);
-  EXPECT_NEAR(wait, ideal, 0.15 * ideal + 40);
-  EXPECT_NEAR(ideal, theory, 0.25 * theory);
+  expect_matches_queueing_theory(1, 0.5, 2000, 1, md1_wait(0.5, 1000));
 }
 
 TEST(ServerRun, TwoInstancesMatchMD2) {
   SKIP_WHEN_BUSY(2);
-  const auto [wait, ideal] = measured_and_ideal_wait(2, 0.6, 1000, 2400, 3);
-  const double theory = mdc_wait(2, 0.6, 1000);
-  std::printf("M/D/2 rho 0.6, service 1 ms: measured wait %.1f us, ideal queue %.1f us, theory %.1f us\n", wait, ideal, theory);
-  EXPECT_NEAR(wait, ideal, 0.15 * ideal + 40);
-  EXPECT_NEAR(ideal, theory, 0.25 * theory);
+  expect_matches_queueing_theory(2, 0.6, 2400, 3, mdc_wait(2, 0.6, 1000));
 }
 
 TEST(LoadRun, StreamedScenariosIssueOnCompletion) {
