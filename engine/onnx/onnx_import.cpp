@@ -1,7 +1,6 @@
 #include "engine/onnx/onnx_import.h"
 
 #include <onnx/checker.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include "engine/onnx/model_limits.h"
 #include "engine/onnx/opset_upgrade.h"
@@ -278,41 +277,6 @@ Graph import_subgraph(const onnx::GraphProto& gp, int64_t opset, const std::stri
   return g;
 }
 
-// libonnx's shape inference indexes past its vectors (a SEGV, each found by
-// fuzz_onnx_import) on two kinds of node the ONNX spec forbids: a Conv-family node whose X
-// and W have ranks below 3 or unequal (both must be [N, C, D1...]), and a
-// LayerNormalization whose axis lies outside [-rank, rank). Checked on the ranks the file
-// declares (graph inputs, initializers, value_info) before that inference runs.
-void refuse_what_crashes_onnx_shape_inference(const onnx::ModelProto& model, const std::string& source) {
-  std::map<std::string, int> rank;
-  const onnx::GraphProto& g = model.graph();
-  auto declare = [&](const onnx::ValueInfoProto& v) {
-    if (v.type().has_tensor_type() && v.type().tensor_type().has_shape()) rank[v.name()] = v.type().tensor_type().shape().dim_size();
-  };
-  for (const auto& v : g.input()) declare(v);
-  for (const auto& v : g.value_info()) declare(v);
-  for (const auto& init : g.initializer()) rank[init.name()] = init.dims_size();
-  for (const auto& n : g.node()) {
-    if (n.op_type() == "LayerNormalization" && n.input_size() > 0 && rank.count(n.input(0)))
-      for (const auto& a : n.attribute()) {
-        const int64_t r = rank.at(n.input(0));
-        if (a.name() == "axis" && (a.i() < -r || a.i() >= r))
-          throw Error(source + ": node '" + n.name() + "' (LayerNormalization): axis " + std::to_string(a.i()) +
-                      " is outside [-" + std::to_string(r) + ", " + std::to_string(r) + ") for its rank-" + std::to_string(r) + " input");
-      }
-    const bool qconv = n.op_type() == "QLinearConv";  // X at 0, W at 3
-    const bool conv = qconv || n.op_type() == "Conv" || n.op_type() == "ConvTranspose" || n.op_type() == "ConvInteger";
-    if (!conv || (n.domain() != "" && n.domain() != "ai.onnx")) continue;
-    const int w_at = qconv ? 3 : 1;
-    if (n.input_size() <= w_at) continue;
-    const auto x = rank.find(n.input(0)), w = rank.find(n.input(w_at));
-    const int xr = x == rank.end() ? -1 : x->second, wr = w == rank.end() ? -1 : w->second;
-    if ((xr >= 0 && xr < 3) || (wr >= 0 && wr < 3) || (xr >= 0 && wr >= 0 && xr != wr))
-      throw Error(source + ": node '" + n.name() + "' (" + n.op_type() + "): input X has rank " + std::to_string(xr) + " and W rank " +
-                  std::to_string(wr) + "; a convolution needs both of one rank, 3 or more ([N, C, D1, ...])");
-  }
-}
-
 }  // namespace
 
 Graph import_onnx(onnx::ModelProto model, const std::string& source, const std::string& base_dir) {
@@ -346,16 +310,10 @@ Graph import_onnx(onnx::ModelProto model, const std::string& source, const std::
   for (const auto& out : model.graph().output())
     if (!produced.count(out.name()))
       throw Error(source + ": graph output '" + out.name() + "' is produced by no node, graph input or initializer");
-  refuse_what_crashes_onnx_shape_inference(model, source);
   const OpsetUpgrade upgrade = upgrade_opset(model, source);
   if (upgrade.converted) {
     initializers.clear();  // adapters may add or rewrite initializers
     for (const auto& init : model.graph().initializer()) initializers[init.name()] = tensor_from_proto(init, base_dir);
-  }
-  try {
-    onnx::shape_inference::InferShapes(model);
-  } catch (const std::exception& e) {
-    throw Error(source + ": ONNX shape inference failed: " + std::string(e.what()).substr(0, 600));
   }
   const onnx::GraphProto& gp = model.graph();
   Graph g;

@@ -1,5 +1,6 @@
 // ONNX → IR. Reads a ModelProto (from a file or built in memory), validates it with the
-// onnx library's checker and shape inference, and converts nodes, attributes and
+// onnx library's checker (shapes are inferred by the engine's own op table, not by libonnx,
+// whose inference crashed on hostile files), and converts nodes, attributes and
 // initializers. External data is read relative to the model's folder; a location that
 // escapes that folder is refused. Every error names the file, and the node where known.
 #pragma once
