@@ -4,11 +4,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <csignal>
 #include <random>
+#include <thread>
 
 #include "engine/builder/builder.h"
 #include "engine/onnx/onnx_import.h"
 #include "engine/reference/reference_executor.h"
+#include "engine/util/isolated_call.h"
 #include "engine/zoo/zoo.h"
 #include "shell_command.h"
 
@@ -295,6 +298,57 @@ TEST_F(ImportTest, TenThousandNodeModelRuns) {
     engine->run({x});
     expect_y(engine->outputs()[0]);
   }
+}
+
+// An old model is brought to opset 11 by the onnx library's converter, in a child process.
+TEST_F(ImportTest, OldOpsetIsConvertedAndRuns) {
+  onnx::ModelProto m = one_node("Relu");
+  m.set_ir_version(4);
+  m.mutable_opset_import(0)->set_version(9);
+  const Graph g = import_onnx(m, "old.onnx", "");
+  ASSERT_EQ(g.import_log.size(), 1u);
+  EXPECT_EQ(g.import_log[0], "version converter: converted opset 9 to opset 11 with the onnx library's version converter");
+  EXPECT_EQ(g.opset, 11);
+  Tensor x(DType::Float32, {2, 3});
+  for (int i = 0; i < 6; ++i) x.data<float>()[i] = float(i) - 2.5f;
+  const Tensor y = ReferenceExecutor(g, 1).run({x})[0];
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(y.data<float>()[i], std::max(float(i) - 2.5f, 0.f)) << i;
+}
+
+TEST(IsolatedCall, ReturnsWhatTheWorkReturned) {
+  const IsolatedResult r = call_isolated([] { return std::string("bytes\0and more", 14); });
+  EXPECT_TRUE(r.ok) << r.why;
+  EXPECT_EQ(r.output, std::string("bytes\0and more", 14));
+}
+
+TEST(IsolatedCall, AnExceptionComesBackAsItsMessage) {
+  const IsolatedResult r = call_isolated([]() -> std::string { throw std::runtime_error("no adapter for Foo"); });
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.why, "no adapter for Foo");
+}
+
+TEST(IsolatedCall, ACrashEndsTheChildNotTheCaller) {
+  const IsolatedResult r = call_isolated([]() -> std::string {
+    std::raise(SIGSEGV);
+    return "unreachable";
+  });
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.why, "killed by signal 11 (SIGSEGV)");
+}
+
+TEST(IsolatedCall, AHangIsKilledAtTheDeadline) {
+  IsolatedLimits limits;
+  limits.seconds = 1;
+  const auto t0 = std::chrono::steady_clock::now();
+  const IsolatedResult r = call_isolated(
+      []() -> std::string {
+        std::this_thread::sleep_for(std::chrono::seconds(30));
+        return "late";
+      },
+      limits);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.why, "timed out after 1 s");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
 }
 
 }  // namespace
