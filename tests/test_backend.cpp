@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
+#include <map>
+#include <set>
 
 #include "engine/backend/backend.h"
 #include "engine/builder/builder.h"
@@ -12,6 +15,7 @@
 #include "engine/reference/reference_executor.h"
 #include "harness/calibration.h"
 #include "harness/model_source.h"
+#include "tests/resnet_block_model.h"
 
 namespace fb {
 namespace {
@@ -131,7 +135,7 @@ class CpuWithOtherAnswers : public Backend {
   void copy_to_device(void* dst, const void* src, size_t n) const override { cpu_->copy_to_device(dst, src, n); }
   void copy_to_host(void* dst, const void* src, size_t n) const override { cpu_->copy_to_host(dst, src, n); }
   Tensor to_host(const Tensor& t) const override { return cpu_->to_host(t); }
-  bool channels_last_convolutions() const override { return cpu_->channels_last_convolutions(); }
+  bool runs_channels_last(const Node& node) const override { return cpu_->runs_channels_last(node); }
 
 
  protected:
@@ -185,7 +189,7 @@ class MatMulTf32 final : public CpuWithOtherAnswers {
     if (node.op_type == "MatMul" || node.op_type == "Gemm" || node.op_type == "FusedMatMul") s.insert(Precision::TF32);
     return s;
   }
-  bool channels_last_convolutions() const override { return false; }
+  bool runs_channels_last(const Node&) const override { return false; }
 };
 
 // tf32 is a math mode for matrix products: those keep it where the backend has a tf32
@@ -229,7 +233,7 @@ class NoFusedMatMul final : public CpuWithOtherAnswers {
   PrecisionSet supported_precisions(const Node& node, const OpDef& def) const override {
     return node.op_type == "FusedMatMul" ? PrecisionSet{} : cpu_->supported_precisions(node, def);
   }
-  bool channels_last_convolutions() const override { return false; }
+  bool runs_channels_last(const Node&) const override { return false; }
 };
 
 // Passes ask the build's backend instead of naming one: a fused form it has no kernel for
@@ -255,6 +259,77 @@ TEST(Backend, FusionAndLayoutAskTheBackend) {
   const Graph resnet_cpu = optimize_graph(load_model("zoo:resnet?blocks=1&width=8&image=16").graph, cfg, &log);
   EXPECT_TRUE(std::any_of(resnet_cpu.nodes.begin(), resnet_cpu.nodes.end(),
                           [](const Node& n) { return n.has_attr("y_layout"); }));
+}
+
+// The CPU backend running channels-last only the op types it is given (as a GPU's may).
+class ChannelsLastOnly final : public CpuWithOtherAnswers {
+ public:
+  explicit ChannelsLastOnly(std::set<std::string> ops) : ops_(std::move(ops)) {}
+  std::string name() const override { return "some-layouts"; }
+  bool runs_channels_last(const Node& node) const override { return ops_.count(node.op_type) > 0; }
+
+ private:
+  std::set<std::string> ops_;
+};
+
+// Per op type, the nodes carrying a layout.
+std::map<std::string, int> laid_out(const Graph& g) {
+  std::map<std::string, int> n;
+  for (const Node& node : g.nodes)
+    n[node.op_type] += node.has_attr("x_layout") || node.has_attr("y_layout") || node.has_attr("residual_layout");
+  std::erase_if(n, [](const auto& kv) { return kv.second == 0; });
+  return n;
+}
+
+// The conv-layout pass asks the backend of every node it could mark and marks only those it
+// answers yes for; a value whose writer or some reader is declined stays plain, and so does
+// everything tied to it (an Add's inputs, a pool's output). It runs before precision
+// lowering, so an fp16 build is laid out as the fp32 one.
+TEST(Backend, ConvLayoutMarksOnlyWhatTheBackendRunsChannelsLast) {
+  const Graph block = test::resnet_style_block();
+  BuildConfig cfg;
+  cfg.fusion = FusionLevel::Standard;
+  const std::set<std::string> all{"Conv", "FusedConv", "MaxPool", "AveragePool", "Add", "GlobalAveragePool"};
+  // stem, block.conv1, block.conv2 (residual), dw, pw, head; the pool, the sum, both pools.
+  const std::map<std::string, int> full{
+      {"FusedConv", 6}, {"MaxPool", 1}, {"Add", 1}, {"AveragePool", 1}, {"GlobalAveragePool", 1}};
+  // The sum declined (or a pool after it): dw and pw read s channels-last and write plain.
+  const std::map<std::string, int> up_to_the_sum{{"FusedConv", 5}, {"MaxPool", 1}};
+  struct Case {
+    std::set<std::string> declined;
+    std::map<std::string, int> marked;
+    std::string log;  // what the build log says of the declined
+  };
+  const Case cases[] = {
+      {{}, full, ""},
+      // The stem's output is read by the pool only: the stem is plain, block.conv1 reads plain.
+      {{"MaxPool"}, {{"FusedConv", 5}, {"Add", 1}, {"AveragePool", 1}, {"GlobalAveragePool", 1}}, "runs 1 MaxPool layer(s)"},
+      {{"Add"}, up_to_the_sum, "runs 1 Add layer(s)"},
+      {{"AveragePool"}, up_to_the_sum, "runs 1 AveragePool layer(s)"},
+      {{"GlobalAveragePool"}, up_to_the_sum, "runs 1 GlobalAveragePool layer(s)"},
+      {{"Conv", "FusedConv"}, {}, "runs 5 FusedConv layer(s)"},
+  };
+  for (const char* precision : {"fp32", "fp16"})
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(precision) + ", declined: " + std::to_string(c.declined.size()) + " op type(s) " +
+                   (c.declined.empty() ? "" : *c.declined.begin()));
+      cfg.precision = precision;
+      std::set<std::string> runs;
+      std::set_difference(all.begin(), all.end(), c.declined.begin(), c.declined.end(), std::inserter(runs, runs.end()));
+      ChannelsLastOnly backend(runs);
+      std::vector<std::string> log;
+      const Graph g = optimize_graph(block, cfg, &log, *OpRegistry::builtin(), nullptr, &backend);
+      EXPECT_EQ(laid_out(g), c.marked);
+      const bool said = std::any_of(log.begin(), log.end(), [&](const std::string& l) {
+        return l.find("conv-layout: the some-layouts backend " + c.log) != std::string::npos;
+      });
+      EXPECT_TRUE(c.log.empty() || said) << c.log;
+      for (const Node& n : g.nodes)
+        if (n.op_type == "FusedConv") EXPECT_EQ(precision_name(n.precision), precision) << n.describe();
+    }
+  // The CPU backend runs them all: its marking is the full one.
+  std::vector<std::string> log;
+  EXPECT_EQ(laid_out(optimize_graph(block, cfg, &log)), full);
 }
 
 TEST(Backend, CpuAnswersSupportAllocatesAndRefusesUnknownNames) {

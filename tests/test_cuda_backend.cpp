@@ -7,16 +7,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <thread>
 
 #include "engine/backend/backend.h"
 #include "engine/builder/builder.h"
+#include "engine/ops/half_float.h"
 #include "engine/reference/device_reference.h"
 #include "engine/reference/reference_executor.h"
 #include "harness/accuracy.h"
 #include "harness/inputs.h"
 #include "harness/model_source.h"
+#include "tests/resnet_block_model.h"
 
 namespace fb {
 namespace {
@@ -329,6 +333,109 @@ TEST(CudaGraph, APlanWithACpuFallbackIsRefusedNamingTheNode) {
     ADD_FAILURE() << "built";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("cuda_graph: node 'middle' (Triple) runs on the CPU"), std::string::npos) << e.what();
+  }
+}
+
+// ---- Channels-last (NHWC) convolutions and the ops between them -------------------------
+
+// Sets FUSEBENCH_CUDA_CHANNELS_LAST for a scope: the CUDA backend reads it each time the
+// conv-layout pass asks, so an engine built inside is channels-last ("1") or plain ("0").
+class ChannelsLastSetting {
+ public:
+  explicit ChannelsLastSetting(const char* value) {
+    if (const char* v = std::getenv(kName)) before_ = v, had_ = true;
+    setenv(kName, value, 1);
+  }
+  ~ChannelsLastSetting() { had_ ? setenv(kName, before_.c_str(), 1) : unsetenv(kName); }
+
+ private:
+  static constexpr const char* kName = "FUSEBENCH_CUDA_CHANNELS_LAST";
+  std::string before_;
+  bool had_ = false;
+};
+
+std::string layer_list(const Engine& e) {
+  std::string s;
+  for (const LayerInfo& l : e.layers()) s += l.name + ": " + l.kind + " [" + l.kernel + "]\n";
+  return s;
+}
+
+// Layers whose kernel name holds every one of `parts`.
+int layers_with(const Engine& e, std::initializer_list<const char*> parts) {
+  int n = 0;
+  for (const LayerInfo& l : e.layers())
+    n += std::all_of(parts.begin(), parts.end(), [&](const char* p) { return l.kernel.find(p) != std::string::npos; });
+  return n;
+}
+
+Tensor as_float32(const Tensor& t) { return is_half_type(t.dtype()) ? widen_half(t) : t; }
+
+// tests/resnet_block_model.h's block built for the GPU channels-last and plain, at fp32 and
+// fp16: every convolution (cuDNN's and the depthwise one), both pools, the sum and the
+// global pool run channels-last (their kernel names say nhwc), and the outputs and every
+// layer's output (captured back in the plain layout) agree with the CPU reference and with
+// the plain (NCHW) GPU engine: fp32 as the device reference must, fp16 by cosine >= 0.999.
+TEST(CudaChannelsLast, AResNetBlockRunsChannelsLastAndAgreesWithCpuAndNchw) {
+  if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
+  const Graph g = test::resnet_style_block();
+  const int64_t batch = 2;
+  ReferenceExecutor reference(g, batch);
+  const std::vector<Tensor> inputs = make_inputs(g, reference.input_shapes(), 77);
+  const std::vector<Tensor> expected = reference.run(inputs);
+  const std::map<std::string, Tensor> every_value = reference.run_all(inputs);
+  for (const char* precision : {"fp32", "fp16"}) {
+    SCOPED_TRACE(precision);
+    BuildConfig cfg;
+    cfg.device = "cuda";
+    cfg.batch = batch;
+    cfg.fusion = FusionLevel::Standard;
+    cfg.precision = precision;
+    std::unique_ptr<Engine> nhwc, nchw;
+    {
+      ChannelsLastSetting on("1");
+      nhwc = build_engine(g, cfg);
+    }
+    {
+      ChannelsLastSetting off("0");
+      nchw = build_engine(g, cfg);
+    }
+    const std::string layers = "channels-last engine's layers:\n" + layer_list(*nhwc);
+    EXPECT_EQ(layers_with(*nhwc, {"cudnn.conv[", "nchw→nhwc"}), 1) << layers;  // the stem reads the image
+    EXPECT_EQ(layers_with(*nhwc, {"cudnn.conv[", "nhwc→nhwc"}), 3) << layers;  // block.conv1, conv2 (+residual), pw
+    EXPECT_EQ(layers_with(*nhwc, {"depthwise_conv", "nhwc→nhwc"}), 1) << layers;
+    EXPECT_EQ(layers_with(*nhwc, {"cudnn.conv[", "nhwc→nchw"}), 1) << layers;  // head writes a graph output
+    EXPECT_EQ(layers_with(*nhwc, {"cuda.maxpool nhwc→nhwc"}), 1) << layers;
+    EXPECT_EQ(layers_with(*nhwc, {"cuda.averagepool nhwc→nhwc"}), 1) << layers;
+    EXPECT_EQ(layers_with(*nhwc, {"cuda.binary[Add] nhwc→nhwc"}), 1) << layers;
+    EXPECT_EQ(layers_with(*nhwc, {"cuda.global_pool[GlobalAveragePool] nhwc"}), 1) << layers;
+    EXPECT_EQ(layers_with(*nchw, {"nhwc"}), 0) << "FUSEBENCH_CUDA_CHANNELS_LAST=0 engine's layers:\n" << layer_list(*nchw);
+    const std::vector<std::string>& log = nchw->build_log();
+    EXPECT_TRUE(std::any_of(log.begin(), log.end(), [](const std::string& l) {
+      return l.find("conv-layout: the cuda backend runs 5 FusedConv layer(s) plain (NCHW) only") != std::string::npos;
+    }));
+
+    const AccuracyConfig tol = std::string(precision) == "fp32" ? device_reference_agreement() : default_accuracy("fp16");
+    nhwc->run(inputs);
+    nchw->run(inputs);
+    const AccuracyResult vs_cpu = compare_outputs(nhwc->outputs(), expected, g.outputs, tol);
+    EXPECT_TRUE(vs_cpu.passed) << "channels-last outputs against the CPU reference: " << vs_cpu.detail << "\n" << layers;
+    const AccuracyResult vs_nchw = compare_outputs(nhwc->outputs(), nchw->outputs(), g.outputs, tol);
+    EXPECT_TRUE(vs_nchw.passed) << "channels-last outputs against the NCHW GPU engine: " << vs_nchw.detail << "\n" << layers;
+
+    // Layer by layer: the first value that differs names the layer at fault.
+    const std::map<std::string, Tensor> got = nhwc->run_capture(inputs), plain = nchw->run_capture(inputs);
+    int compared = 0;
+    for (const auto& [name, t] : got) {
+      if (!every_value.count(name) || !plain.count(name)) continue;
+      const AccuracyResult r = compare_outputs({as_float32(t)}, {as_float32(plain.at(name))}, {name}, tol);
+      EXPECT_TRUE(r.passed) << "value '" << name << "', channels-last against NCHW on the GPU: " << r.detail << "\n" << layers;
+      if (std::string(precision) == "fp32") {
+        const AccuracyResult c = compare_outputs({t}, {every_value.at(name)}, {name}, tol);
+        EXPECT_TRUE(c.passed) << "value '" << name << "', channels-last against the CPU reference: " << c.detail;
+      }
+      ++compared;
+    }
+    EXPECT_GE(compared, 10) << layers;  // every layer's output but the Flatten view
   }
 }
 

@@ -131,8 +131,16 @@ class Backend {
   virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) const = 0;
   // A host copy of one of its tensors (after the work queued so far).
   virtual Tensor to_host(const Tensor& t) const = 0;
-  // Convolutions' activations may be kept channels-last between layers (the conv-layout pass).
-  virtual bool channels_last_convolutions() const = 0;
+  // Whether this backend runs `node` with its activations channels-last as the conv-layout
+  // pass would mark it (x_layout, residual_layout, y_layout = "channels_last":
+  // engine/ops/fused_conv.h). The pass asks only of nodes it could mark (convolutions, 2-D
+  // transposed convolutions, GlobalAveragePool and the layout-tied ops it names) and marks
+  // only those answered yes; a Transpose or Reshape it turns into a view runs no kernel and
+  // is not asked. Default: no node (every activation plain NCHW).
+  virtual bool runs_channels_last(const Node& node) const {
+    (void)node;
+    return false;
+  }
   // What the build log says of how this backend runs a build with reduced-precision layers
   // (the CPU: which oneDNN ISA, whether bf16 products run on bf16 kernels); "" for nothing.
   virtual std::string reduced_precision_note() const { return ""; }

@@ -32,8 +32,13 @@
 //        ⇒   FusedConv[y_layout] ─▶ v ─▶ GlobalAveragePool[x_layout] ─▶ … ─▶ Mul[x_layout, y_layout] ─▶ w ─▶ FusedConv[x_layout]
 //
 // Left alone: graph outputs, partition points (both may be looked at), values a subgraph
-// body reads, values any other op reads, and layers excluded from fusion.
+// body reads, values any other op reads, layers excluded from fusion, and every node the
+// build's backend does not run channels-last (Backend::runs_channels_last, asked per node:
+// the CPU runs them all; the CUDA backend its convolutions, 2-D pools, same-shape Adds and
+// GlobalAveragePool). Tensor types are the model's here: precision lowering runs after this
+// pass, so an fp16 or bf16 build is laid out as its float32 model.
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "engine/backend/backend.h"
@@ -199,19 +204,31 @@ void as_channels_last_view(Graph& g, std::vector<size_t> nodes, const std::strin
 }  // namespace
 
 int conv_layout_propagation(PassContext& ctx) {
-  // The backend says whether it keeps convolutions' activations channels-last (the CPU's
-  // oneDNN kernels do; the CUDA backend's cuDNN layers read plain NCHW).
-  if (ctx.backend && !ctx.backend->channels_last_convolutions()) return 0;
   Graph& g = ctx.graph;
+  // Whether the backend runs node n channels-last (no backend: the CPU's answer, all).
+  std::map<std::string, int> runs_plain;  // op type -> candidates the backend declined, for the log
+  auto backend_runs = [&](const Node& n) {
+    if (!ctx.backend || ctx.backend->runs_channels_last(n)) return true;
+    ++runs_plain[n.op_type];
+    return false;
+  };
+  std::vector<bool> can_run(g.nodes.size(), false);  // asked once per candidate
   std::set<std::string> body_reads;
   for (const Node& n : g.nodes) add_subgraph_reads(n, body_reads);
   std::vector<Tied> tied;
-  for (const Node& n : g.nodes) tied.push_back(node_fusible(n, ctx.config) ? layout_tied(g, n) : Tied{});
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    const bool candidate = node_fusible(n, ctx.config) &&
+                           (is_convolution(n) || channels_last_deconv(g, n) || channels_last_global_pool(g, n) ||
+                            layout_tied(g, n).any());
+    can_run[i] = candidate && backend_runs(n);
+    tied.push_back(can_run[i] ? layout_tied(g, n) : Tied{});
+  }
   // The values node i writes that may be channels-last.
   auto written = [&](size_t i) {
     const Node& n = g.nodes[i];
     std::vector<std::string> vs;
-    if ((is_convolution(n) || channels_last_deconv(g, n)) && node_fusible(n, ctx.config)) vs.push_back(n.outputs[0]);
+    if ((is_convolution(n) || channels_last_deconv(g, n)) && can_run[i]) vs.push_back(n.outputs[0]);
     for (size_t o : tied[i].outputs) vs.push_back(n.outputs[o]);
     return vs;
   };
@@ -219,10 +236,10 @@ int conv_layout_propagation(PassContext& ctx) {
   auto reads_channels_last = [&](size_t r, size_t k) {
     const Node& c = g.nodes[r];
     if (!node_fusible(c, ctx.config)) return false;
-    if (is_convolution(c)) return k == 0 || (k == 3 && conv_has_residual(c));
-    if (channels_last_global_pool(g, c) || channels_last_deconv(g, c) || channels_to_last_transpose(g, c) ||
-        spatial_flatten_to_last(ctx, r, body_reads) >= 0)
-      return k == 0;
+    if (is_convolution(c)) return can_run[r] && (k == 0 || (k == 3 && conv_has_residual(c)));
+    if (channels_last_global_pool(g, c) || channels_last_deconv(g, c)) return can_run[r] && k == 0;
+    // Views of the channels-last bytes: no kernel, nothing to ask.
+    if (channels_to_last_transpose(g, c) || spatial_flatten_to_last(ctx, r, body_reads) >= 0) return k == 0;
     return std::find(tied[r].inputs.begin(), tied[r].inputs.end(), k) != tied[r].inputs.end();
   };
   // The values that may stay channels-last: a writer writes them, readers read them.
@@ -281,6 +298,9 @@ int conv_layout_propagation(PassContext& ctx) {
       ++count;
     }
   }
+  for (const auto& [op, nodes] : runs_plain)
+    ctx.log.push_back("  conv-layout: the " + ctx.backend->name() + " backend runs " + std::to_string(nodes) + " " + op +
+                      " layer(s) plain (NCHW) only");
   g.compact();  // the Reshapes views replaced
   remove_unread_initializers(g);  // and their shapes
   return count;

@@ -21,25 +21,13 @@ namespace fb {
 
 namespace {
 
-// The [N, C, d...] tensor's channels-last bytes (NHWC for 4-D) as a plain one, for captures.
-Tensor nhwc_to_nchw(const Tensor& t) {
-  const Shape& s = t.shape();
-  const int64_t n = s[0], c = s[1], hw = n * c != 0 ? t.numel() / (n * c) : 0;
-  const size_t esize = dtype_size(t.dtype());
-  Tensor out(t.dtype(), s);
-  const char* x = static_cast<const char*>(t.raw());
-  char* y = static_cast<char*>(out.raw());
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t p = 0; p < hw; ++p)
-      for (int64_t k = 0; k < c; ++k) std::memcpy(y + size_t((b * c + k) * hw + p) * esize, x + size_t((b * hw + p) * c + k) * esize, esize);
-  return out;
-}
-
 // A layer whose outputs of rank 3 to 5 hold channels-last bytes under their logical
 // shapes: captures come back plain.
 class NhwcOutputLayer : public Layer {
  public:
-  Tensor plain_copy(const Tensor& output) const override { return output.rank() >= 3 ? nhwc_to_nchw(output) : output.clone(); }
+  Tensor plain_copy(const Tensor& output) const override {
+    return output.rank() >= 3 ? channels_last_to_plain(output) : output.clone();
+  }
 };
 
 // Rows of pixels, about 64 KiB of channels per task.
@@ -404,7 +392,7 @@ class ChannelGateNhwc : public NhwcOutputLayer {
   double flops() const override { return double(y_->numel()); }
   // A capture reads the quantized output back as the float32 values it stands for.
   Tensor plain_copy(const Tensor& output) const override {
-    return y_step_ > 0 ? dequantized(nhwc_to_nchw(output), y_step_, y_zero_point_) : NhwcOutputLayer::plain_copy(output);
+    return y_step_ > 0 ? dequantized(channels_last_to_plain(output), y_step_, y_zero_point_) : NhwcOutputLayer::plain_copy(output);
   }
 
  private:

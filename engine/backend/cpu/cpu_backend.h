@@ -21,7 +21,9 @@ class CpuBackend final : public Backend {
   void copy_to_device(void* dst, const void* host_src, size_t bytes) const override;
   void copy_to_host(void* host_dst, const void* src, size_t bytes) const override;
   Tensor to_host(const Tensor& t) const override { return t.clone(); }
-  bool channels_last_convolutions() const override { return true; }
+  // Every node the conv-layout pass may mark: oneDNN's NHWC convolutions and our
+  // channels-last layers (channels_last_layers.h) run them all.
+  bool runs_channels_last(const Node&) const override { return true; }
   std::string reduced_precision_note() const override;
   std::map<std::string, std::string> library_versions() const override;
   // A 1024² float32 oneDNN matmul (best of 5) and a 256 MiB parallel copy (best of 3).

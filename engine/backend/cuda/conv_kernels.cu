@@ -11,13 +11,27 @@ namespace {
 template <typename I>
 __global__ void depthwise_conv_kernel(DepthwiseConv p, I total) {
   const I out_w = I(p.out_w), out_h = I(p.out_h), in_w = I(p.in_w), in_h = I(p.in_h);
+  const I channels = I(p.channels);
   for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < total; i += I(gridDim.x) * I(blockDim.x)) {
-    const I ox = i % out_w;
-    I rest = i / out_w;
-    const I oy = rest % out_h;
-    rest /= out_h;
-    const I ch = rest % I(p.channels);
-    const I x0 = rest * in_h * in_w;  // (b·C + ch)'s plane
+    // Output i's channel, pixel and the element stride between neighbouring input pixels.
+    I ch, ox, oy, x0, step;
+    if (p.channels_last) {  // i = ((b·oh + oy)·ow + ox)·C + ch
+      ch = i % channels;
+      I rest = i / channels;
+      ox = rest % out_w;
+      rest /= out_w;
+      oy = rest % out_h;
+      x0 = (rest / out_h) * in_h * in_w * channels + ch;  // sample b's first pixel, channel ch
+      step = channels;
+    } else {  // i = ((b·C + ch)·oh + oy)·ow + ox
+      ox = i % out_w;
+      I rest = i / out_w;
+      oy = rest % out_h;
+      rest /= out_h;
+      ch = rest % channels;
+      x0 = rest * in_h * in_w;  // (b·C + ch)'s plane
+      step = 1;
+    }
     const I w0 = ch * I(p.kernel_h * p.kernel_w);
     float acc = 0.f;
     for (I ky = 0; ky < I(p.kernel_h); ++ky) {
@@ -26,7 +40,7 @@ __global__ void depthwise_conv_kernel(DepthwiseConv p, I total) {
       for (I kx = 0; kx < I(p.kernel_w); ++kx) {
         const I ix = ox * I(p.stride_w) - I(p.pad_w) + kx * I(p.dilation_w);
         if (ix < 0 || ix >= in_w) continue;
-        acc += load(p.x, p.elem, x0 + iy * in_w + ix) * load(p.weights, p.elem, w0 + ky * I(p.kernel_w) + kx);
+        acc += load(p.x, p.elem, x0 + (iy * in_w + ix) * step) * load(p.weights, p.elem, w0 + ky * I(p.kernel_w) + kx);
       }
     }
     if (p.bias) acc += load(p.bias, p.elem, ch);

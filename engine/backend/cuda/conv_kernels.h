@@ -13,6 +13,7 @@ namespace fb::cuda {
 
 struct DepthwiseConv {
   int64_t batch = 1, channels = 1, in_h = 1, in_w = 1, out_h = 1, out_w = 1;  // x [b,c,ih,iw], y [b,c,oh,ow]
+  bool channels_last = false;  // x, residual and y hold [b,h,w,c] bytes
   int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
   Elem elem = Elem::F32;  // x, weights, bias, residual and y (float32 arithmetic)
   const void* x = nullptr;

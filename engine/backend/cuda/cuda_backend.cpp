@@ -1,9 +1,11 @@
 #include "engine/backend/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 
+#include "engine/ops/fused_conv.h"
 #include "engine/ops/half_float.h"
 
 namespace fb::cuda {
@@ -80,6 +82,29 @@ class ConvertedConstantsLayer final : public Layer {
   std::unique_ptr<Layer> inner_;
 };
 
+// A layer whose outputs of rank 3 to 5 hold channels-last bytes under their logical
+// shapes (y_layout): captures come back plain.
+class ChannelsLastOutputLayer final : public Layer {
+ public:
+  explicit ChannelsLastOutputLayer(std::unique_ptr<Layer> inner) : inner_(std::move(inner)) {}
+  void run() override { inner_->run(); }
+  std::string kernel() const override { return inner_->kernel(); }
+  double flops() const override { return inner_->flops(); }
+  Tensor plain_copy(const Tensor& output) const override {
+    Tensor host = inner_->plain_copy(output);
+    return host.rank() >= 3 ? channels_last_to_plain(host) : host;
+  }
+
+ private:
+  std::unique_ptr<Layer> inner_;
+};
+
+// FUSEBENCH_CUDA_CHANNELS_LAST=0 keeps every activation plain NCHW (an A/B of the layouts).
+bool channels_last_wanted() {
+  const char* v = std::getenv("FUSEBENCH_CUDA_CHANNELS_LAST");
+  return !v || std::strcmp(v, "0") != 0;
+}
+
 }  // namespace
 
 CudaBackend::CudaBackend(int device_index) : props_(probe_device(device_index)) {
@@ -147,9 +172,19 @@ const CudaOpRow* CudaBackend::row_for(const Node& node) const {
   return nullptr;
 }
 
+bool CudaBackend::layer_reads_layouts(const Node& node) const {
+  const CudaOpRow* r = row_for(node);
+  return r && r->channels_last && r->channels_last(node);
+}
+
+bool CudaBackend::runs_channels_last(const Node& node) const { return channels_last_wanted() && layer_reads_layouts(node); }
+
 PrecisionSet CudaBackend::supported_precisions(const Node& node, const OpDef& def) const {
   // A view (Reshape, Flatten, ...) is no layer: the engine aliases its input's bytes.
   if (def.alias_input0) return {Precision::FP32, Precision::FP16, Precision::BF16};
+  // Layouts its layer cannot read (marked for the CPU's): it would misread the bytes.
+  const bool laid_out = node.has_attr("x_layout") || node.has_attr("y_layout") || node.has_attr("residual_layout");
+  if (laid_out && !layer_reads_layouts(node)) return {};
   const CudaOpRow* r = row_for(node);
   return r ? r->precisions(node) : PrecisionSet{};
 }
@@ -165,6 +200,8 @@ std::unique_ptr<Layer> CudaBackend::make_layer(const LayerRequest& request) cons
   const bool moves_bytes = index >= moves_bytes_begin_ && index < moves_bytes_end_;
   if (moves_bytes && !request.outputs.empty() && request.outputs[0] && is_half_type(request.outputs[0]->dtype()))
     return std::make_unique<ConvertedConstantsLayer>(request, *r, ctx_);
+  if (layout_is_channels_last(request.node, "y_layout"))
+    return std::make_unique<ChannelsLastOutputLayer>(r->make(request, ctx_));
   return r->make(request, ctx_);
 }
 

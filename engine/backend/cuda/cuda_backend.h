@@ -31,7 +31,10 @@ class CudaBackend final : public Backend {
   void copy_to_device(void* dst, const void* host_src, size_t bytes) const override;
   void copy_to_host(void* host_dst, const void* src, size_t bytes) const override;
   Tensor to_host(const Tensor& t) const override;
-  bool channels_last_convolutions() const override { return false; }
+  // Nodes whose row runs them channels-last (convolutions, 2-D pools, same-shape Adds,
+  // GlobalAveragePool); none while FUSEBENCH_CUDA_CHANNELS_LAST=0 (an A/B against NCHW:
+  // read at each question, so a build made after setting it is plain).
+  bool runs_channels_last(const Node& node) const override;
   std::unique_ptr<DeviceTimer> make_timer() const override;
   std::unique_ptr<RecordedWork> record(const std::function<void()>& enqueue) const override;
   std::optional<MachinePeaks> measure_peaks(int threads) const override;  // cuda_peaks.cpp
@@ -48,6 +51,7 @@ class CudaBackend final : public Backend {
   CudaBackend(const CudaBackend& same_device, OwnQueue);  // with_own_queue's
   void open_queue();  // the stream, the handles and the workspace of ctx_
   const CudaOpRow* row_for(const Node& node) const;
+  bool layer_reads_layouts(const Node& node) const;  // its row runs it channels-last
 
   DeviceProperties props_;
   CudaContext ctx_;

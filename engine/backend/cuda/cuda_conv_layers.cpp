@@ -4,12 +4,20 @@
 // depthwise ones on our own kernel with all of that in the same pass (conv_kernels.h). float32
 // convolutions run in full fp32 (CUDNN_FMA_MATH: no TF32); tf32, fp16 and bf16 ones on
 // tensor cores.
+// Layouts: where the conv-layout pass marks a convolution's x or y channels-last, the layer
+// runs channels-last (cuDNN NHWC descriptors and KRSC weights, repacked once: the layout of
+// cuDNN's tensor-core kernels, as PyTorch's channels_last); a tensor given in the other
+// layout (the image entering, a plain output leaving) is reordered through scratch memory
+// of the layer's own.
 // Not yet: cuDNN's fused conv+bias+activation (one pass less), asymmetric padding.
 #include <algorithm>
 
 #include "engine/backend/cuda/conv_kernels.h"
+#include "engine/backend/cuda/data_movement_kernels.h"
 #include "engine/backend/cuda/epilogue_kernels.h"
 #include "engine/ops/fused_activation.h"
+#include "engine/ops/fused_conv.h"
+#include "engine/ops/half_float.h"
 #include "engine/ops/nn_common.h"
 
 namespace fb::cuda {
@@ -20,17 +28,113 @@ cudnnDataType_t cudnn_type(Elem e) {
   return e == Elem::F16 ? CUDNN_DATA_HALF : e == Elem::BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
 }
 
-
 // 1-D convolutions run as 2-D ones of height 1 (cuDNN wants at least 4-D descriptors).
 std::vector<int> dims4(const Shape& s) {
   std::vector<int> d(s.begin(), s.end());
   if (d.size() == 3) d.insert(d.begin() + 2, 1);
   return d;
 }
-std::vector<int> packed_strides(const std::vector<int>& d) {
+// Element strides of [N, C, d...] dims, plain or channels-last ([N, d..., C] in memory).
+std::vector<int> strides_of(const std::vector<int>& d, bool channels_last) {
   std::vector<int> st(d.size(), 1);
-  for (size_t i = d.size() - 1; i-- > 0;) st[i] = st[i + 1] * d[i + 1];
+  if (!channels_last) {
+    for (size_t i = d.size() - 1; i-- > 0;) st[i] = st[i + 1] * d[i + 1];
+    return st;
+  }
+  int step = d[1];
+  for (size_t i = d.size(); i-- > 2;) st[i] = step, step *= d[i];
+  st[0] = step;
   return st;
+}
+
+// One copy of an [N, C, d...] tensor into the other layout, planned at build time.
+struct Reorder {
+  StridedCopy copy;
+  const void* src = nullptr;
+  void* dst = nullptr;  // null: nothing to copy
+  void run(cudaStream_t stream) const {
+    if (dst) launch_strided_copy(copy, src, dst, stream);
+  }
+};
+
+Reorder reorder(const Shape& s, size_t elem_bytes, const void* src, void* dst, bool to_channels_last) {
+  const int64_t n = s[0], c = s[1], hw = n * c != 0 ? shape_numel(s) / (n * c) : 0;
+  // Walked in the destination's order, so that its writes are contiguous.
+  const std::vector<int64_t> plain_nsc{c * hw, 1, hw}, last_nsc{hw * c, c, 1};  // strides of [N, S, C]
+  const std::vector<int64_t> plain_ncs{c * hw, hw, 1}, last_ncs{hw * c, 1, c};  // strides of [N, C, S]
+  Reorder r;
+  r.copy = to_channels_last ? strided_copy({n, hw, c}, plain_nsc, last_nsc, elem_bytes)
+                            : strided_copy({n, c, hw}, last_ncs, plain_ncs, elem_bytes);
+  r.src = src;
+  r.dst = dst;
+  return r;
+}
+
+// What a convolution layer running in one layout does about the tensors the pass gave it
+// in the other (x plain into a channels-last layer, y plain out of one, a residual in
+// either): copies through scratch memory of its own, before and after its kernels.
+class LayoutBridge {
+ public:
+  // x and residual: the layer's inputs in its type (residual may be null); y its output.
+  LayoutBridge(const Node& n, bool channels_last, const Shape& x_shape, const void* x, const void* residual, Tensor& y) {
+    const ConvLayouts l = conv_layouts_of(n);
+    const size_t es = dtype_size(y.dtype());
+    x_ = x, residual_ = residual, y_ = y.raw();
+    if (l.x != channels_last) {
+      x_scratch_ = DeviceMemory(size_t(shape_numel(x_shape)) * es);
+      x_in_ = reorder(x_shape, es, x, x_scratch_.data(), channels_last);
+      x_ = x_scratch_.data();
+    }
+    if (residual && l.residual != channels_last) {
+      r_scratch_ = DeviceMemory(size_t(y.numel()) * es);
+      residual_in_ = reorder(y.shape(), es, residual, r_scratch_.data(), channels_last);
+      residual_ = r_scratch_.data();
+    }
+    if (l.y != channels_last) {
+      y_scratch_ = DeviceMemory(size_t(y.numel()) * es);
+      y_out_ = reorder(y.shape(), es, y_scratch_.data(), y.raw(), l.y);
+      y_ = y_scratch_.data();
+    }
+    if (l.x || l.y || l.residual)
+      suffix_ = std::string(" ") + (l.x ? "nhwc" : "nchw") + "→" + (l.y ? "nhwc" : "nchw");
+  }
+  const void* x() const { return x_; }                // what the kernels read, in the layer's layout
+  const void* residual() const { return residual_; }  // the same, or null
+  void* y() const { return y_; }                      // where they write
+  void before(cudaStream_t s) const { x_in_.run(s), residual_in_.run(s); }
+  void after(cudaStream_t s) const { y_out_.run(s); }
+  // " nhwc→nhwc", " nchw→nhwc" ... for a layer with any channels-last tensor, else "".
+  const std::string& suffix() const { return suffix_; }
+
+ private:
+  const void *x_ = nullptr, *residual_ = nullptr;
+  void* y_ = nullptr;
+  DeviceMemory x_scratch_, r_scratch_, y_scratch_;
+  Reorder x_in_, residual_in_, y_out_;
+  std::string suffix_;
+};
+
+// A layer runs channels-last where its x or y is (the residual follows them).
+bool runs_channels_last(const Node& n) {
+  const ConvLayouts l = conv_layouts_of(n);
+  return l.x || l.y;
+}
+
+// The constant weights [K, C/g, k...] as [K, k..., C/g] (cuDNN's KRSC filter layout) in
+// `want`, kept in `keep`; nullptr where input 1 is no constant.
+const void* channels_last_weights(const LayerRequest& r, DType want, DeviceMemory& keep) {
+  const Tensor* host = r.host_constants.size() > 1 ? r.host_constants[1] : nullptr;
+  if (!host) return nullptr;
+  Tensor w = plain_to_channels_last(*host);
+  if (w.dtype() != want) {
+    if (w.dtype() != DType::Float32 || !is_half_type(want))
+      throw Error(r.node.describe() + ": weights of " + dtype_name(w.dtype()) + " in a layer of " + dtype_name(want));
+    Tensor narrowed(want, w.shape());
+    narrow_half(w, narrowed);
+    w = std::move(narrowed);
+  }
+  keep = DeviceMemory(w.raw(), w.nbytes());
+  return keep.data();
 }
 
 class ConvLayer final : public CudaLayer {
@@ -40,8 +144,16 @@ class ConvLayer final : public CudaLayer {
     y_ = r.outputs[0];
     const Elem e = elem_of(*y_);
     const DType t_y = y_->dtype();
-    x_ = input_as(r, 0, t_y, x_keep_);
-    w_ = input_as(r, 1, t_y, w_keep_);
+    const bool nhwc = runs_channels_last(n);
+    // KRSC weights for a channels-last layer: repacked once where constant, else each run.
+    w_ = nhwc ? channels_last_weights(r, t_y, w_keep_) : nullptr;
+    const bool repack_each_run = nhwc && !w_;
+    if (!w_) w_ = input_as(r, 1, t_y, w_keep_);
+    if (repack_each_run) {
+      w_scratch_ = DeviceMemory(size_t(r.inputs[1]->numel()) * dtype_size(t_y));
+      w_in_ = reorder(r.inputs[1]->shape(), dtype_size(t_y), w_, w_scratch_.data(), true);
+      w_ = w_scratch_.data();
+    }
     const Shape& xs = r.inputs[0]->shape();
     const Shape& ws = r.inputs[1]->shape();
     if (xs.size() < 3 || xs.size() > 5) throw Error(n.describe() + ": the CUDA backend runs 1-D to 3-D convolutions");
@@ -63,9 +175,9 @@ class ConvLayer final : public CudaLayer {
     FB_CUDA(cudnnCreateTensorDescriptor(&ydesc_));
     FB_CUDA(cudnnCreateFilterDescriptor(&wdesc_));
     FB_CUDA(cudnnCreateConvolutionDescriptor(&conv_));
-    FB_CUDA(cudnnSetTensorNdDescriptor(xdesc_, t, int(xd.size()), xd.data(), packed_strides(xd).data()));
-    FB_CUDA(cudnnSetTensorNdDescriptor(ydesc_, t, int(yd.size()), yd.data(), packed_strides(yd).data()));
-    FB_CUDA(cudnnSetFilterNdDescriptor(wdesc_, t, CUDNN_TENSOR_NCHW, int(wd.size()), wd.data()));
+    FB_CUDA(cudnnSetTensorNdDescriptor(xdesc_, t, int(xd.size()), xd.data(), strides_of(xd, nhwc).data()));
+    FB_CUDA(cudnnSetTensorNdDescriptor(ydesc_, t, int(yd.size()), yd.data(), strides_of(yd, nhwc).data()));
+    FB_CUDA(cudnnSetFilterNdDescriptor(wdesc_, t, nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, int(wd.size()), wd.data()));
     FB_CUDA(cudnnSetConvolutionNdDescriptor(conv_, int(pad.size()), pad.data(), stride.data(), dilation.data(),
                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     FB_CUDA(cudnnSetConvolutionGroupCount(conv_, int(n.attr_int("group", 1))));
@@ -86,24 +198,29 @@ class ConvLayer final : public CudaLayer {
     }
     if (!chosen) throw Error(n.describe() + ": cuDNN has no convolution algorithm for this layer within the workspace");
     Epilogue& ep = epilogue_;
-    ep.outer = y_->shape()[0];
+    // y as [outer, channels, inner]: [N, C, spatial] plain, [N·spatial, C, 1] channels-last.
     ep.channels = y_->shape()[1];
+    ep.outer = nhwc ? y_->numel() / std::max<int64_t>(ep.channels, 1) : y_->shape()[0];
     ep.inner = y_->numel() / std::max<int64_t>(ep.outer * ep.channels, 1);
     if (r.inputs.size() > 2 && r.inputs[2]) ep.bias = input_as(r, 2, t_y, bias_keep_), ep.bias_elem = e;
+    const void* residual = nullptr;
     if (n.domain == "fusebench") {
-      if (r.inputs.size() > 3 && r.inputs[3]) ep.residual = input_as(r, 3, t_y, residual_keep_);
+      if (r.inputs.size() > 3 && r.inputs[3]) residual = input_as(r, 3, t_y, residual_keep_);
       const FusedActivation a = fused_activation_of(n);
       ep.act = a.kind, ep.lo = a.lo, ep.hi = a.hi;
     }
+    bridge_ = std::make_unique<LayoutBridge>(n, nhwc, xs, input_as(r, 0, t_y, x_keep_), residual, *y_);
+    x_ = bridge_->x();
+    ep.residual = bridge_->residual();
     // The residual may be y itself (the arena hands a dying residual's buffer to the
     // output): cuDNN then adds the convolution to it (beta 1), before the epilogue.
-    if (ep.residual && ep.residual == y_->raw()) ep.residual = nullptr, beta_ = 1.f;
+    if (ep.residual && ep.residual == bridge_->y()) ep.residual = nullptr, beta_ = 1.f;
     epilogue_needed_ = ep.bias || ep.residual || ep.act != ActivationKind::None;
     int64_t k = 1;
     for (size_t i = 1; i < ws.size(); ++i) k *= ws[i];
     flops_ = 2.0 * double(y_->numel()) * double(k);
     kernel_ = "cudnn.conv[algo " + std::to_string(int(algo_)) + "]" + (epilogue_needed_ ? "+epilogue" : "") +
-              kernel_suffix(e, n.precision);
+              bridge_->suffix() + kernel_suffix(e, n.precision);
   }
   ~ConvLayer() override {
     cudnnDestroyConvolutionDescriptor(conv_);
@@ -113,16 +230,22 @@ class ConvLayer final : public CudaLayer {
   }
   void run() override {
     const float one = 1.f;
+    w_in_.run(ctx_.stream);
+    bridge_->before(ctx_.stream);
     FB_CUDA(cudnnConvolutionForward(ctx_.cudnn, &one, xdesc_, x_, wdesc_, w_, conv_, algo_, ctx_.workspace,
-                                    ctx_.workspace_bytes, &beta_, ydesc_, y_->raw()));
-    if (epilogue_needed_) launch_epilogue(elem_of(*y_), y_->raw(), epilogue_, ctx_.stream);
+                                    ctx_.workspace_bytes, &beta_, ydesc_, bridge_->y()));
+    if (epilogue_needed_) launch_epilogue(elem_of(*y_), bridge_->y(), epilogue_, ctx_.stream);
+    bridge_->after(ctx_.stream);
   }
   std::string kernel() const override { return kernel_; }
   double flops() const override { return flops_; }
 
  private:
-  const void *x_, *w_;  // in the layer's type
+  const void *x_, *w_;  // in the layer's type and layout
   DeviceMemory x_keep_, w_keep_, bias_keep_, residual_keep_;  // constants converted to it
+  DeviceMemory w_scratch_;  // non-constant weights repacked for a channels-last layer
+  Reorder w_in_;
+  std::unique_ptr<LayoutBridge> bridge_;
   float beta_ = 0.f;  // 1: y holds the residual, which cuDNN adds to
   Tensor* y_;
   cudnnTensorDescriptor_t xdesc_ = nullptr, ydesc_ = nullptr;
@@ -161,35 +284,42 @@ class DepthwiseConvLayer final : public CudaLayer {
     p.pad_h = geo.pad_begin[0], p.pad_w = geo.pad_begin[1];
     p.dilation_h = geo.dilation[0], p.dilation_w = geo.dilation[1];
     p.elem = elem_of(*y);
-    p.x = input_as(r, 0, t, x_keep_);
-    p.weights = input_as(r, 1, t, w_keep_);
+    p.weights = input_as(r, 1, t, w_keep_);  // [C, 1, kh, kw] in either layout
     if (r.inputs.size() > 2 && r.inputs[2]) p.bias = input_as(r, 2, t, bias_keep_);
+    const void* residual = nullptr;
     if (n.domain == "fusebench") {
-      if (r.inputs.size() > 3 && r.inputs[3]) p.residual = input_as(r, 3, t, residual_keep_);
+      if (r.inputs.size() > 3 && r.inputs[3]) residual = input_as(r, 3, t, residual_keep_);
       const FusedActivation a = fused_activation_of(n);
       p.act = a.kind, p.lo = a.lo, p.hi = a.hi;
     }
-    p.y = y->raw();
+    p.channels_last = runs_channels_last(n);
+    bridge_ = std::make_unique<LayoutBridge>(n, p.channels_last, xs, input_as(r, 0, t, x_keep_), residual, *y);
+    p.x = bridge_->x();
+    p.residual = bridge_->residual();
+    p.y = bridge_->y();
     flops_ = 2.0 * double(y->numel()) * double(ws[2] * ws[3]);
     kernel_ = std::string("fusebench.depthwise_conv") + (p.bias || p.residual || p.act != ActivationKind::None ? "+epilogue" : "") +
-              kernel_suffix(p.elem, n.precision);
+              bridge_->suffix() + kernel_suffix(p.elem, n.precision);
   }
-  void run() override { launch_depthwise_conv(p_, ctx_.stream); }
+  void run() override {
+    bridge_->before(ctx_.stream);
+    launch_depthwise_conv(p_, ctx_.stream);
+    bridge_->after(ctx_.stream);
+  }
   std::string kernel() const override { return kernel_; }
   double flops() const override { return flops_; }
 
  private:
   DepthwiseConv p_;
   DeviceMemory x_keep_, w_keep_, bias_keep_, residual_keep_;  // constants converted to the layer's type
+  std::unique_ptr<LayoutBridge> bridge_;
   double flops_ = 0;
   std::string kernel_;
 };
 
-// Channels-last layouts and int8 attributes are the CPU backend's (it answers that it
-// keeps convolutions channels-last; this one does not), so a node carrying them is not ours.
+// int8 attributes are the CPU backend's (it has int8 convolutions; this one has none).
 PrecisionSet conv_precisions(const Node& n) {
-  for (const char* key : {"x_layout", "residual_layout", "y_layout", "int8_input_amax"})
-    if (n.has_attr(key)) return {};
+  if (n.has_attr("int8_input_amax")) return {};
   return {Precision::FP32, Precision::TF32, Precision::FP16, Precision::BF16};
 }
 
@@ -201,8 +331,9 @@ std::unique_ptr<Layer> make_conv(const LayerRequest& r, const CudaContext& ctx) 
 }  // namespace
 
 void add_conv_rows(std::vector<CudaOpRow>& rows) {
-  rows.push_back({"", "Conv", conv_precisions, make_conv});
-  rows.push_back({"fusebench", "FusedConv", conv_precisions, make_conv});
+  // 1-D to 3-D, grouped and depthwise: every convolution runs channels-last.
+  rows.push_back({"", "Conv", conv_precisions, make_conv, always_channels_last});
+  rows.push_back({"fusebench", "FusedConv", conv_precisions, make_conv, always_channels_last});
 }
 
 }  // namespace fb::cuda

@@ -283,7 +283,19 @@ std::unique_ptr<Layer> make_arithmetic(const LayerRequest& r, const CudaContext&
   for (size_t i = 2; i < count; ++i) acc = b.emit(MapKind::Binary, int(f), acc, int(i));
   if (op == "Mean") b.emit(MapKind::Activation, int(Activation::DivideBy), acc, 0, 0, double(count));
   const bool fold = count != 2 || op == "Sum" || op == "Mean";
-  return b.layer(ctx, (fold ? "cuda.variadic[" : "cuda.binary[") + op + "]", integer);
+  const char* layout = n.has_attr("y_layout") ? " nhwc→nhwc" : "";  // make_add's
+  return b.layer(ctx, (fold ? "cuda.variadic[" : "cuda.binary[") + op + "]" + layout, integer);
+}
+
+// An Add the conv-layout pass keeps channels-last sums two tensors of its output's shape:
+// element i of each is the same pixel and channel in either layout, so the plain kernel
+// serves.
+std::unique_ptr<Layer> make_add(const LayerRequest& r, const CudaContext& ctx) {
+  if (r.node.has_attr("y_layout"))
+    for (size_t i = 0; i < 2; ++i)
+      if (r.inputs.size() != 2 || !r.inputs[i] || r.inputs[i]->shape() != r.outputs[0]->shape())
+        throw Error(r.node.describe() + ": a channels-last Add takes two tensors of its output's shape");
+  return make_arithmetic(r, ctx);
 }
 
 // ---- Comparisons (bool out), logic on bools, Where ---------------------------------------
@@ -355,7 +367,8 @@ void add_elementwise_rows(std::vector<CudaOpRow>& rows) {
     rows.push_back({"", op, any_float, make_activation});
   rows.push_back({"", "Clip", any_float, make_clip});
   rows.push_back({"", "PRelu", any_float, make_prelu});
-  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow"}) rows.push_back({"", op, any_float, make_arithmetic});
+  rows.push_back({"", "Add", any_float, make_add, always_channels_last});
+  for (const char* op : {"Sub", "Mul", "Div", "Pow"}) rows.push_back({"", op, any_float, make_arithmetic});
   for (const char* op : {"Min", "Max", "Sum", "Mean"}) rows.push_back({"", op, within_map_limits, make_arithmetic});
   for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not"})
     rows.push_back({"", op, fp32_only, make_compare});

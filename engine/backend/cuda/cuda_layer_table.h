@@ -21,6 +21,9 @@ struct CudaOpRow {
   // The layer; an Error naming the node for a case the row cannot run after all (an
   // attribute or shape `precisions` could not see).
   std::unique_ptr<Layer> (*make)(const LayerRequest& request, const CudaContext& ctx);
+  // Whether its layer runs this node channels-last as the conv-layout pass marks it
+  // (Backend::runs_channels_last); nullptr: plain NCHW only.
+  bool (*channels_last)(const Node& node) = nullptr;
 };
 
 // Rows by family, each in its own file.
@@ -29,6 +32,9 @@ void add_normalization_rows(std::vector<CudaOpRow>& rows);  // cuda_normalizatio
 void add_data_movement_rows(std::vector<CudaOpRow>& rows);  // cuda_data_movement_layers.cpp
 void add_matmul_rows(std::vector<CudaOpRow>& rows);         // cuda_matmul_layers.cpp
 void add_conv_rows(std::vector<CudaOpRow>& rows);           // cuda_conv_layers.cpp
+
+// The channels-last predicate of a row whose layer runs every node it takes channels-last.
+inline bool always_channels_last(const Node&) { return true; }
 
 // Base of every CUDA layer: run() enqueues on ctx.stream and returns; plain_copy brings
 // an output to the host (it synchronizes the stream first).

@@ -10,6 +10,7 @@
 
 #include "engine/backend/cuda/cuda_layer_table.h"
 #include "engine/backend/cuda/normalization_kernels.h"
+#include "engine/ops/fused_conv.h"
 #include "engine/ops/group_norm.h"
 #include "engine/ops/nn_common.h"
 
@@ -287,14 +288,29 @@ std::unique_ptr<Layer> make_reduce(const LayerRequest& r, const CudaContext& ctx
   return reduce_layer(r, ctx, kind, axes, "cuda.reduce[" + n.op_type + "]");
 }
 
-// GlobalAveragePool, GlobalMaxPool: a reduction over the spatial axes.
+// GlobalAveragePool, GlobalMaxPool: a reduction over the spatial axes. With x_layout
+// channels-last (x's bytes [N, spatial, C]) each output (n, c) reduces the spatial
+// positions C elements apart, neighbouring threads neighbouring channels; its [N, C, 1, 1]
+// output is the same bytes in either layout.
 std::unique_ptr<Layer> make_global_pool(const LayerRequest& r, const CudaContext& ctx) {
   const Node& n = r.node;
-  const int64_t rank = int64_t(input_shape(r).size());
-  require_rank_at_least(n, input_shape(r), 3, "input X");
-  std::vector<int64_t> axes;
-  for (int64_t d = 2; d < rank; ++d) axes.push_back(d);
+  const Shape& x = input_shape(r);
+  require_rank_at_least(n, x, 3, "input X");
   const ReduceKind kind = n.op_type == "GlobalMaxPool" ? ReduceKind::Max : ReduceKind::Mean;
+  if (layout_is_channels_last(n, "x_layout")) {
+    ReduceParams p;
+    p.x = float_input(r, 0);
+    p.y = float_output(r, 0);
+    p.kind = kind;
+    const int64_t c = x[1], spatial = shape_numel(x) / std::max<int64_t>(x[0] * c, 1);
+    p.kept_rank = 2, p.kept_dims[0] = x[0], p.kept_dims[1] = c, p.kept_strides[0] = spatial * c, p.kept_strides[1] = 1;
+    p.reduced_rank = 1, p.reduced_dims[0] = spatial, p.reduced_strides[0] = c;
+    p.outputs = x[0] * c;
+    p.count = spatial;
+    return kernel_layer(ctx, p, launch_reduce, "cuda.global_pool[" + n.op_type + "] nhwc", elements(r));
+  }
+  std::vector<int64_t> axes;
+  for (int64_t d = 2; d < int64_t(x.size()); ++d) axes.push_back(d);
   return reduce_layer(r, ctx, kind, axes, "cuda.global_pool[" + n.op_type + "]");
 }
 
@@ -335,6 +351,11 @@ std::unique_ptr<Layer> make_pool(const LayerRequest& r, const CudaContext& ctx) 
     p.pe[off + i] = g.pad_end[i];
   }
   p.count_include_pad = n.attr_int("count_include_pad", 0) != 0;
+  // x_layout and y_layout channels-last (the conv-layout pass marks both): [N, spatial, C] bytes.
+  p.channels_last = layout_is_channels_last(n, "x_layout");
+  if (p.channels_last != layout_is_channels_last(n, "y_layout") || (p.channels_last && has_output(r, 1)))
+    throw Error(n.describe() + ": a channels-last pool reads and writes channels-last, with no indices output");
+  p.channels = x[1];
   if (p.kind == PoolKind::Lp) {
     p.p = n.attr_float("p", 2.f);
     if (p.p <= 0.f) throw Error(n.describe() + ": p must be positive");
@@ -350,7 +371,8 @@ std::unique_ptr<Layer> make_pool(const LayerRequest& r, const CudaContext& ctx) 
                              : p.kind == PoolKind::Max     ? "cuda.maxpool"
                              : p.kind == PoolKind::Average ? "cuda.averagepool"
                                                            : "cuda.lppool";
-  return kernel_layer(ctx, p, launch_pool, kernel, double(r.outputs[0]->numel()) * window);
+  return kernel_layer(ctx, p, launch_pool, kernel + (p.channels_last ? " nhwc→nhwc" : ""),
+                      double(r.outputs[0]->numel()) * window);
 }
 
 }  // namespace
@@ -368,9 +390,10 @@ void add_normalization_rows(std::vector<CudaOpRow>& rows) {
   for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
                          "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
     rows.push_back({"", op, any_float, make_reduce});
-  rows.push_back({"", "GlobalAveragePool", any_float, make_global_pool});
+  rows.push_back({"", "GlobalAveragePool", any_float, make_global_pool, always_channels_last});
   rows.push_back({"", "GlobalMaxPool", any_float, make_global_pool});
-  for (const char* op : {"MaxPool", "AveragePool", "LpPool", "GlobalLpPool"}) rows.push_back({"", op, any_float, make_pool});
+  for (const char* op : {"MaxPool", "AveragePool"}) rows.push_back({"", op, any_float, make_pool, always_channels_last});
+  for (const char* op : {"LpPool", "GlobalLpPool"}) rows.push_back({"", op, any_float, make_pool});
 }
 
 }  // namespace fb::cuda

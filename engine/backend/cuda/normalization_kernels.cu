@@ -260,11 +260,22 @@ __global__ void pool_windows(const PoolParams p) {
   const int64_t in_plane = p.in[0] * p.in[1] * p.in[2];
   const I out_plane = I(p.out[0] * p.out[1] * p.out[2]), out_w = I(p.out[2]), out_h = I(p.out[1]);
   const I n = I(p.planes) * out_plane;
+  const I channels = I(p.channels);
   for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < n; i += I(gridDim.x) * I(blockDim.x)) {
-    const I pl = i / out_plane, o = i % out_plane;
+    // Output i's plane (sample, channel) and pixel; x's element `at` of that plane lies at
+    // xp + at · step.
+    I pl, o;
+    int64_t xp, step;
+    if (p.channels_last) {  // i = (b · out_plane + o) · C + c
+      const I c = i % channels, bo = i / channels;
+      o = bo % out_plane, pl = (bo / out_plane) * channels + c;
+      xp = int64_t(bo / out_plane) * in_plane * p.channels + c, step = p.channels;
+    } else {
+      pl = i / out_plane, o = i % out_plane;
+      xp = pl * in_plane, step = 1;
+    }
     const int64_t ow = o % out_w, oh = (o / out_w) % out_h, od = o / (out_w * out_h);
     const int64_t st[3] = {od * p.s[0] - p.pb[0], oh * p.s[1] - p.pb[1], ow * p.s[2] - p.pb[2]};
-    const int64_t xp = pl * in_plane;
     float best = -FLT_MAX, acc = 0.f;  // the CPU's numeric_limits<float>::lowest() for an empty window
     int64_t best_at = -1, count = 0;
     for (int64_t kd = 0; kd < p.k[0]; ++kd) {
@@ -277,7 +288,7 @@ __global__ void pool_windows(const PoolParams p) {
           const int64_t iw = st[2] + kw * p.d[2];
           if (iw < 0 || iw >= p.in[2]) continue;
           const int64_t at = (id * p.in[1] + ih) * p.in[2] + iw;
-          const float v = load_float(p.x.data, p.x.dtype, xp + at);
+          const float v = load_float(p.x.data, p.x.dtype, xp + at * step);
           if (p.kind == PoolKind::Max) {
             if (best_at < 0 || v > best) best = v, best_at = at;
           } else {

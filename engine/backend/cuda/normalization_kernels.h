@@ -104,6 +104,8 @@ struct PoolParams {
   float p = 2.f;               // Lp
   bool column_major = false;   // MaxPool's storage_order = 1, for the indices
   int spatial = 2;             // the pool's own spatial dims, for column-major indices
+  int64_t channels = 1;        // channels_last: x and y hold [N, spatial..., channels] bytes
+  bool channels_last = false;  // (planes = N · channels); no indices then
 };
 void launch_pool(const PoolParams& p, cudaStream_t stream);
 
