@@ -14,6 +14,7 @@
 
 #include "engine/backend/cpu/conv.h"
 #include "engine/backend/cpu/cpu_backend.h"
+#include "engine/ops/fused_conv.h"
 #include "engine/ops/op_registry.h"
 #include "engine/zoo/onnx_builder.h"
 #include "harness/calibration.h"
@@ -440,6 +441,29 @@ TEST(ChannelsLastOps, ADenseNetInReducedPrecisionAgrees) {
     auto e = build_engine(g, cfg);
     EXPECT_EQ(count_kernel(*e, "channel_affine"), 2);
     test::expect_engine_agrees(g, *e, cfg.batch, precision, 29);
+  }
+}
+
+// The host reorders a device backend uses for its weights (KCRS → KRSC) and captures:
+// element (n, c, s) of a plain [N, C, S...] tensor lies at (n·S + s)·C + c channels-last,
+// for rank 3 to 5 and any element size, and the two are each other's inverse.
+TEST(ChannelsLastOps, HostReordersPutEachChannelLastAndBack) {
+  for (const Shape& shape : {Shape{2, 3, 5}, Shape{2, 3, 2, 4}, Shape{1, 4, 2, 3, 2}}) {
+    Tensor plain = Tensor::empty(DType::Float32, shape);
+    for (int64_t i = 0; i < plain.numel(); ++i) plain.data<float>()[i] = float(i);
+    const Tensor last = plain_to_channels_last(plain);
+    ASSERT_EQ(last.shape(), shape);
+    const int64_t n = shape[0], c = shape[1], s = plain.numel() / (n * c);
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t k = 0; k < c; ++k)
+        for (int64_t p = 0; p < s; ++p)
+          EXPECT_EQ(last.data<float>()[(b * s + p) * c + k], plain.data<float>()[(b * c + k) * s + p]) << shape_str(shape);
+    const Tensor back = channels_last_to_plain(last);
+    EXPECT_EQ(std::memcmp(back.raw(), plain.raw(), plain.nbytes()), 0) << shape_str(shape);
+    Tensor half = Tensor::empty(DType::Float16, shape);
+    for (int64_t i = 0; i < half.numel(); ++i) static_cast<uint16_t*>(half.raw())[i] = uint16_t(i);
+    const Tensor half_back = channels_last_to_plain(plain_to_channels_last(half));
+    EXPECT_EQ(std::memcmp(half_back.raw(), half.raw(), half.nbytes()), 0) << shape_str(shape);
   }
 }
 

@@ -439,6 +439,62 @@ TEST(CudaChannelsLast, AResNetBlockRunsChannelsLastAndAgreesWithCpuAndNchw) {
   }
 }
 
+// The ops between convolutions that the zoo's CNNs have (ShuffleNet's Split, Concat and
+// channel shuffle; EfficientNet's squeeze-and-excitation gate and pools) run channels-last
+// on the GPU wherever the CPU engine runs them so (the CUDA backend runs all of these), and
+// the fp16 engine agrees with the NCHW GPU engine and the CPU reference.
+TEST(CudaChannelsLast, ZooCnnsKeepTheOpsBetweenConvolutionsChannelsLast) {
+  if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
+  struct Model {
+    const char* spec;
+    std::vector<std::pair<const char*, const char*>> kernels;  // the CPU's layer, the GPU's
+  };
+  const Model models[] = {
+      {"zoo:shufflenet?classes=10&image=64&width=50",
+       {{"fusebench.split nhwc→nhwc", "cuda.split nhwc→nhwc"},
+        {"fusebench.concat nhwc→nhwc", "cuda.concat nhwc→nhwc"},
+        {"fusebench.channel_shuffle nhwc→nhwc", "cuda.channel_shuffle nhwc→nhwc"},
+        {"fusebench.global_avg_pool nhwc", "cuda.global_pool[GlobalAveragePool] nhwc"}}},
+      {"zoo:efficientnet?classes=10&image=32&stages=3&width=50",
+       {{"fusebench.channel_gate nhwc→nhwc", "cuda.binary[Mul] nhwc→nhwc"},
+        {"fusebench.global_avg_pool nhwc", "cuda.global_pool[GlobalAveragePool] nhwc"}}},
+  };
+  for (const Model& model : models) {
+    SCOPED_TRACE(model.spec);
+    const LoadedModel m = load_model(model.spec);
+    BuildConfig cfg;
+    cfg.batch = 2;
+    cfg.fusion = FusionLevel::Aggressive;
+    const std::unique_ptr<Engine> cpu = build_engine(m.graph, cfg);
+    cfg.device = "cuda";
+    cfg.precision = "fp16";
+    std::unique_ptr<Engine> nhwc, nchw;
+    {
+      ChannelsLastSetting on("1");
+      nhwc = build_engine(m.graph, cfg);
+    }
+    {
+      ChannelsLastSetting off("0");
+      nchw = build_engine(m.graph, cfg);
+    }
+    const std::string layers = "channels-last engine's layers:\n" + layer_list(*nhwc);
+    for (const auto& [on_cpu, on_gpu] : model.kernels) {
+      const int want = layers_with(*cpu, {on_cpu});
+      EXPECT_GT(want, 0) << on_cpu << " on the CPU:\n" << layer_list(*cpu);
+      EXPECT_EQ(layers_with(*nhwc, {on_gpu}), want) << on_gpu << "\n" << layers;
+    }
+    ReferenceExecutor reference(m.graph, cfg.batch);
+    const std::vector<Tensor> inputs = make_inputs(m.graph, reference.input_shapes(), 11);
+    nhwc->run(inputs);
+    nchw->run(inputs);
+    const AccuracyResult vs_nchw = compare_outputs(nhwc->outputs(), nchw->outputs(), m.graph.outputs, default_accuracy("fp16"));
+    EXPECT_TRUE(vs_nchw.passed) << "channels-last against NCHW on the GPU: cosine " << vs_nchw.cosine << " " << vs_nchw.detail;
+    const AccuracyResult vs_cpu =
+        compare_outputs(nhwc->outputs(), reference.run(inputs), m.graph.outputs, default_accuracy("fp16"));
+    EXPECT_TRUE(vs_cpu.passed) << "channels-last against the CPU reference: cosine " << vs_cpu.cosine << " " << vs_cpu.detail;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Zoo, CudaZoo,
                          ::testing::Values("mlp", "bert", "resnet", "mobilenet", "vit", "llama", "gpt", "efficientnet",
                                            "shufflenet", "yolo", "wav2vec2"));

@@ -198,11 +198,13 @@ std::unique_ptr<Layer> CudaBackend::make_layer(const LayerRequest& request) cons
   FB_CUDA(cudaSetDevice(ctx_.device));
   const size_t index = size_t(r - rows_.data());
   const bool moves_bytes = index >= moves_bytes_begin_ && index < moves_bytes_end_;
+  std::unique_ptr<Layer> layer;
   if (moves_bytes && !request.outputs.empty() && request.outputs[0] && is_half_type(request.outputs[0]->dtype()))
-    return std::make_unique<ConvertedConstantsLayer>(request, *r, ctx_);
-  if (layout_is_channels_last(request.node, "y_layout"))
-    return std::make_unique<ChannelsLastOutputLayer>(r->make(request, ctx_));
-  return r->make(request, ctx_);
+    layer = std::make_unique<ConvertedConstantsLayer>(request, *r, ctx_);
+  else
+    layer = r->make(request, ctx_);
+  if (layout_is_channels_last(request.node, "y_layout")) return std::make_unique<ChannelsLastOutputLayer>(std::move(layer));
+  return layer;
 }
 
 DeviceBuffer CudaBackend::allocate(size_t bytes) const {

@@ -32,7 +32,8 @@ class CudaBackend final : public Backend {
   void copy_to_host(void* host_dst, const void* src, size_t bytes) const override;
   Tensor to_host(const Tensor& t) const override;
   // Nodes whose row runs them channels-last (convolutions, 2-D pools, same-shape Adds,
-  // GlobalAveragePool); none while FUSEBENCH_CUDA_CHANNELS_LAST=0 (an A/B against NCHW:
+  // GlobalAveragePool, Concat and Split over channels, the channel gate, ChannelShuffle,
+  // ChannelAffine); none while FUSEBENCH_CUDA_CHANNELS_LAST=0 (an A/B against NCHW:
   // read at each question, so a build made after setting it is plain).
   bool runs_channels_last(const Node& node) const override;
   std::unique_ptr<DeviceTimer> make_timer() const override;

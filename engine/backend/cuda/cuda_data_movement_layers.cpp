@@ -193,7 +193,8 @@ std::unique_ptr<Layer> make_tile(const LayerRequest& r, const CudaContext& ctx) 
 }
 
 // ChannelShuffle: output channel k * groups + j is input channel j * (C / groups) + k, so
-// the output walks [N, C / groups, groups, H·W] over the input's strides.
+// the output walks [N, C / groups, groups, H·W] over the input's strides; channels-last
+// (x_layout and y_layout), each pixel's channels are shuffled: [N·H·W, C / groups, groups].
 std::unique_ptr<Layer> make_channel_shuffle(const LayerRequest& r, const CudaContext& ctx) {
   const Tensor& x = input(r, 0);
   Tensor& out = output(r, 0);
@@ -201,6 +202,9 @@ std::unique_ptr<Layer> make_channel_shuffle(const LayerRequest& r, const CudaCon
   const int64_t groups = r.node.attr_int("groups", 1);
   if (s.size() != 4 || groups < 1 || s[1] % groups) throw Error("ChannelShuffle takes [N, C, H, W] with C divisible by groups");
   const int64_t hw = s[2] * s[3], per_group = s[1] / groups;
+  if (r.node.has_attr("y_layout"))
+    return copy_layer(ctx, "cuda.channel_shuffle nhwc→nhwc",
+                      {read_through(x, out, {s[0] * hw, per_group, groups}, {s[1], 1, per_group})});
   return copy_layer(ctx, "cuda.channel_shuffle",
                     {read_through(x, out, {s[0], per_group, groups, hw}, {s[1] * hw, hw, per_group * hw, 1})});
 }
@@ -578,12 +582,12 @@ std::unique_ptr<Layer> named(const LayerRequest& r, const CudaContext& ctx) {
 void add_data_movement_rows(std::vector<CudaOpRow>& rows) {
   rows.insert(rows.end(), {
       {"", "Transpose", moves_bytes, named<make_transpose>},
-      {"", "Concat", moves_bytes, named<make_concat>},
-      {"", "Split", moves_bytes, named<make_split>},
+      {"", "Concat", moves_bytes, named<plain_or_on_views<make_concat>>, over_channels},
+      {"", "Split", moves_bytes, named<plain_or_on_views<make_split>>, over_channels},
       {"", "Slice", moves_bytes, named<make_slice>},
       {"", "Expand", moves_bytes, named<make_expand>},
       {"", "Tile", moves_bytes, named<make_tile>},
-      {"fusebench", "ChannelShuffle", moves_bytes, named<make_channel_shuffle>},
+      {"fusebench", "ChannelShuffle", moves_bytes, named<make_channel_shuffle>, always_channels_last},
       {"", "DepthToSpace", moves_bytes, named<make_depth_to_space>},
       {"", "SpaceToDepth", moves_bytes, named<make_space_to_depth>},
       {"", "Dropout", moves_bytes, named<make_dropout>},

@@ -368,7 +368,9 @@ void add_elementwise_rows(std::vector<CudaOpRow>& rows) {
   rows.push_back({"", "Clip", any_float, make_clip});
   rows.push_back({"", "PRelu", any_float, make_prelu});
   rows.push_back({"", "Add", any_float, make_add, always_channels_last});
-  for (const char* op : {"Sub", "Mul", "Div", "Pow"}) rows.push_back({"", op, any_float, make_arithmetic});
+  // The conv-layout pass asks of a Mul only where it is a channel gate (x · s, s [N, C, 1, 1]).
+  rows.push_back({"", "Mul", any_float, plain_or_on_views<make_arithmetic>, always_channels_last});
+  for (const char* op : {"Sub", "Div", "Pow"}) rows.push_back({"", op, any_float, make_arithmetic});
   for (const char* op : {"Min", "Max", "Sum", "Mean"}) rows.push_back({"", op, within_map_limits, make_arithmetic});
   for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not"})
     rows.push_back({"", op, fp32_only, make_compare});

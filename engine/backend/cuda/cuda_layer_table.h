@@ -12,6 +12,9 @@
 
 namespace fb::cuda {
 
+// What makes a layer of a node: its tensors (device memory, shapes final) and the context.
+using LayerMaker = std::unique_ptr<Layer> (*)(const LayerRequest& request, const CudaContext& ctx);
+
 struct CudaOpRow {
   const char* domain;   // "" for ONNX, "fusebench" for the engine's fused ops
   const char* op_type;
@@ -20,7 +23,7 @@ struct CudaOpRow {
   PrecisionSet (*precisions)(const Node& node);
   // The layer; an Error naming the node for a case the row cannot run after all (an
   // attribute or shape `precisions` could not see).
-  std::unique_ptr<Layer> (*make)(const LayerRequest& request, const CudaContext& ctx);
+  LayerMaker make;
   // Whether its layer runs this node channels-last as the conv-layout pass marks it
   // (Backend::runs_channels_last); nullptr: plain NCHW only.
   bool (*channels_last)(const Node& node) = nullptr;
@@ -35,6 +38,15 @@ void add_conv_rows(std::vector<CudaOpRow>& rows);           // cuda_conv_layers.
 
 // The channels-last predicate of a row whose layer runs every node it takes channels-last.
 inline bool always_channels_last(const Node&) { return true; }
+// ...and of Concat's and Split's rows: the ones over the channels (axis 1).
+bool over_channels(const Node& node);
+// A layout-tied node marked channels-last made by `make`, its plain layer, over views of its
+// 4-D tensors as [N, H, W, C] (cuda_channels_last_views.cpp): Concat, Split, the channel gate.
+std::unique_ptr<Layer> make_on_channels_last_views(const LayerRequest& r, const CudaContext& ctx, LayerMaker make);
+template <LayerMaker Make>
+std::unique_ptr<Layer> plain_or_on_views(const LayerRequest& r, const CudaContext& ctx) {
+  return r.node.has_attr("y_layout") ? make_on_channels_last_views(r, ctx, Make) : Make(r, ctx);
+}
 
 // Base of every CUDA layer: run() enqueues on ctx.stream and returns; plain_copy brings
 // an output to the host (it synchronizes the stream first).

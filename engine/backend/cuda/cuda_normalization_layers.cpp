@@ -167,7 +167,10 @@ std::unique_ptr<Layer> make_channel_affine(const LayerRequest& r, const CudaCont
   if (!act.empty() && act != "relu") throw Error(n.describe() + ": unknown activation '" + act + "'");
   ChannelAffineParams p = channel_affine_params(r);
   p.relu = act == "relu";
-  return kernel_layer(ctx, p, launch_channel_affine, p.relu ? "cuda.channel_affine[relu]" : "cuda.channel_affine",
+  const bool nhwc = layout_is_channels_last(n, "x_layout");  // and y_layout: [N, H, W, C] bytes
+  if (nhwc) p.planes = r.inputs[0]->numel(), p.inner = 1;    // the channel is innermost
+  return kernel_layer(ctx, p, launch_channel_affine,
+                      std::string(p.relu ? "cuda.channel_affine[relu]" : "cuda.channel_affine") + (nhwc ? " nhwc→nhwc" : ""),
                       2 * elements(r));
 }
 
@@ -384,7 +387,7 @@ void add_normalization_rows(std::vector<CudaOpRow>& rows) {
   rows.push_back({"fusebench", "AddLayerNorm", any_float, make_fused_layernorm});
   rows.push_back({"", "LayerNormalization", any_float, make_layer_normalization});
   rows.push_back({"", "BatchNormalization", any_float, make_batch_norm});
-  rows.push_back({"fusebench", "ChannelAffine", any_float, make_channel_affine});
+  rows.push_back({"fusebench", "ChannelAffine", any_float, make_channel_affine, always_channels_last});
   rows.push_back({"", "InstanceNormalization", any_float, make_instance_norm});
   rows.push_back({"fusebench", "GroupNorm", any_float, make_group_norm});
   for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
