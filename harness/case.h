@@ -13,6 +13,7 @@
 
 #include "engine/config/build_config.h"
 #include "engine/runtime/profiler.h"
+#include "harness/case_status.h"
 #include "harness/gpu_environment.h"
 #include "harness/load_figures.h"
 #include "harness/load_settings.h"
@@ -307,8 +308,8 @@ struct HostFingerprint {
 
 struct CaseResult {
   CaseSpec spec;
-  std::string status = "passed";  // "passed", "failed" (accuracy) or "error"
-  std::string error;              // the message when status == "error"
+  CaseStatus status = CaseStatus::kPassed;
+  std::string error;  // the message when status is kError
   Measurement engine;
   Measurement reference;
   AccuracyResult accuracy;

@@ -115,7 +115,9 @@ CaseResult from_json_fields(const json& j) {
                 std::to_string(kCaseResultJsonVersion) + ")");
   CaseResult r;
   if (auto it = j.find("spec"); it != j.end()) r.spec = CaseSpec::from_json(*it);
-  read(j, "status", "", r.status);
+  std::string status = case_status_name(r.status);
+  read(j, "status", "", status);
+  r.status = parse_case_status(status, "field 'status'");
   read(j, "error", "", r.error);
   read_measurement(j, "engine", r.engine);
   read_measurement(j, "reference", r.reference);
@@ -237,7 +239,7 @@ nlohmann::json case_result_to_json(const CaseResult& r) {
   const Interference& in = r.interference;
   return {{"version", kCaseResultJsonVersion},
           {"spec", r.spec.to_json()},
-          {"status", r.status},
+          {"status", case_status_name(r.status)},
           {"error", r.error},
           {"engine", measurement_to_json(r.engine)},
           {"reference", measurement_to_json(r.reference)},

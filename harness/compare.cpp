@@ -396,9 +396,9 @@ std::vector<CaseComparison> compare_runs(const std::vector<StoredCase>& baseline
     } else if (!c.candidate) {
       c.note = "gone: only in the baseline";
       c.label = c.baseline->spec.label();
-    } else if (c.candidate->status == "error") {
+    } else if (c.candidate->status == CaseStatus::kError) {
       c.note = "error in the candidate: " + c.candidate->error;
-    } else if (c.baseline->status == "error") {
+    } else if (c.baseline->status == CaseStatus::kError) {
       c.note = "error in the baseline: " + c.baseline->error;
     } else {
       const CaseHistory* h = nullptr;
@@ -429,7 +429,7 @@ HistoryByKey load_history(const ResultStore& store, int64_t up_to) {
     std::map<std::string, const CaseResult*> last;  // a key listed twice: its last result
     const std::vector<StoredCase> cases = store.load_cases(run->id, CaseDetail::kTiming);
     for (const StoredCase& sc : cases)
-      if (sc.result.status != "error") last[sc.result.spec.case_key()] = &sc.result;
+      if (sc.result.status != CaseStatus::kError) last[sc.result.spec.case_key()] = &sc.result;
     if (run == runs.rbegin())
       for (const auto& [key, r] : last) wanted.insert(key);
     for (const auto& [key, r] : last) {

@@ -50,7 +50,7 @@ Row make_row(const StoredRun& run, const KeyedCase& c, const char* executor, con
   row["max_abs_err"] = r.accuracy.max_abs_err;
   row["noisy"] = r.noisy;
   row["stop_reason"] = r.stop_reason;
-  row["status"] = r.status;
+  row["status"] = case_status_name(r.status);
   // Appended (the columns' order is a promise): "static" or "dynamic" (harness/case.h).
   row["engine_shapes"] = s.engine_shapes;
   // Appended when the GPU came: where both executors ran, and whether the engine replayed a CUDA graph.

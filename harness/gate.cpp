@@ -128,7 +128,7 @@ GateReport evaluate_gate(const std::vector<StoredCase>& cases, const GateRules& 
   std::map<std::string, const CaseResult*> base_by_key;
   if (baseline)
     for (const StoredCase& sc : *baseline)
-      if (sc.result.status != "error") base_by_key[sc.result.spec.case_key()] = &sc.result;
+      if (sc.result.status != CaseStatus::kError) base_by_key[sc.result.spec.case_key()] = &sc.result;
 
   for (const StoredCase& sc : cases) {
     const CaseResult& r = sc.result;
@@ -141,10 +141,10 @@ GateReport evaluate_gate(const std::vector<StoredCase>& cases, const GateRules& 
     const std::optional<double> max_regression = rules.max_regression ? rules.max_regression : g.max_regression;
     const std::optional<double> max_abs_err = rules.max_abs_err ? rules.max_abs_err : g.max_abs_err;
 
-    if (r.status == "error") {
+    if (r.status == CaseStatus::kError) {
       v.rules.push_back({"status", Outcome::kFail, "error: " + r.error});
     } else {
-      if (r.status != "passed")
+      if (r.status != CaseStatus::kPassed)
         v.rules.push_back({"status", Outcome::kFail, "accuracy outside the tolerance: " + r.accuracy.detail});
       if (max_abs_err) {
         const double e = r.accuracy.max_abs_err;
@@ -172,7 +172,7 @@ GateReport evaluate_gate(const std::vector<StoredCase>& cases, const GateRules& 
     }
     // A case the machine disturbed while it was timed (still, after its re-timings) is not
     // called passed: its pass is inconclusive, its failures stand.
-    if (r.status != "error" && !r.disturbed.empty())
+    if (r.status != CaseStatus::kError && !r.disturbed.empty())
       v.rules.push_back({"disturbed", Outcome::kInconclusive, "disturbed when timed: " + r.disturbed});
     for (const RuleResult& rr : v.rules) v.outcome = worse(v.outcome, rr.outcome);
     report.outcome = worse(report.outcome, v.outcome);

@@ -35,7 +35,7 @@ std::string xml_escape(const std::string& s) {
 std::string render_junit(const GateReport& report) {
   int errors = 0, failures = 0, skipped = 0;
   for (const CaseVerdict& v : report.cases) {
-    if (v.result.status == "error") ++errors;
+    if (v.result.status == CaseStatus::kError) ++errors;
     else if (v.outcome == Outcome::kFail) ++failures;
     else if (v.outcome == Outcome::kInconclusive) ++skipped;
   }
@@ -57,7 +57,7 @@ std::string render_junit(const GateReport& report) {
     for (const RuleResult& rr : v.rules) all += rr.rule + ": " + std::string(outcome_name(rr.outcome)) + " — " + rr.detail + "\n";
     for (const RuleResult& rr : v.rules) {
       if (rr.outcome == Outcome::kPass) continue;
-      const char* tag = v.result.status == "error" ? "error"
+      const char* tag = v.result.status == CaseStatus::kError ? "error"
                         : rr.outcome == Outcome::kFail ? "failure"
                                                        : "skipped";
       o << "      <" << tag << " message=\"" << xml_escape(rr.rule + ": " + rr.detail) << "\"";

@@ -366,7 +366,7 @@ class Coordinator {
       --busy_[w.host.host];
       CaseResult r;
       r.spec = session_.pending()[index].spec;
-      r.status = "error";
+      r.status = CaseStatus::kError;
       r.worker_lost = true;
       r.timed_on = w.host;
       r.isolation = isolation_;

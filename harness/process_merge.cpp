@@ -77,7 +77,7 @@ ProcessNoise process_noise_of(const CaseResult& r) {
 CaseResult merge_process_results(const std::vector<CaseResult>& parts) {
   FB_CHECK(!parts.empty(), "merge_process_results needs at least one part");
   for (const CaseResult& p : parts)
-    if (p.status == "error") return p;  // its message says which process, where the process failed
+    if (p.status == CaseStatus::kError) return p;  // its message says which process, where the process failed
   // What belongs to the build, the check and the host (build log, layers, memory, where it
   // ran) comes from process 0, as do the fields added later to CaseResult; the timing
   // figures are replaced below.
@@ -148,7 +148,7 @@ CaseResult merge_process_results(const std::vector<CaseResult>& parts) {
   }
   if (disturbed > 1)
     r.disturbed = std::to_string(disturbed) + " of " + std::to_string(parts.size()) + " processes disturbed; " + r.disturbed;
-  r.status = r.accuracy.passed ? "passed" : "failed";
+  r.status = r.accuracy.passed ? CaseStatus::kPassed : CaseStatus::kFailed;
   return r;
 }
 

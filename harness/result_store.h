@@ -50,7 +50,7 @@ struct CaseFigures {
     double median = 0, low = 0, high = 0;
   };
   std::string case_key;  // CaseSpec::case_key()
-  std::string status;    // passed, failed or error
+  CaseStatus status = CaseStatus::kPassed;
   bool noisy = false;
   Interval engine, reference, speedup;  // ms, ms, ratio
 };

@@ -34,12 +34,12 @@ struct CaseGate {
 
 CaseGate case_gate(const CaseResult& r) {
   const GateConfig& rules = r.spec.gate;
-  if (r.status == "error" || !(rules.min_speedup || rules.max_abs_err || rules.min_valid_rate || rules.max_claimed_ms)) return {};
+  if (r.status == CaseStatus::kError || !(rules.min_speedup || rules.max_abs_err || rules.min_valid_rate || rules.max_claimed_ms)) return {};
   GateConfig alone = r.spec.gate;
   alone.max_regression.reset();
   CaseResult judged = r;
   judged.spec.gate = alone;
-  judged.status = "passed";  // accuracy has its own word on the line
+  judged.status = CaseStatus::kPassed;  // accuracy has its own word on the line
   const GateReport g = evaluate_gate({StoredCase{0, 0, judged}}, {}, nullptr);
   CaseGate out{outcome_name(g.outcome), ""};
   for (const RuleResult& rule : g.cases.front().rules)
@@ -53,7 +53,7 @@ CaseGate case_gate(const CaseResult& r) {
 std::string load_case_line(const CaseResult& r) {
   const LoadResult& load = *r.load;
   std::string line = r.spec.label() + "  " + load_line(reported_step(load).figures) + "  max err " +
-                     format_number("%.2e", r.accuracy.max_abs_err) + "  " + (r.status == "passed" ? "accuracy ok" : "accuracy FAIL");
+                     format_number("%.2e", r.accuracy.max_abs_err) + "  " + (r.status == CaseStatus::kPassed ? "accuracy ok" : "accuracy FAIL");
   if (r.spec.load.peak_search) {
     line += "\n    peak search: " + (std::isnan(load.peak_qps) ? std::string("no rate tried was valid")
                                                              : "peak valid rate " + format_number("%g", load.peak_qps) + " qps");
@@ -68,13 +68,13 @@ std::string load_case_line(const CaseResult& r) {
 }
 
 std::string case_line(const CaseResult& r) {
-  if (r.status == "error") return r.spec.label() + "  ERROR: " + r.error;
+  if (r.status == CaseStatus::kError) return r.spec.label() + "  ERROR: " + r.error;
   if (r.load) return load_case_line(r);
   const CaseGate gate = case_gate(r);
   return r.spec.label() + "  engine " + format_number("%.3f", r.engine.stats.median) + " ms  reference " +
          format_number("%.3f", r.reference.stats.median) + " ms  speedup " + format_number("%.2f", r.speedup) + "x [" +
          format_number("%.2f", r.speedup_ci_low) + ", " + format_number("%.2f", r.speedup_ci_high) + "]  max err " +
-         format_number("%.2e", r.accuracy.max_abs_err) + "  " + (r.status == "passed" ? "accuracy ok" : "accuracy FAIL") +
+         format_number("%.2e", r.accuracy.max_abs_err) + "  " + (r.status == CaseStatus::kPassed ? "accuracy ok" : "accuracy FAIL") +
          (gate.outcome.empty() ? "" : "  gate " + gate.outcome + (gate.text.empty() ? "" : ": " + gate.text)) +
          (r.process_noise.processes > 1 ? "  " + std::to_string(r.process_noise.processes) + " processes, speedup spread " +
                                               format_number("%.1f%%", 100 * r.process_noise.speedup)
@@ -257,7 +257,7 @@ void RunSession::order_longest_first() {
     if (run.id == run_id_) continue;
     for (const StoredCase& sc : store_.load_cases(run.id, CaseDetail::kSummary)) {
       const CaseResult& r = sc.result;
-      if (r.status == "error" || std::isnan(r.build_ms) || std::isnan(r.interference.timed_wall_ms)) continue;
+      if (r.status == CaseStatus::kError || std::isnan(r.build_ms) || std::isnan(r.interference.timed_wall_ms)) continue;
       seconds[matrix_identity(r.spec)] = (r.build_ms + r.interference.timed_wall_ms) / 1000;
     }
   }
@@ -279,11 +279,11 @@ void RunSession::store_result(size_t pending_index, const CaseResult& r) {
   if (tty_) std::cerr << "\r\033[K" << std::flush;
   store_.write_case(run_id_, r, pending_[pending_index].replacing);
   ++stored_;
-  failed_ += r.status == "failed";
-  errors_ += r.status == "error";
+  failed_ += r.status == CaseStatus::kFailed;
+  errors_ += r.status == CaseStatus::kError;
   lost_ += r.worker_lost;
-  noisy_ += r.status != "error" && r.noisy;
-  disturbed_ += r.status != "error" && !r.disturbed.empty();
+  noisy_ += r.status != CaseStatus::kError && r.noisy;
+  disturbed_ += r.status != CaseStatus::kError && !r.disturbed.empty();
   if (const CaseGate gate = case_gate(r); !gate.outcome.empty()) ++gate_counts_[gate.outcome];
   out_ << "[" << stored_ << "/" << pending_.size() << "] " << case_line(r) << std::endl;
   if (r.plugin_cost) out_ << format_plugin_cost(*r.plugin_cost, "      ") << std::flush;
@@ -307,7 +307,7 @@ void RunSession::print_build_warnings(const CaseResult& r) {
 void RunSession::store_pair(size_t pending_index, const CaseResult& candidate, const CaseResult& baseline) {
   store_.write_case(baseline_run_id_, baseline, std::nullopt);
   store_result(pending_index, candidate);
-  if (baseline.status == "error")
+  if (baseline.status == CaseStatus::kError)
     out_ << "    against: ERROR: " << baseline.error << std::endl;
   else
     out_ << "    against: engine " << format_number("%.3f", baseline.engine.stats.median) << " ms  reference "

@@ -85,14 +85,14 @@ CaseResult CaseRunner::run_in_workers(const CaseSpec& spec, const ProgressFn& pr
     // other work passes, a machine that stays busy keeps the flag (and one with fewer cores
     // than the case has threads is not asked again).
     CaseResult part = run_in_worker_process(process_spec, p, worker_executable_);
-    for (int retry = 0; retry < disturbance_retries(spec, part) && part.status != "error" && !part.disturbed.empty();
+    for (int retry = 0; retry < disturbance_retries(spec, part) && part.status != CaseStatus::kError && !part.disturbed.empty();
          ++retry) {
       ++retimed;
       if (progress) progress(of_k + " timed again, disturbed: " + part.disturbed);
       part = run_in_worker_process(process_spec, p, worker_executable_);
     }
     parts.push_back(std::move(part));
-    if (parts.back().status == "error") break;  // the case is an error; the other processes would not change that
+    if (parts.back().status == CaseStatus::kError) break;  // the case is an error; the other processes would not change that
   }
   return merged_as_asked(parts, spec, retimed);
 }
@@ -137,7 +137,7 @@ std::pair<CaseResult, CaseResult> CaseRunner::run_paired(const CaseSpec& spec, c
       return ab;
     };
     auto [a, b] = time_pair();
-    for (int retry = 0; retry < disturbance_retries(spec, a) && a.status != "error" && b.status != "error" &&
+    for (int retry = 0; retry < disturbance_retries(spec, a) && a.status != CaseStatus::kError && b.status != CaseStatus::kError &&
                         (!a.disturbed.empty() || !b.disturbed.empty());
          ++retry) {
       ++retimed;
@@ -146,7 +146,7 @@ std::pair<CaseResult, CaseResult> CaseRunner::run_paired(const CaseSpec& spec, c
     }
     candidate.push_back(std::move(a));
     baseline.push_back(std::move(b));
-    if (candidate.back().status == "error" || baseline.back().status == "error") break;
+    if (candidate.back().status == CaseStatus::kError || baseline.back().status == CaseStatus::kError) break;
   }
   std::pair<CaseResult, CaseResult> sides{merged_as_asked(candidate, spec, retimed),
                                           merged_as_asked(baseline, asked_baseline, retimed)};
@@ -292,9 +292,9 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
       }
     });
     r.speedup = r.engine.stats.median > 0 ? r.reference.stats.median / r.engine.stats.median : 0;
-    r.status = r.accuracy.passed ? "passed" : "failed";
+    r.status = r.accuracy.passed ? CaseStatus::kPassed : CaseStatus::kFailed;
   } catch (const std::exception& e) {
-    r.status = "error";
+    r.status = CaseStatus::kError;
     r.error = e.what();
   }
   return r;

@@ -10,7 +10,7 @@ namespace {
 
 void add_run(HistoryByKey& h, const std::vector<StoredCase>& run) {
   for (const StoredCase& sc : run) {
-    if (sc.result.status == "error") continue;
+    if (sc.result.status == CaseStatus::kError) continue;
     append_to_history(h[sc.result.spec.case_key()], sc.result);
   }
 }

@@ -62,7 +62,7 @@ struct ScratchDir {
 CaseResult worker_error(const CaseSpec& spec, int index, const std::string& why) {
   CaseResult r;
   r.spec = spec;
-  r.status = "error";
+  r.status = CaseStatus::kError;
   r.error = "case '" + spec.label() + "': worker process " + std::to_string(index + 1) + " " + why;
   return r;
 }

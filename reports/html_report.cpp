@@ -130,8 +130,8 @@ std::string outcome_badge(Outcome o) {
   return badge(o == Outcome::kPass ? "pass" : o == Outcome::kFail ? "fail" : "inconclusive", outcome_name(o));
 }
 
-std::string status_badge(const std::string& status) {
-  return badge(status == "passed" ? "passed" : status == "failed" ? "failed" : "error", status);
+std::string status_badge(CaseStatus status) {
+  return badge(case_status_name(status), case_status_name(status));
 }
 
 void kv_row(std::ostringstream& o, const std::string& key, const std::string& value_html) {
@@ -428,7 +428,7 @@ std::string engine_shapes_cell(const ReportModel& m, size_t i) {
   const std::string twin_key = twin.case_key();
   for (const ReportCase& c : m.cases) {
     const CaseResult& s = c.stored.result;
-    if (c.key != twin_key || s.status == "error") continue;
+    if (c.key != twin_key || s.status == CaseStatus::kError) continue;
     if (s.engine.stats.median > 0 && r.engine.stats.median > 0)
       cell += "; " + format_number("%+.1f%%", 100 * (r.engine.stats.median / s.engine.stats.median - 1)) + " vs static";
     break;
@@ -448,7 +448,7 @@ void render_case_table(std::ostringstream& o, const ReportModel& m, const std::v
     const ReportCase& c = m.cases[i];
     const CaseResult& r = c.stored.result;
     const Outcome gate = m.gate.cases[i].outcome;
-    const bool bad = r.status != "passed" || gate == Outcome::kFail ||
+    const bool bad = r.status != CaseStatus::kPassed || gate == Outcome::kFail ||
                      (c.judgement && c.judgement->verdict == Verdict::kSlower);
     o << "<tr class=\"" << (bad ? "bad" : "") << "\"><td><a class=\"nowrap\" href=\"#" << case_anchor(i) << "\">"
       << html_escape(short_label(r.spec)) << "</a>" << (r.noisy ? " " + badge("noisy", "noisy") : "")
@@ -456,7 +456,7 @@ void render_case_table(std::ostringstream& o, const ReportModel& m, const std::v
       << "</td><td class=\"num\">" << with_ci(r.engine) << "</td><td class=\"num\">" << with_ci(r.reference)
       << "</td><td class=\"num\">" << speedup_with_ci(r) << "</td><td>" << compare_cell(c) << "</td>"
       << (any_dynamic ? "<td>" + html_escape(engine_shapes_cell(m, i)) + "</td>" : "") << "<td class=\"num\">"
-      << (r.status == "error" ? kNone : fmt_err(r.accuracy.max_abs_err)) << "</td><td>" << outcome_badge(gate)
+      << (r.status == CaseStatus::kError ? kNone : fmt_err(r.accuracy.max_abs_err)) << "</td><td>" << outcome_badge(gate)
       << "</td><td>" << status_badge(r.status) << "</td></tr>\n";
   }
   o << "</tbody></table></div>\n";
@@ -506,7 +506,7 @@ void render_batch_curve(std::ostringstream& o, const ReportModel& m, size_t i) {
     s.color = colors[series.size() % 7];
     for (size_t k : bc.cases) {
       const CaseResult& r = m.cases[k].stored.result;
-      if (!(r.speedup > 0) || r.status == "error") continue;
+      if (!(r.speedup > 0) || r.status == CaseStatus::kError) continue;
       s.x.push_back(double(r.spec.batch));
       s.y.push_back(r.speedup);
       s.low.push_back(r.speedup_ci_low);
@@ -722,8 +722,8 @@ void render_case(std::ostringstream& o, const ReportModel& m, size_t i) {
     << (r.disturbed.empty() ? "" : " " + badge("environment", "disturbed")) << "</summary>\n";
   render_history(o, m, i);
   render_batch_curve(o, m, i);
-  if (r.status != "error" && r.load) o << load_section_html(r);
-  if (r.status != "error") {
+  if (r.status != CaseStatus::kError && r.load) o << load_section_html(r);
+  if (r.status != CaseStatus::kError) {
     if (!r.load) render_distributions(o, m, c);  // a load case has no reference timed beside it
     render_accuracy(o, r);
   }

@@ -296,13 +296,13 @@ ReportModel build_report_model(const ResultStore& store, const ReportOptions& op
   std::vector<std::map<size_t, HistoryPoint>> in_run(model.history_runs.size());
   for (size_t i = 0; i < model.cases.size(); ++i) {
     const CaseResult& r = model.cases[i].stored.result;
-    if (r.status != "error") in_run.back()[index_of_key[model.cases[i].key]] = point_of(figures_of(r), in_run.size() - 1);
+    if (r.status != CaseStatus::kError) in_run.back()[index_of_key[model.cases[i].key]] = point_of(figures_of(r), in_run.size() - 1);
   }
   parallel_for(in_run.size() - 1, [&](size_t begin, size_t end) {
     const ResultStore reader(store.path());
     for (size_t h = begin; h < end; ++h)
       for (const CaseFigures& f : reader.load_case_figures(model.history_runs[h].id)) {
-        if (f.status == "error") continue;
+        if (f.status == CaseStatus::kError) continue;
         auto it = index_of_key.find(f.case_key);
         if (it != index_of_key.end()) in_run[h][it->second] = point_of(f, h);
       }
@@ -344,11 +344,11 @@ ReportModel build_report_model(const ResultStore& store, const ReportOptions& op
     const std::optional<int64_t> bid = base_id ? matching_profile(base_profiles, r.spec, base_until) : std::nullopt;
     rc.engine = engine_view(r, fetch(store, loaded, pid), fetch(base_store, baseline_store ? base_loaded : loaded, bid));
 
-    if (r.status == "error") model.errors.push_back(i);
+    if (r.status == CaseStatus::kError) model.errors.push_back(i);
     const std::optional<Verdict> v = rc.judgement ? std::optional(rc.judgement->verdict) : std::nullopt;
     if (v == Verdict::kSlower) model.regressions.push_back(i);
     if (v == Verdict::kFaster) model.improvements.push_back(i);
-    if (v == Verdict::kNoisy || v == Verdict::kEnvironment || (r.status != "error" && (r.noisy || !r.disturbed.empty())))
+    if (v == Verdict::kNoisy || v == Verdict::kEnvironment || (r.status != CaseStatus::kError && (r.noisy || !r.disturbed.empty())))
       model.noisy.push_back(i);
   }
   // The verdict rests on the speedup: the largest loss (regressions) or gain first.

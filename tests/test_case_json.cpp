@@ -34,7 +34,7 @@ CaseResult full_result() {
   s.gate.max_regression = 0.05;
   s.fusion_limits = {{"layer0/*"}, {"Softmax"}, {"t1"}};
   s.seed = 99;
-  r.status = "failed";
+  r.status = fb::CaseStatus::kFailed;
   r.error = "";
   for (Measurement* m : {&r.engine, &r.reference}) {
     m->executor = m == &r.engine ? "engine" : "reference";
@@ -134,6 +134,14 @@ TEST(CaseJson, DamagedDocumentNamesTheField) {
     FAIL() << "a fractional process count was accepted";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "case result: case config: field 'timing.processes': expected a positive integer, got 2.5");
+  }
+  j = case_result_to_json(full_result());
+  j["status"] = "skipped";
+  try {
+    case_result_from_json(j);
+    FAIL() << "an unknown status was accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "case result: field 'status': case status 'skipped' is not one of passed, failed, error");
   }
   j = case_result_to_json(full_result());
   j["version"] = kCaseResultJsonVersion + 1;

@@ -304,7 +304,7 @@ TEST(CompareRuns, ErroredCasesAreNotComparedAndHistoryIsUsedByKey) {
   ASSERT_TRUE(rows[0].judgement);
   EXPECT_EQ(rows[0].judgement->speedup.noise_source, "processes (5+5) and runs (4)");
   EXPECT_EQ(rows[0].judgement->verdict, Verdict::kNoisy);
-  cand[0].result.status = "error";
+  cand[0].result.status = fb::CaseStatus::kError;
   cand[0].result.error = "node 'x' (Foo): unsupported";
   rows = fb::compare_runs(base, cand, fb::CompareOptions{});
   ASSERT_EQ(rows.size(), 1u);
@@ -433,12 +433,12 @@ TEST(LoadHistory, TheLatestTenValuesOfEachBaselineCaseOnItsMachine) {
       kept.engine.stats.median = 1 + n;  // the night's number, to see which nights were read
       kept.reference.stats.median = 2 * (1 + n);
       kept.speedup = 2;
-      if (n == 10) kept.status = "error";
+      if (n == 10) kept.status = fb::CaseStatus::kError;
       store.write_case(run, kept);
       if (n < 14) {  // a case the last night does not hold
         fb::CaseResult gone = kept;
         gone.spec.model_hash = "gone";
-        gone.status = "passed";
+        gone.status = fb::CaseStatus::kPassed;
         store.write_case(run, gone);
       }
       store.finish_run(run);

@@ -90,10 +90,10 @@ void check_override_block(const DebugPrecisionTest& t, const std::string& model,
   ASSERT_EQ(cases.size(), 2u);
   for (const auto& c : cases) {
     if (c.result.spec.scenario == "without") {
-      EXPECT_EQ(c.result.status, "failed") << c.result.accuracy.detail;
+      EXPECT_EQ(c.result.status, fb::CaseStatus::kFailed) << c.result.accuracy.detail;
       continue;
     }
-    EXPECT_EQ(c.result.status, "passed") << c.result.accuracy.detail;
+    EXPECT_EQ(c.result.status, fb::CaseStatus::kPassed) << c.result.accuracy.detail;
     // Every node the block names ran in fp32, and said why.
     std::set<std::string> fp32_sources;
     for (const auto& l : c.result.layers)

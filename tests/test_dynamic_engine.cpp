@@ -198,7 +198,7 @@ TEST(DynamicEngineRun, ACaseIsTimedThroughTheDynamicEngineAndStoredWithItsSpecia
   std::vector<CaseResult> results;
   for (const CaseSpec& c : expand_cases(s)) results.push_back(runner.run(c));
   ASSERT_EQ(results.size(), 2u);
-  for (const CaseResult& r : results) ASSERT_EQ(r.status, "passed") << r.error;
+  for (const CaseResult& r : results) ASSERT_EQ(r.status, fb::CaseStatus::kPassed) << r.error;
   EXPECT_FALSE(results[0].specialize_ms);
   ASSERT_TRUE(results[1].specialize_ms);
   EXPECT_GT(*results[1].specialize_ms, 0);

@@ -144,7 +144,7 @@ TEST_F(EndToEnd, RunStoresCasesWritesReportAndGates) {
     auto cases = store.load_cases(*run_id);
     ASSERT_EQ(cases.size(), 2u);
     for (const StoredCase& c : cases) {
-      EXPECT_EQ(c.result.status, "passed");
+      EXPECT_EQ(c.result.status, fb::CaseStatus::kPassed);
       EXPECT_GE(c.result.engine.samples_ms.size(), 5u);
       EXPECT_EQ(c.result.engine.samples_ms.size(), c.result.reference.samples_ms.size());
       EXPECT_GT(c.result.engine.stats.median, 0);
@@ -198,8 +198,8 @@ TEST_F(EndToEnd, BadModelIsAnErrorCaseAndEarlierResultsStay) {
   ResultStore store(db);
   auto cases = store.load_cases(*store.latest_run());
   ASSERT_EQ(cases.size(), 3u);
-  EXPECT_EQ(cases[0].result.status, "passed");
-  EXPECT_EQ(cases[2].result.status, "error");
+  EXPECT_EQ(cases[0].result.status, fb::CaseStatus::kPassed);
+  EXPECT_EQ(cases[2].result.status, fb::CaseStatus::kError);
 }
 
 TEST_F(EndToEnd, InspectShowsFewerLayersThanNodesWithSources) {

@@ -45,7 +45,7 @@ std::vector<std::string> stored_cases(const std::string& db) {
   ResultStore store(db, ResultStore::Mode::kReadOnly);
   for (const StoredRun& run : store.list_runs())
     for (const StoredCase& c : store.load_cases(run.id))
-      out.push_back(std::to_string(run.id) + " " + c.result.spec.label() + " " + c.result.status + " " +
+      out.push_back(std::to_string(run.id) + " " + c.result.spec.label() + " " + case_status_name(c.result.status) + " " +
                     std::to_string(c.result.engine.samples_ms.size()) + "/" +
                     std::to_string(c.result.reference.samples_ms.size()));
   return out;

@@ -137,10 +137,10 @@ TEST(Gate, MaxRegressionAgainstABaseline) {
 
 TEST(Gate, ErrorsAccuracyAndMaxAbsErr) {
   fb::StoredCase err = make_case(1, 1.0, 2.0, 1);
-  err.result.status = "error";
+  err.result.status = fb::CaseStatus::kError;
   err.result.error = "node 'n1' (Foo): unsupported op";
   fb::StoredCase inaccurate = make_case(2, 1.0, 2.0, 2);
-  inaccurate.result.status = "failed";
+  inaccurate.result.status = fb::CaseStatus::kFailed;
   inaccurate.result.accuracy.detail = "output 'y' [3]: 0.5 vs 0.0";
   fb::StoredCase err_1e3 = make_case(4, 1.0, 2.0, 3);
   err_1e3.result.accuracy.max_abs_err = 1e-3;
@@ -164,7 +164,7 @@ TEST(Junit, NamesEveryCaseAndTheFailingRule) {
   fb::StoredCase noisy = make_case(4, 1.0, 1.5, 7, 0.2);
   noisy.result.noisy = true;
   fb::StoredCase err = make_case(2, 1.0, 2.0, 3);
-  err.result.status = "error";
+  err.result.status = fb::CaseStatus::kError;
   err.result.error = "bad \x01 input";
   fb::GateRules cli;
   cli.min_speedup = 1.5;

@@ -62,7 +62,7 @@ void expect_whole_cases(const std::string& db, size_t samples) {
   for (const auto& run : store.list_runs())
     for (const auto& c : store.load_cases(run.id)) {
       const fb::CaseResult& r = c.result;
-      ASSERT_EQ(r.status, "passed") << r.error;
+      ASSERT_EQ(r.status, fb::CaseStatus::kPassed) << r.error;
       EXPECT_EQ(r.engine.samples_ms.size(), samples);
       EXPECT_EQ(r.reference.samples_ms.size(), samples);
       EXPECT_EQ(r.engine.stats.n, samples);
@@ -103,7 +103,7 @@ TEST(KillRun, KillNineAtRandomMomentsNeverLeavesAHalfWrittenCase) {
       partial += run.finished_at.empty() && !cases.empty();
       for (const auto& c : cases) {
         const fb::CaseResult& r = c.result;
-        ASSERT_EQ(r.status, "passed") << r.error;
+        ASSERT_EQ(r.status, fb::CaseStatus::kPassed) << r.error;
         EXPECT_EQ(r.engine.samples_ms.size(), 40u);
         EXPECT_EQ(r.reference.samples_ms.size(), 40u);
         EXPECT_EQ(r.engine.stats.n, 40u);
@@ -245,7 +245,7 @@ TEST(KillRun, KillNineOfAWorkerProcessIsALostAttemptThatResumeRunsAgain) {
           EXPECT_NE(c.result.error.find("killed by signal 9 (SIGKILL, from outside)"), std::string::npos) << c.result.error;
           continue;
         }
-        ASSERT_EQ(c.result.status, "passed") << c.result.error;
+        ASSERT_EQ(c.result.status, fb::CaseStatus::kPassed) << c.result.error;
         EXPECT_EQ(c.result.engine.samples_ms.size(), 200u);
       }
   }
@@ -259,7 +259,7 @@ TEST(KillRun, KillNineOfAWorkerProcessIsALostAttemptThatResumeRunsAgain) {
     std::set<std::string> keys;
     for (const auto& c : store.load_cases(run.id)) {
       EXPECT_FALSE(c.result.worker_lost);
-      EXPECT_EQ(c.result.status, "passed") << c.result.error;
+      EXPECT_EQ(c.result.status, fb::CaseStatus::kPassed) << c.result.error;
       EXPECT_TRUE(keys.insert(c.result.spec.case_key()).second);
     }
     EXPECT_EQ(keys.size(), 3u) << "run " << run.id;

@@ -82,7 +82,7 @@ TEST_F(MpiRunTest, ThreeRanksStoreTheSameCasesAsOneProcess) {
   EXPECT_EQ(store.list_runs().size(), 1u);
   EXPECT_FALSE(store.load_run(1).finished_at.empty());
   for (const auto& c : store.load_cases(1)) {
-    EXPECT_EQ(c.result.status, "passed") << c.result.error;
+    EXPECT_EQ(c.result.status, fb::CaseStatus::kPassed) << c.result.error;
     EXPECT_EQ(c.result.isolation, "host-exclusive");
     EXPECT_EQ(c.result.timed_on.host, store.load_run(1).info.host);
     EXPECT_EQ(c.result.engine.samples_ms.size(), 5u);  // max_iterations
@@ -175,11 +175,11 @@ TEST_F(MpiRunTest, AKilledWorkerCostsOnlyItsCaseAndResumeCompletesTheRun) {
   int lost = 0;
   for (const auto& c : cases) {
     if (!c.result.worker_lost) {
-      EXPECT_EQ(c.result.status, "passed") << c.result.error;
+      EXPECT_EQ(c.result.status, fb::CaseStatus::kPassed) << c.result.error;
       continue;
     }
     ++lost;
-    EXPECT_EQ(c.result.status, "error");
+    EXPECT_EQ(c.result.status, fb::CaseStatus::kError);
     EXPECT_NE(c.result.error.find("MPI rank 2 (pid " + std::to_string(victim) + " on " + store.load_run(1).info.host +
                                   ") died while running this case"),
               std::string::npos)
@@ -199,7 +199,7 @@ TEST_F(MpiRunTest, AKilledWorkerCostsOnlyItsCaseAndResumeCompletesTheRun) {
   EXPECT_NE(o.output.find("5 cases already stored, 1 to run"), std::string::npos) << o.output;
   const auto after = fb::ResultStore(path("k.db")).load_cases(1, fb::CaseDetail::kSummary);
   ASSERT_EQ(after.size(), 6u);
-  for (const auto& c : after) EXPECT_EQ(c.result.status, "passed") << c.result.error;
+  for (const auto& c : after) EXPECT_EQ(c.result.status, fb::CaseStatus::kPassed) << c.result.error;
   EXPECT_FALSE(fb::ResultStore(path("k.db")).load_run(1).finished_at.empty());
   EXPECT_EQ(fb::sh(std::string(FUSEBENCH_BINARY) + " gate --db " + path("k.db")).code, 0);
 }
@@ -258,7 +258,7 @@ TEST_F(MpiRunTest, KillNineOfARandomRankAtRandomMomentsNeverLeavesAHalfWrittenCa
     for (const auto& run : store.list_runs())
       for (const auto& c : store.load_cases(run.id)) {
         if (c.result.worker_lost) continue;  // a lost attempt, run again by --resume
-        ASSERT_EQ(c.result.status, "passed") << c.result.error;
+        ASSERT_EQ(c.result.status, fb::CaseStatus::kPassed) << c.result.error;
         EXPECT_FALSE(c.result.engine.samples_ms.empty());
         EXPECT_EQ(c.result.engine.samples_ms.size(), c.result.engine.stats.n);
       }
@@ -270,7 +270,7 @@ TEST_F(MpiRunTest, KillNineOfARandomRankAtRandomMomentsNeverLeavesAHalfWrittenCa
   for (const auto& run : runs) {
     std::set<std::string> keys;
     for (const auto& c : store.load_cases(run.id)) {
-      EXPECT_EQ(c.result.status, "passed") << c.result.error;
+      EXPECT_EQ(c.result.status, fb::CaseStatus::kPassed) << c.result.error;
       EXPECT_TRUE(keys.insert(c.result.spec.case_key()).second);
     }
     EXPECT_EQ(keys.size(), 6u) << "run " << run.id;

@@ -91,15 +91,15 @@ TEST(PluginLibrary, AFailingPluginFailsItsCaseOnly) {
   const CaseResult thrown = runner.run(spec("Fail", "throw"));
   const CaseResult status = runner.run(spec("Fail", "status"));
   const CaseResult fine = runner.run(spec("ScaleShift", ""));
-  EXPECT_EQ(thrown.status, "error");
+  EXPECT_EQ(thrown.status, fb::CaseStatus::kError);
   EXPECT_NE(thrown.error.find("node 'Fail' (Fail): plugin 'example.Fail' (" + kLibrary +
                               ") failed: threw: example failure by exception"),
             std::string::npos)
       << thrown.error;
-  EXPECT_EQ(status.status, "error");
+  EXPECT_EQ(status.status, fb::CaseStatus::kError);
   EXPECT_NE(status.error.find("plugin 'example.Fail' (" + kLibrary + ") failed: example failure by status"), std::string::npos)
       << status.error;
-  EXPECT_EQ(fine.status, "passed") << fine.error;
+  EXPECT_EQ(fine.status, fb::CaseStatus::kPassed) << fine.error;
 }
 
 class PluginCli : public ::testing::Test {

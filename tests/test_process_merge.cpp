@@ -89,7 +89,7 @@ TEST(MergeProcessResults, KeepsEverySampleWithItsProcess) {
   std::vector<CaseResult> parts{part(1.0, 2.0, 1.1), part(1.1, 2.2, 1.2), part(1.2, 2.4, 1.3)};
   for (CaseResult& p : parts) p.spec.timing.target_rel_ci = 0.1;  // the merged intervals are ±9%
   const CaseResult r = merge_process_results(parts);
-  EXPECT_EQ(r.status, "passed");
+  EXPECT_EQ(r.status, fb::CaseStatus::kPassed);
   EXPECT_EQ(r.spec.timing.processes, 3);
   ASSERT_EQ(r.engine.samples_ms.size(), 9u);
   EXPECT_EQ(r.engine.sample_process, (std::vector<int>{0, 0, 0, 1, 1, 1, 2, 2, 2}));
@@ -118,10 +118,10 @@ TEST(MergeProcessResults, KeepsEverySampleWithItsProcess) {
 
 TEST(MergeProcessResults, AnErrorInAnyProcessIsTheResult) {
   CaseResult bad = part(1, 2, 1);
-  bad.status = "error";
+  bad.status = fb::CaseStatus::kError;
   bad.error = "case 'x': worker process 2 was killed by signal 9 (Killed)";
   const CaseResult r = merge_process_results({part(1, 2, 1), bad});
-  EXPECT_EQ(r.status, "error");
+  EXPECT_EQ(r.status, fb::CaseStatus::kError);
   EXPECT_EQ(r.error, bad.error);
 }
 
@@ -222,7 +222,7 @@ TEST(WorkerProcesses, RunStoresProcessesAndSurvivesACrashingWorker) {
   EXPECT_TRUE(std::isfinite(r.process_noise.speedup));
   const std::vector<StoredCase> bad = store.load_cases(runs[1].id);
   ASSERT_EQ(bad.size(), 1u);
-  EXPECT_EQ(bad[0].result.status, "error");
+  EXPECT_EQ(bad[0].result.status, fb::CaseStatus::kError);
 }
 
 // A case's max_iterations caps its samples, so it never gets more worker processes than
@@ -249,7 +249,7 @@ TEST(WorkerProcesses, AWorkerProcessNeverStartsWorkers) {
   spec.model = "zoo:mlp";
   const CaseResult r = run_in_worker_process(spec, 0, "/bin/true");
   unsetenv("FUSEBENCH_WORKER_PROCESS");
-  EXPECT_EQ(r.status, "error");
+  EXPECT_EQ(r.status, fb::CaseStatus::kError);
   EXPECT_NE(r.error.find("this process is itself a worker process (FUSEBENCH_WORKER_PROCESS is set); is '/bin/true' the "
                          "fusebench binary?"),
             std::string::npos)

@@ -124,7 +124,7 @@ int64_t fill(ResultStore& store) {
   store.write_case(run, make_case("bert-fusion", 8, "standard", 10.0, 8.0));  // 0.80x
 
   CaseResult err = make_case(kHostile, 1, "standard", 1, 1);
-  err.status = "error";
+  err.status = fb::CaseStatus::kError;
   err.error = "node '<b>Conv_1</b>' (Conv): weights & bias \"mismatch\"";
   err.engine = {};
   err.reference = {};
@@ -136,7 +136,7 @@ int64_t fill(ResultStore& store) {
   store.write_case(run, err);
 
   CaseResult failed = make_case(kHostile, 4, "standard", 1.0, 3.0);
-  failed.status = "failed";
+  failed.status = fb::CaseStatus::kFailed;
   failed.accuracy.passed = false;
   failed.accuracy.max_abs_err = 0.25;
   failed.accuracy.detail = "output <logits> differs at [0, 3]";

@@ -82,7 +82,7 @@ TEST_F(ShapeInputCases, RunBindsThemAndBothExecutorsAgree) {
   const ResultStore store(db);
   const std::vector<StoredCase> cases = store.load_cases(*store.latest_run());
   ASSERT_EQ(cases.size(), 1u);
-  EXPECT_EQ(cases[0].result.status, "passed") << cases[0].result.error;
+  EXPECT_EQ(cases[0].result.status, fb::CaseStatus::kPassed) << cases[0].result.error;
   EXPECT_NE(cases[0].result.build_log.find("bound shape input 'shape' = int64[2] [3, 2]"), std::string::npos)
       << cases[0].result.build_log;
   EXPECT_EQ(cases[0].result.spec.shape_inputs.at("shape"), nlohmann::json::array({3, 2}));
@@ -113,7 +113,7 @@ TEST_F(ShapeInputCases, ADynamicEngineBindsThemOnceForEveryShape) {
   const ResultStore store(db);
   const std::vector<StoredCase> cases = store.load_cases(*store.latest_run());
   ASSERT_EQ(cases.size(), 2u);
-  for (const StoredCase& c : cases) EXPECT_EQ(c.result.status, "passed") << c.result.spec.label() << ": " << c.result.error;
+  for (const StoredCase& c : cases) EXPECT_EQ(c.result.status, fb::CaseStatus::kPassed) << c.result.spec.label() << ": " << c.result.error;
 }
 
 TEST_F(ShapeInputCases, BuildCommandsTakeThemAsFlags) {

@@ -150,7 +150,7 @@ CaseResult make_case(const std::string& scenario, int64_t batch, const std::stri
   s.accuracy.atol = 2e-4;
   s.accuracy.rtol = 3e-3;
   s.seed = 18446744073709551615ull;  // the largest seed must survive JSON and SQLite
-  r.status = "passed";
+  r.status = fb::CaseStatus::kPassed;
   r.engine = make_measurement("engine", 1.5 * batch, 37);
   r.reference = make_measurement("reference", 4.0 * batch, 25);
   r.accuracy.max_abs_err = 3.5e-6;
@@ -330,7 +330,7 @@ TEST_F(StoreTest, RoundTripsRunAndCasesWithEverything) {
   const RunInfo info = make_run_info();
   CaseResult c1 = make_case("bert-fusion", 1, "standard");
   CaseResult c2 = make_case("O'Brien\"; DROP TABLE runs; --", 8, "none");
-  c2.status = "failed";
+  c2.status = fb::CaseStatus::kFailed;
   c2.accuracy.passed = false;
   c2.accuracy.max_abs_err = 0.5;
   c2.accuracy.detail = "output 'logits' [0, 3, 17]: 0.5 vs 0.0 (atol 1e-4)";
@@ -375,7 +375,7 @@ TEST_F(StoreTest, ErrorCaseWithoutSamplesAndNaNAccuracyRoundTrips) {
   CaseResult c;
   c.spec.scenario = "broken";
   c.spec.model = "/models/broken.onnx";
-  c.status = "error";
+  c.status = fb::CaseStatus::kError;
   c.error = "node 'Conv_3' (Conv): weight shape [3, 3] does not fit input [1, 8, 32, 32]";
   c.accuracy.max_abs_err = std::numeric_limits<double>::quiet_NaN();
   c.accuracy.cosine = std::numeric_limits<double>::quiet_NaN();
@@ -385,7 +385,7 @@ TEST_F(StoreTest, ErrorCaseWithoutSamplesAndNaNAccuracyRoundTrips) {
   auto cases = store.load_cases(run);
   ASSERT_EQ(cases.size(), 1u);
   const CaseResult& r = cases[0].result;
-  EXPECT_EQ(r.status, "error");
+  EXPECT_EQ(r.status, fb::CaseStatus::kError);
   EXPECT_EQ(r.error, c.error);
   EXPECT_TRUE(std::isnan(r.accuracy.max_abs_err));
   EXPECT_TRUE(std::isnan(r.accuracy.cosine));
@@ -653,7 +653,7 @@ TEST_F(StoreTest, CaseFiguresMatchTheFullLoadWithoutParsingTheConfiguration) {
   noisy.noisy = true;
   store.write_case(run, noisy);
   CaseResult failed = make_case("s", 8, "standard");
-  failed.status = "error";
+  failed.status = fb::CaseStatus::kError;
   failed.error = "build failed";
   failed.engine = {};
   failed.reference = {};
@@ -678,7 +678,7 @@ TEST_F(StoreTest, CaseFiguresMatchTheFullLoadWithoutParsingTheConfiguration) {
   }
   EXPECT_EQ(figures[0].case_key, noisy.spec.case_key());
   EXPECT_TRUE(figures[0].noisy);
-  EXPECT_EQ(figures[1].status, "error");
+  EXPECT_EQ(figures[1].status, fb::CaseStatus::kError);
   EXPECT_TRUE(std::isnan(figures[1].speedup.median));
   EXPECT_THROW(store.load_case_figures(run + 1), fb::Error);
 }
@@ -687,7 +687,7 @@ TEST_F(StoreTest, AResultReplacesTheRecordOfALostAttemptInOneTransaction) {
   ResultStore store(file("results.db"));
   const int64_t run = store.begin_run(make_run_info());
   CaseResult lost = make_case("s", 1, "none");
-  lost.status = "error";
+  lost.status = fb::CaseStatus::kError;
   lost.error = "worker rank 2 (pid 4242 on node-07) died while running this case";
   lost.worker_lost = true;
   store.write_case(run, lost);

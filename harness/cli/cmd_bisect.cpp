@@ -195,8 +195,8 @@ int cmd_bisect(int argc, char** argv) {
     const std::string& good = binary(0);
     CaseRunner runner(binary(i));
     const auto [candidate, baseline] = runner.run_paired(spec, good);
-    if (candidate.status == "error" || baseline.status == "error")
-      throw Error(name(i) + ": the case failed: " + (candidate.status == "error" ? candidate.error : baseline.error));
+    if (candidate.status == CaseStatus::kError || baseline.status == CaseStatus::kError)
+      throw Error(name(i) + ": the case failed: " + (candidate.status == CaseStatus::kError ? candidate.error : baseline.error));
     const auto [base_run, run] = store_runs(0, i, baseline, candidate, true);
     CaseJudgement j = judge_case(baseline, candidate, nullptr, true, judged);
     std::cout << "bisect: " << name(i) << ": engine " << change_text(j.engine) << " against the good end, "

@@ -32,7 +32,7 @@ struct Series {
 std::optional<CaseResult> load_case(const ResultStore& store, int64_t run_id, const std::string& key) {
   std::optional<CaseResult> found;
   for (StoredCase& sc : store.load_cases(run_id))
-    if (sc.result.spec.case_key() == key && sc.result.status != "error") found = std::move(sc.result);
+    if (sc.result.spec.case_key() == key && sc.result.status != CaseStatus::kError) found = std::move(sc.result);
   return found;
 }
 
@@ -90,7 +90,7 @@ int cmd_history(int argc, char** argv) {
     for (const StoredCase& sc : store.load_cases(run.id, CaseDetail::kTiming)) {
       const CaseResult& r = sc.result;
       const std::string key = r.spec.case_key();
-      if (key.rfind(prefix, 0) != 0 || r.status == "error") continue;
+      if (key.rfind(prefix, 0) != 0 || r.status == CaseStatus::kError) continue;
       const double v = metric_of(r, metric);
       if (!std::isfinite(v) || v <= 0) continue;
       in_run[key] = r;

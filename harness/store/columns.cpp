@@ -49,7 +49,7 @@ const std::vector<Column<CaseResult>>& case_columns() {
       COLUMN(threads, spec.threads),
       COLUMN(engine_shapes, spec.engine_shapes),
       // Verdict and accuracy.
-      COLUMN(status, status),
+      named<R, case_status_name, parse_case_status>("status", ":status", [](auto& r) -> auto& { return r.status; }),
       COLUMN(error, error),
       COLUMN(worker_lost, worker_lost),
       COLUMN(max_abs_err, accuracy.max_abs_err),

@@ -35,6 +35,14 @@ constexpr Column<Record> scalar(const char* name, const char* param, Access) {
           }};
 }
 
+// A column holding an enum member by its name (the words the SQL CHECK lists):
+// named<R, case_status_name, parse_case_status>(...), the parser given where it read.
+template <class Record, auto kName, auto kParse, class Access>
+constexpr Column<Record> named(const char* name, const char* param, Access) {
+  return {name, param, [](Statement& s, const char* p, const Record& r) { s.bind(p, std::string(kName(Access{}(r)))); },
+          [](const Statement& s, const char* n, Record& r) { Access{}(r) = kParse(s.text(n), s.path() + ": column " + n); }};
+}
+
 // A column holding a member as JSON text (lists of names or shapes, version maps).
 template <class Record, class Access>
 constexpr Column<Record> as_json(const char* name, const char* param, Access) {

@@ -166,7 +166,7 @@ std::vector<StoredCase> ResultStore::load_cases(int64_t run_id, CaseDetail detai
         throw Error(path_ + ": " + e.what());
       }
       store::read_all(c, store::case_columns(), r);
-      r.process_noise.processes = r.status == "error" ? 1 : r.spec.timing.processes;
+      r.process_noise.processes = r.status == CaseStatus::kError ? 1 : r.spec.timing.processes;
 
       m.bind(":case_id", sc.id);
       while (m.step(doing)) {
@@ -284,7 +284,7 @@ std::vector<CaseFigures> ResultStore::load_case_figures(int64_t run_id) const {
   while (s.step("load the case figures of run " + std::to_string(run_id))) {
     CaseFigures f;
     f.case_key = s.text("case_key");
-    f.status = s.text("status");
+    f.status = parse_case_status(s.text("status"), path_ + ": column status");
     f.noisy = s.integer("noisy") != 0;
     f.engine = {s.real("engine"), s.real("engine_low"), s.real("engine_high")};
     f.reference = {s.real("reference"), s.real("reference_low"), s.real("reference_high")};

@@ -177,7 +177,7 @@ int main(int argc, char** argv) try {
       res.build_log = build_log;
       for (size_t l = 0; l < layers.size(); ++l) res.layers.push_back({int(l), layers[l].name, layers[l].kind, layers[l].sources});
       if (a.hostile && c == 1) {
-        res.status = "error";
+        res.status = fb::CaseStatus::kError;
         res.error = std::string("build failed at node ") + kHostile;
       }
       store.write_case(run, res);
