@@ -440,7 +440,8 @@ TEST(CudaChannelsLast, AResNetBlockRunsChannelsLastAndAgreesWithCpuAndNchw) {
 }
 
 // The ops between convolutions that the zoo's CNNs have (ShuffleNet's Split, Concat and
-// channel shuffle; EfficientNet's squeeze-and-excitation gate and pools) run channels-last
+// channel shuffle; EfficientNet's squeeze-and-excitation gate and pools; YOLO's Split,
+// Concat, Add, nearest Resize and MaxPool) run channels-last
 // on the GPU wherever the CPU engine runs them so (the CUDA backend runs all of these), and
 // the fp16 engine agrees with the NCHW GPU engine and the CPU reference.
 TEST(CudaChannelsLast, ZooCnnsKeepTheOpsBetweenConvolutionsChannelsLast) {
@@ -458,6 +459,12 @@ TEST(CudaChannelsLast, ZooCnnsKeepTheOpsBetweenConvolutionsChannelsLast) {
       {"zoo:efficientnet?classes=10&image=32&stages=3&width=50",
        {{"fusebench.channel_gate nhwc→nhwc", "cuda.binary[Mul] nhwc→nhwc"},
         {"fusebench.global_avg_pool nhwc", "cuda.global_pool[GlobalAveragePool] nhwc"}}},
+      {"zoo:yolo?classes=7&image=64",
+       {{"fusebench.split nhwc→nhwc", "cuda.split nhwc→nhwc"},
+        {"fusebench.concat nhwc→nhwc", "cuda.concat nhwc→nhwc"},
+        {"fusebench.add nhwc→nhwc", "cuda.binary[Add] nhwc→nhwc"},
+        {"fusebench.resize nhwc→nhwc", "cuda.resize_nearest nhwc→nhwc"},
+        {"fusebench.max_pool nhwc→nhwc", "cuda.maxpool nhwc→nhwc"}}},
   };
   for (const Model& model : models) {
     SCOPED_TRACE(model.spec);

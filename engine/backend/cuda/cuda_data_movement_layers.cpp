@@ -577,6 +577,8 @@ std::unique_ptr<Layer> named(const LayerRequest& r, const CudaContext& ctx) {
   }
 }
 
+bool resizes_all_dims(const Node& n) { return !n.has_attr("axes"); }
+
 }  // namespace
 
 void add_data_movement_rows(std::vector<CudaOpRow>& rows) {
@@ -595,7 +597,8 @@ void add_data_movement_rows(std::vector<CudaOpRow>& rows) {
       {"", "GatherElements", moves_bytes, named<make_gather_elements>},
       {"", "Pad", moves_bytes, named<make_pad>},
       {"", "Trilu", moves_bytes, named<make_trilu>},
-      {"", "Resize", moves_bytes, named<make_resize>},
+      // Of height and width (the conv-layout pass asks of no other), without opset 18's axes.
+      {"", "Resize", moves_bytes, named<plain_or_on_views<make_resize>>, resizes_all_dims},
       {"", "Upsample", moves_bytes, named<make_resize>},
       {"", "Shape", moves_bytes, named<make_shape>},
       {"", "Size", moves_bytes, named<make_shape>},

@@ -41,7 +41,8 @@ inline bool always_channels_last(const Node&) { return true; }
 // ...and of Concat's and Split's rows: the ones over the channels (axis 1).
 bool over_channels(const Node& node);
 // A layout-tied node marked channels-last made by `make`, its plain layer, over views of its
-// 4-D tensors as [N, H, W, C] (cuda_channels_last_views.cpp): Concat, Split, the channel gate.
+// 4-D tensors as [N, H, W, C] (cuda_channels_last_views.cpp): Concat, Split, the channel
+// gate, Resize.
 std::unique_ptr<Layer> make_on_channels_last_views(const LayerRequest& r, const CudaContext& ctx, LayerMaker make);
 template <LayerMaker Make>
 std::unique_ptr<Layer> plain_or_on_views(const LayerRequest& r, const CudaContext& ctx) {
