@@ -99,10 +99,13 @@ class ChannelsLastOutputLayer final : public Layer {
   std::unique_ptr<Layer> inner_;
 };
 
-// FUSEBENCH_CUDA_CHANNELS_LAST=0 keeps every activation plain NCHW (an A/B of the layouts).
+// FUSEBENCH_CUDA_CHANNELS_LAST=0 keeps every activation plain NCHW (an A/B of the layouts);
+// unset or 1: channels-last where a row can.
 bool channels_last_wanted() {
   const char* v = std::getenv("FUSEBENCH_CUDA_CHANNELS_LAST");
-  return !v || std::strcmp(v, "0") != 0;
+  if (!v || std::strcmp(v, "1") == 0) return true;
+  if (std::strcmp(v, "0") == 0) return false;
+  throw Error(std::string("FUSEBENCH_CUDA_CHANNELS_LAST='") + v + "': 0 (plain NCHW) or 1 (channels-last, the default)");
 }
 
 }  // namespace
