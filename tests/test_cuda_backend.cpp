@@ -361,7 +361,7 @@ std::string layer_list(const Engine& e) {
 }
 
 // Layers whose kernel name holds every one of `parts`.
-int layers_with(const Engine& e, std::initializer_list<const char*> parts) {
+int layers_with(const Engine& e, const std::vector<const char*>& parts) {
   int n = 0;
   for (const LayerInfo& l : e.layers())
     n += std::all_of(parts.begin(), parts.end(), [&](const char* p) { return l.kernel.find(p) != std::string::npos; });
@@ -441,30 +441,31 @@ TEST(CudaChannelsLast, AResNetBlockRunsChannelsLastAndAgreesWithCpuAndNchw) {
 
 // The ops between convolutions that the zoo's CNNs have (ShuffleNet's Split, Concat and
 // channel shuffle; EfficientNet's squeeze-and-excitation gate and pools; YOLO's Split,
-// Concat, Add, nearest Resize and MaxPool) run channels-last
-// on the GPU wherever the CPU engine runs them so (the CUDA backend runs all of these), and
-// the fp16 engine agrees with the NCHW GPU engine and the CPU reference.
+// Concat, Add, nearest Resize and MaxPool; wav2vec2's GroupNorm between 1-D convolutions)
+// run channels-last on the GPU wherever the CPU engine runs them so (the CUDA backend runs
+// all of these), and the fp16 engine agrees with the NCHW GPU engine and the CPU reference.
 TEST(CudaChannelsLast, ZooCnnsKeepTheOpsBetweenConvolutionsChannelsLast) {
   if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
   struct Model {
     const char* spec;
-    std::vector<std::pair<const char*, const char*>> kernels;  // the CPU's layer, the GPU's
+    std::vector<std::pair<std::vector<const char*>, std::vector<const char*>>> kernels;  // the CPU's layer, the GPU's
   };
   const Model models[] = {
       {"zoo:shufflenet?classes=10&image=64&width=50",
-       {{"fusebench.split nhwc→nhwc", "cuda.split nhwc→nhwc"},
-        {"fusebench.concat nhwc→nhwc", "cuda.concat nhwc→nhwc"},
-        {"fusebench.channel_shuffle nhwc→nhwc", "cuda.channel_shuffle nhwc→nhwc"},
-        {"fusebench.global_avg_pool nhwc", "cuda.global_pool[GlobalAveragePool] nhwc"}}},
+       {{{"fusebench.split nhwc→nhwc"}, {"cuda.split nhwc→nhwc"}},
+        {{"fusebench.concat nhwc→nhwc"}, {"cuda.concat nhwc→nhwc"}},
+        {{"fusebench.channel_shuffle nhwc→nhwc"}, {"cuda.channel_shuffle nhwc→nhwc"}},
+        {{"fusebench.global_avg_pool nhwc"}, {"cuda.global_pool[GlobalAveragePool] nhwc"}}}},
       {"zoo:efficientnet?classes=10&image=32&stages=3&width=50",
-       {{"fusebench.channel_gate nhwc→nhwc", "cuda.binary[Mul] nhwc→nhwc"},
-        {"fusebench.global_avg_pool nhwc", "cuda.global_pool[GlobalAveragePool] nhwc"}}},
+       {{{"fusebench.channel_gate nhwc→nhwc"}, {"cuda.binary[Mul] nhwc→nhwc"}},
+        {{"fusebench.global_avg_pool nhwc"}, {"cuda.global_pool[GlobalAveragePool] nhwc"}}}},
       {"zoo:yolo?classes=7&image=64",
-       {{"fusebench.split nhwc→nhwc", "cuda.split nhwc→nhwc"},
-        {"fusebench.concat nhwc→nhwc", "cuda.concat nhwc→nhwc"},
-        {"fusebench.add nhwc→nhwc", "cuda.binary[Add] nhwc→nhwc"},
-        {"fusebench.resize nhwc→nhwc", "cuda.resize_nearest nhwc→nhwc"},
-        {"fusebench.max_pool nhwc→nhwc", "cuda.maxpool nhwc→nhwc"}}},
+       {{{"fusebench.split nhwc→nhwc"}, {"cuda.split nhwc→nhwc"}},
+        {{"fusebench.concat nhwc→nhwc"}, {"cuda.concat nhwc→nhwc"}},
+        {{"fusebench.add nhwc→nhwc"}, {"cuda.binary[Add] nhwc→nhwc"}},
+        {{"fusebench.resize nhwc→nhwc"}, {"cuda.resize_nearest nhwc→nhwc"}},
+        {{"fusebench.max_pool nhwc→nhwc"}, {"cuda.maxpool nhwc→nhwc"}}}},
+      {"zoo:wav2vec2", {{{"fusebench.group_norm", "channels-last"}, {"cuda.groupnorm", "nhwc→nhwc"}}}},
   };
   for (const Model& model : models) {
     SCOPED_TRACE(model.spec);
@@ -486,9 +487,9 @@ TEST(CudaChannelsLast, ZooCnnsKeepTheOpsBetweenConvolutionsChannelsLast) {
     }
     const std::string layers = "channels-last engine's layers:\n" + layer_list(*nhwc);
     for (const auto& [on_cpu, on_gpu] : model.kernels) {
-      const int want = layers_with(*cpu, {on_cpu});
-      EXPECT_GT(want, 0) << on_cpu << " on the CPU:\n" << layer_list(*cpu);
-      EXPECT_EQ(layers_with(*nhwc, {on_gpu}), want) << on_gpu << "\n" << layers;
+      const int want = layers_with(*cpu, on_cpu);
+      EXPECT_GT(want, 0) << on_cpu[0] << " on the CPU:\n" << layer_list(*cpu);
+      EXPECT_EQ(layers_with(*nhwc, on_gpu), want) << on_gpu[0] << "\n" << layers;
     }
     ReferenceExecutor reference(m.graph, cfg.batch);
     const std::vector<Tensor> inputs = make_inputs(m.graph, reference.input_shapes(), 11);

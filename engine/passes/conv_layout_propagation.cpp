@@ -34,7 +34,7 @@
 // Left alone: graph outputs, partition points (both may be looked at), values a subgraph
 // body reads, values any other op reads, layers excluded from fusion, and every node the
 // build's backend does not run channels-last (Backend::runs_channels_last, asked per node:
-// the CPU runs them all; the CUDA backend all but GroupNorm and ConvTranspose).
+// the CPU runs them all; the CUDA backend all but ConvTranspose).
 // Tensor types are the model's here: precision lowering runs after this
 // pass, so an fp16 or bf16 build is laid out as its float32 model.
 #include <algorithm>

@@ -33,7 +33,7 @@ class CudaBackend final : public Backend {
   Tensor to_host(const Tensor& t) const override;
   // Nodes whose row runs them channels-last (convolutions, 2-D pools, same-shape Adds,
   // GlobalAveragePool, Concat and Split over channels, the channel gate, ChannelShuffle,
-  // ChannelAffine, Resize); none while FUSEBENCH_CUDA_CHANNELS_LAST=0 (an A/B against NCHW:
+  // ChannelAffine, Resize, GroupNorm); none while FUSEBENCH_CUDA_CHANNELS_LAST=0 (an A/B against NCHW:
   // read at each question, so a build made after setting it is plain).
   bool runs_channels_last(const Node& node) const override;
   std::unique_ptr<DeviceTimer> make_timer() const override;

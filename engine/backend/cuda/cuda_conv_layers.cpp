@@ -115,7 +115,7 @@ class LayoutBridge {
 };
 
 // A layer runs channels-last where its x or y is (the residual follows them).
-bool runs_channels_last(const Node& n) {
+bool conv_runs_channels_last(const Node& n) {
   const ConvLayouts l = conv_layouts_of(n);
   return l.x || l.y;
 }
@@ -144,7 +144,7 @@ class ConvLayer final : public CudaLayer {
     y_ = r.outputs[0];
     const Elem e = elem_of(*y_);
     const DType t_y = y_->dtype();
-    const bool nhwc = runs_channels_last(n);
+    const bool nhwc = conv_runs_channels_last(n);
     // KRSC weights for a channels-last layer: repacked once where constant, else each run.
     w_ = nhwc ? channels_last_weights(r, t_y, w_keep_) : nullptr;
     const bool repack_each_run = nhwc && !w_;
@@ -292,7 +292,7 @@ class DepthwiseConvLayer final : public CudaLayer {
       const FusedActivation a = fused_activation_of(n);
       p.act = a.kind, p.lo = a.lo, p.hi = a.hi;
     }
-    p.channels_last = runs_channels_last(n);
+    p.channels_last = conv_runs_channels_last(n);
     bridge_ = std::make_unique<LayoutBridge>(n, p.channels_last, xs, input_as(r, 0, t, x_keep_), residual, *y);
     p.x = bridge_->x();
     p.residual = bridge_->residual();

@@ -205,8 +205,11 @@ std::unique_ptr<Layer> make_group_norm(const LayerRequest& r, const CudaContext&
     case GroupNormActivation::Silu: p.activation = GroupNormAct::Silu; break;
     case GroupNormActivation::Gelu: p.activation = GroupNormAct::Gelu; break;
   }
+  // x_layout and y_layout channels-last (the conv-layout pass marks both): [N, spatial, C] bytes.
+  p.channels_last = layout_is_channels_last(r.node, "x_layout");
   const char* names[] = {"cuda.groupnorm", "cuda.groupnorm[silu]", "cuda.groupnorm[gelu]"};
-  return kernel_layer(ctx, p, launch_group_norm, names[int(p.activation)], 8 * elements(r));
+  return kernel_layer(ctx, p, launch_group_norm, std::string(names[int(p.activation)]) + (p.channels_last ? " nhwc→nhwc" : ""),
+                      8 * elements(r));
 }
 
 // InstanceNormalization(input, scale, B): one group per channel, scaled per group.
@@ -389,7 +392,7 @@ void add_normalization_rows(std::vector<CudaOpRow>& rows) {
   rows.push_back({"", "BatchNormalization", any_float, make_batch_norm});
   rows.push_back({"fusebench", "ChannelAffine", any_float, make_channel_affine, always_channels_last});
   rows.push_back({"", "InstanceNormalization", any_float, make_instance_norm});
-  rows.push_back({"fusebench", "GroupNorm", any_float, make_group_norm});
+  rows.push_back({"fusebench", "GroupNorm", any_float, make_group_norm, always_channels_last});
   for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
                          "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
     rows.push_back({"", op, any_float, make_reduce});

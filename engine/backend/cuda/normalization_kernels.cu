@@ -147,12 +147,18 @@ __global__ void group_norm_blocks(const GroupNormParams p) {
   const int64_t per_group = p.channels / p.groups, len = per_group * p.inner;
   for (int64_t block = blockIdx.x; block < p.batch * p.groups; block += gridDim.x) {
     const int64_t g = block % p.groups, base = block * len;
+    // Element j of the group (channel j / inner, position j % inner of it; channels-last:
+    // channel j % per_group of position j / per_group) lies at at(j).
+    const int64_t sample = (block / p.groups) * p.inner * p.channels + g * per_group;
+    auto at = [&](int64_t j) {
+      return p.channels_last ? sample + (j / per_group) * p.channels + j % per_group : base + j;
+    };
     float total = 0.f;
-    for (int64_t j = threadIdx.x; j < len; j += blockDim.x) total += load_float(p.x.data, p.x.dtype, base + j);
+    for (int64_t j = threadIdx.x; j < len; j += blockDim.x) total += load_float(p.x.data, p.x.dtype, at(j));
     const float mean = len ? block_reduce(total, AddOp(), 0.f) / float(len) : 0.f;
     float sq = 0.f;
     for (int64_t j = threadIdx.x; j < len; j += blockDim.x) {
-      const float d = load_float(p.x.data, p.x.dtype, base + j) - mean;
+      const float d = load_float(p.x.data, p.x.dtype, at(j)) - mean;
       sq += d * d;
     }
     sq = block_reduce(sq, AddOp(), 0.f);
@@ -160,12 +166,12 @@ __global__ void group_norm_blocks(const GroupNormParams p) {
     const float gs = optional_param(p.group_scale, g, 1.f), gb = optional_param(p.group_bias, g, 0.f);
     for (int64_t j = threadIdx.x; j < len; j += blockDim.x) {
       // ((x - mean) · inv · gs + gb) · cs + cb, as (x - mean) · scale + shift (group_norm.cpp).
-      const int64_t ch = g * per_group + j / p.inner;
+      const int64_t ch = g * per_group + (p.channels_last ? j % per_group : j / p.inner);
       const float cs = optional_param(p.channel_scale, ch, 1.f), cb = optional_param(p.channel_bias, ch, 0.f);
-      float v = (load_float(p.x.data, p.x.dtype, base + j) - mean) * (inv * gs * cs) + (gb * cs + cb);
+      float v = (load_float(p.x.data, p.x.dtype, at(j)) - mean) * (inv * gs * cs) + (gb * cs + cb);
       if (p.activation == GroupNormAct::Silu) v *= unary_value<float>(UnaryFn::Sigmoid, v);
       else if (p.activation == GroupNormAct::Gelu) v = unary_value<float>(UnaryFn::Gelu, v);
-      store_float(p.y.data, p.y.dtype, base + j, v);
+      store_float(p.y.data, p.y.dtype, at(j), v);
     }
   }
 }

@@ -71,6 +71,7 @@ struct GroupNormParams {
   float epsilon = 1e-5f;
   DevTensor group_scale, group_bias, channel_scale, channel_bias;  // each optional
   GroupNormAct activation = GroupNormAct::None;
+  bool channels_last = false;  // x and y hold [batch, inner, channels] bytes
 };
 void launch_group_norm(const GroupNormParams& p, cudaStream_t stream);
 
