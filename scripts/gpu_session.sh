@@ -13,8 +13,8 @@
 # the engine replayed as one CUDA graph, case by case, and the depthwise convolutions'
 # layers in a profile; sweep: `profile --batch-sweep` of BERT and ResNet (the batch
 # question: what limits each layer as the batch grows); layers: where the fp16 engine's time
-# goes at batch 32 on the exported BERT-base, ResNet-50 and ViT (LAYER_MODELS, LAYER_BATCH; LAYER_LAYOUTS=nhwc,nchw
-# times each model channels-last and then plain NCHW, FUSEBENCH_CUDA_CHANNELS_LAST=0); streams: load cases
+# goes at batch 32 on the exported BERT-base, ResNet-50 and ViT (LAYER_MODELS, LAYER_BATCH, LAYER_PRECISION (fp16);
+# LAYER_LAYOUTS=nhwc,nchw times each model channels-last and then plain NCHW, FUSEBENCH_CUDA_CHANNELS_LAST=0); streams: load cases
 # served by 1-8 execution contexts on streams of their own (scenarios/load-gpu-streams.json, then the same on
 # STREAM_MODELS); mpi: one rank per GPU under
 # mpirun (OpenMPI unpacked from MPI_DEBS, a machine of several GPUs); CXX and BUILD_DIR pick the compiler (CXX=g++-13 BUILD_DIR=build-g13).
@@ -127,14 +127,14 @@ if has layers; then
     for layout in $(echo "${LAYER_LAYOUTS:-nhwc}" | tr , " "); do
       cl=1; [ "$layout" = nchw ] && cl=0
       echo "--- $f ($layout)"
-      # The engine's answer at fp16 against the fp32 GPU reference (accuracy by cosine), timed.
+      # The engine's answer (fp16 unless LAYER_PRECISION) against the fp32 GPU reference, timed.
       cat > "$out/layers.json" <<JSON
 {"name": "gpu-layers-$layout", "model": "$PWD/$f",
- "matrix": {"batch": [${LAYER_BATCH:-32}], "precision": ["fp16"], "fusion": ["aggressive"], "cuda_graph": [true], "device": ["cuda"]},
+ "matrix": {"batch": [${LAYER_BATCH:-32}], "precision": ["${LAYER_PRECISION:-fp16}"], "fusion": ["aggressive"], "cuda_graph": [true], "device": ["cuda"]},
  "timing": {"warmup_ms": 200, "min_iterations": 20, "max_seconds": 1, "processes": 1}}
 JSON
       FUSEBENCH_CUDA_CHANNELS_LAST=$cl "$fb" run "$out/layers.json" --db "$out/layers.db" 2>&1 | grep -E "^\[|ERROR|FAIL" | head -4
-      FUSEBENCH_CUDA_CHANNELS_LAST=$cl "$fb" profile "$f" --device cuda --precision fp16 --fusion aggressive \
+      FUSEBENCH_CUDA_CHANNELS_LAST=$cl "$fb" profile "$f" --device cuda --precision "${LAYER_PRECISION:-fp16}" --fusion aggressive \
         --batch "${LAYER_BATCH:-32}" --top 25 --iterations 30 2>&1 | head -60
     done
   done
