@@ -324,8 +324,11 @@ TEST(Backend, ConvLayoutMarksOnlyWhatTheBackendRunsChannelsLast) {
         return l.find("conv-layout: the some-layouts backend " + c.log) != std::string::npos;
       });
       EXPECT_TRUE(c.log.empty() || said) << c.log;
-      for (const Node& n : g.nodes)
-        if (n.op_type == "FusedConv") EXPECT_EQ(precision_name(n.precision), precision) << n.describe();
+      for (const Node& n : g.nodes) {
+        if (n.op_type == "FusedConv") {
+          EXPECT_EQ(precision_name(n.precision), precision) << n.describe();
+        }
+      }
     }
   // The CPU backend runs them all: its marking is the full one.
   std::vector<std::string> log;
