@@ -408,6 +408,8 @@ TEST(CudaChannelsLast, AResNetBlockRunsChannelsLastAndAgreesWithCpuAndNchw) {
     EXPECT_EQ(layers_with(*nhwc, {"cuda.averagepool nhwc→nhwc"}), 1) << layers;
     EXPECT_EQ(layers_with(*nhwc, {"cuda.binary[Add] nhwc→nhwc"}), 1) << layers;
     EXPECT_EQ(layers_with(*nhwc, {"cuda.global_pool[GlobalAveragePool] nhwc"}), 1) << layers;
+    // cuDNN listed a channels-last algorithm for every convolution (none fell back to NCHW inside).
+    EXPECT_EQ(layers_with(*nhwc, {"nchw inside"}), 0) << layers;
     EXPECT_EQ(layers_with(*nchw, {"nhwc"}), 0) << "FUSEBENCH_CUDA_CHANNELS_LAST=0 engine's layers:\n" << layer_list(*nchw);
     const std::vector<std::string>& log = nchw->build_log();
     EXPECT_TRUE(std::any_of(log.begin(), log.end(), [](const std::string& l) {

@@ -144,16 +144,6 @@ class ConvLayer final : public CudaLayer {
     y_ = r.outputs[0];
     const Elem e = elem_of(*y_);
     const DType t_y = y_->dtype();
-    const bool nhwc = conv_runs_channels_last(n);
-    // KRSC weights for a channels-last layer: repacked once where constant, else each run.
-    w_ = nhwc ? channels_last_weights(r, t_y, w_keep_) : nullptr;
-    const bool repack_each_run = nhwc && !w_;
-    if (!w_) w_ = input_as(r, 1, t_y, w_keep_);
-    if (repack_each_run) {
-      w_scratch_ = DeviceMemory(size_t(r.inputs[1]->numel()) * dtype_size(t_y));
-      w_in_ = reorder(r.inputs[1]->shape(), dtype_size(t_y), w_, w_scratch_.data(), true);
-      w_ = w_scratch_.data();
-    }
     const Shape& xs = r.inputs[0]->shape();
     const Shape& ws = r.inputs[1]->shape();
     if (xs.size() < 3 || xs.size() > 5) throw Error(n.describe() + ": the CUDA backend runs 1-D to 3-D convolutions");
@@ -175,28 +165,52 @@ class ConvLayer final : public CudaLayer {
     FB_CUDA(cudnnCreateTensorDescriptor(&ydesc_));
     FB_CUDA(cudnnCreateFilterDescriptor(&wdesc_));
     FB_CUDA(cudnnCreateConvolutionDescriptor(&conv_));
-    FB_CUDA(cudnnSetTensorNdDescriptor(xdesc_, t, int(xd.size()), xd.data(), strides_of(xd, nhwc).data()));
-    FB_CUDA(cudnnSetTensorNdDescriptor(ydesc_, t, int(yd.size()), yd.data(), strides_of(yd, nhwc).data()));
-    FB_CUDA(cudnnSetFilterNdDescriptor(wdesc_, t, nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, int(wd.size()), wd.data()));
     FB_CUDA(cudnnSetConvolutionNdDescriptor(conv_, int(pad.size()), pad.data(), stride.data(), dilation.data(),
                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     FB_CUDA(cudnnSetConvolutionGroupCount(conv_, int(n.attr_int("group", 1))));
     // Full fp32 (FMA math) unless the layer is tf32 or 16-bit: tensor cores then.
     const bool fma_only = e == Elem::F32 && n.precision != Precision::TF32;
     FB_CUDA(cudnnSetConvolutionMathType(conv_, fma_only ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int found = 0;
-    FB_CUDA(cudnnGetConvolutionForwardAlgorithm_v7(ctx.cudnn, xdesc_, wdesc_, conv_, ydesc_, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                                                   &found, perf));
-    bool chosen = false;
-    for (int i = 0; i < found && !chosen; ++i) {
-      // Heuristics may list a tensor-core (TF32) algorithm for a float32 layer: keep FMA math.
-      if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > ctx.workspace_bytes) continue;
-      if (fma_only && perf[i].mathType == CUDNN_TENSOR_OP_MATH) continue;
-      algo_ = perf[i].algo;
-      chosen = true;
-    }
+    // The tensors in one layout, and the first algorithm the heuristic lists for them.
+    auto choose = [&](bool channels_last) {
+      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      int found = 0;
+      try {
+        FB_CUDA(cudnnSetTensorNdDescriptor(xdesc_, t, int(xd.size()), xd.data(), strides_of(xd, channels_last).data()));
+        FB_CUDA(cudnnSetTensorNdDescriptor(ydesc_, t, int(yd.size()), yd.data(), strides_of(yd, channels_last).data()));
+        FB_CUDA(cudnnSetFilterNdDescriptor(wdesc_, t, channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, int(wd.size()),
+                                           wd.data()));
+        FB_CUDA(cudnnGetConvolutionForwardAlgorithm_v7(ctx.cudnn, xdesc_, wdesc_, conv_, ydesc_,
+                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf));
+      } catch (const Error&) {
+        if (!channels_last) throw;
+        return false;  // cuDNN refuses these channels-last descriptors
+      }
+      for (int i = 0; i < found; ++i) {
+        // Heuristics may list a tensor-core (TF32) algorithm for a float32 layer: keep FMA math.
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > ctx.workspace_bytes) continue;
+        if (fma_only && perf[i].mathType == CUDNN_TENSOR_OP_MATH) continue;
+        algo_ = perf[i].algo;
+        return true;
+      }
+      return false;
+    };
+    bool nhwc = conv_runs_channels_last(n);
+    bool chosen = choose(nhwc);
+    // None listed for channels-last (an odd shape or type), or its descriptors refused: the
+    // layer runs plain inside, its bridges reordering the channels-last tensors in and out.
+    const bool plain_inside = !chosen && nhwc;
+    if (plain_inside) chosen = choose(nhwc = false);
     if (!chosen) throw Error(n.describe() + ": cuDNN has no convolution algorithm for this layer within the workspace");
+    // KRSC weights for a channels-last layer: repacked once where constant, else each run.
+    w_ = nhwc ? channels_last_weights(r, t_y, w_keep_) : nullptr;
+    const bool repack_each_run = nhwc && !w_;
+    if (!w_) w_ = input_as(r, 1, t_y, w_keep_);
+    if (repack_each_run) {
+      w_scratch_ = DeviceMemory(size_t(r.inputs[1]->numel()) * dtype_size(t_y));
+      w_in_ = reorder(r.inputs[1]->shape(), dtype_size(t_y), w_, w_scratch_.data(), true);
+      w_ = w_scratch_.data();
+    }
     Epilogue& ep = epilogue_;
     // y as [outer, channels, inner]: [N, C, spatial] plain, [N·spatial, C, 1] channels-last.
     ep.channels = y_->shape()[1];
@@ -220,7 +234,7 @@ class ConvLayer final : public CudaLayer {
     for (size_t i = 1; i < ws.size(); ++i) k *= ws[i];
     flops_ = 2.0 * double(y_->numel()) * double(k);
     kernel_ = "cudnn.conv[algo " + std::to_string(int(algo_)) + "]" + (epilogue_needed_ ? "+epilogue" : "") +
-              bridge_->suffix() + kernel_suffix(e, n.precision);
+              bridge_->suffix() + (plain_inside ? " (nchw inside)" : "") + kernel_suffix(e, n.precision);
   }
   ~ConvLayer() override {
     cudnnDestroyConvolutionDescriptor(conv_);
