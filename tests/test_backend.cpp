@@ -135,7 +135,9 @@ class CpuWithOtherAnswers : public Backend {
   void copy_to_device(void* dst, const void* src, size_t n) const override { cpu_->copy_to_device(dst, src, n); }
   void copy_to_host(void* dst, const void* src, size_t n) const override { cpu_->copy_to_host(dst, src, n); }
   Tensor to_host(const Tensor& t) const override { return cpu_->to_host(t); }
-  bool runs_channels_last(const Node& node) const override { return cpu_->runs_channels_last(node); }
+  bool runs_channels_last(const Node& node, Precision build_precision) const override {
+    return cpu_->runs_channels_last(node, build_precision);
+  }
 
 
  protected:
@@ -189,7 +191,7 @@ class MatMulTf32 final : public CpuWithOtherAnswers {
     if (node.op_type == "MatMul" || node.op_type == "Gemm" || node.op_type == "FusedMatMul") s.insert(Precision::TF32);
     return s;
   }
-  bool runs_channels_last(const Node&) const override { return false; }
+  bool runs_channels_last(const Node&, Precision) const override { return false; }
 };
 
 // tf32 is a math mode for matrix products: those keep it where the backend has a tf32
@@ -233,7 +235,7 @@ class NoFusedMatMul final : public CpuWithOtherAnswers {
   PrecisionSet supported_precisions(const Node& node, const OpDef& def) const override {
     return node.op_type == "FusedMatMul" ? PrecisionSet{} : cpu_->supported_precisions(node, def);
   }
-  bool runs_channels_last(const Node&) const override { return false; }
+  bool runs_channels_last(const Node&, Precision) const override { return false; }
 };
 
 // Passes ask the build's backend instead of naming one: a fused form it has no kernel for
@@ -266,7 +268,7 @@ class ChannelsLastOnly final : public CpuWithOtherAnswers {
  public:
   explicit ChannelsLastOnly(std::set<std::string> ops) : ops_(std::move(ops)) {}
   std::string name() const override { return "some-layouts"; }
-  bool runs_channels_last(const Node& node) const override { return ops_.count(node.op_type) > 0; }
+  bool runs_channels_last(const Node& node, Precision) const override { return ops_.count(node.op_type) > 0; }
 
  private:
   std::set<std::string> ops_;

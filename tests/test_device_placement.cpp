@@ -86,7 +86,7 @@ class StandInDevice final : public Backend {
   Tensor to_host(const Tensor& t) const override {
     return Tensor::view(t.dtype(), t.shape(), const_cast<void*>(t.raw())).clone();
   }
-  bool runs_channels_last(const Node&) const override { return false; }
+  bool runs_channels_last(const Node&, Precision) const override { return false; }
   std::unique_ptr<DeviceTimer> make_timer() const override { return std::make_unique<HostClockTimer>(); }
 
  private:

@@ -136,9 +136,12 @@ class Backend {
   // engine/ops/fused_conv.h). The pass asks only of nodes it could mark (convolutions, 2-D
   // transposed convolutions, GlobalAveragePool and the layout-tied ops it names) and marks
   // only those answered yes; a Transpose or Reshape it turns into a view runs no kernel and
-  // is not asked. Default: no node (every activation plain NCHW).
-  virtual bool runs_channels_last(const Node& node) const {
+  // is not asked. `build_precision` is the build's (BuildConfig::precision): a backend may
+  // want channels-last only at some (the CUDA backend: where convolutions run on tensor
+  // cores). Default: no node (every activation plain NCHW).
+  virtual bool runs_channels_last(const Node& node, Precision build_precision) const {
     (void)node;
+    (void)build_precision;
     return false;
   }
   // What the build log says of how this backend runs a build with reduced-precision layers

@@ -23,7 +23,7 @@ class CpuBackend final : public Backend {
   Tensor to_host(const Tensor& t) const override { return t.clone(); }
   // Every node the conv-layout pass may mark: oneDNN's NHWC convolutions and our
   // channels-last layers (channels_last_layers.h) run them all.
-  bool runs_channels_last(const Node&) const override { return true; }
+  bool runs_channels_last(const Node&, Precision) const override { return true; }
   std::string reduced_precision_note() const override;
   std::map<std::string, std::string> library_versions() const override;
   // A 1024² float32 oneDNN matmul (best of 5) and a 256 MiB parallel copy (best of 3).

@@ -35,7 +35,7 @@ class CudaBackend final : public Backend {
   // GlobalAveragePool, Concat and Split over channels, the channel gate, ChannelShuffle,
   // ChannelAffine, Resize, GroupNorm); none while FUSEBENCH_CUDA_CHANNELS_LAST=0 (an A/B against NCHW:
   // read at each question, so a build made after setting it is plain).
-  bool runs_channels_last(const Node& node) const override;
+  bool runs_channels_last(const Node& node, Precision build_precision) const override;
   std::unique_ptr<DeviceTimer> make_timer() const override;
   std::unique_ptr<RecordedWork> record(const std::function<void()>& enqueue) const override;
   std::optional<MachinePeaks> measure_peaks(int threads) const override;  // cuda_peaks.cpp
