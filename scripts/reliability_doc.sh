@@ -9,10 +9,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
 doc=docs/reliability.md
-# Before the page is rewritten: whether the tree differs from HEAD, and the fuzzing section
-# it holds (kept when this machine has no build-asan/fuzz/summary.tsv of its own).
+# Before the page is rewritten: whether the tree differs from HEAD, and the fuzzing and
+# sanitizer sections it holds (each kept when this machine has no summary of its own).
 dirty=$(git diff --quiet HEAD -- . 2>/dev/null || echo ' (with local changes)')
 old_fuzzing=$(awk '/^## Fuzzing/ { on = 1; next } /^## / { on = 0 } on' "$doc" 2>/dev/null | sed '/./,$!d' || true)
+old_sanitizers=$(awk '/^## The test suite under sanitizers/ { on = 1; next } /^## / { on = 0 } on' "$doc" 2>/dev/null | sed '/./,$!d' || true)
 tests=(test_faults test_kill_run test_mpi_run test_concurrent_readers test_fuzz_regressions)
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
@@ -68,6 +69,9 @@ done
     echo "| sanitizer | test programs | tests | failed | build (s) | tests (s) | ctest arguments | commit | load |"
     echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     for f in "${summaries[@]}"; do tail -n +2 "$f" | sed 's/\t/ | /g; s/^/| /; s/$/ |/'; done
+  elif [ -n "$old_sanitizers" ]; then
+    echo "Kept from the previous page: this machine has no build-asan or build-tsan/sanitize_summary.tsv (\`scripts/sanitize.sh all\` makes them); the commits in the table say how old the runs are."
+    echo "$old_sanitizers" | sed '/^Kept from the previous page/d'
   else
     echo "Not run for this page: no build-asan or build-tsan/sanitize_summary.tsv (\`scripts/sanitize.sh all\` makes them)."
   fi
