@@ -115,34 +115,29 @@ TEST(CaseJson, NonFiniteDoublesSurvive) {
   EXPECT_EQ(back.spec, r.spec);
 }
 
+// The message reading `j` is refused with ("" when it was accepted).
+std::string refusal(const nlohmann::json& j) {
+  try {
+    case_result_from_json(j);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(CaseJson, DamagedDocumentNamesTheField) {
   nlohmann::json j = case_result_to_json(full_result());
   j["engine"]["samples_ms"][2] = "fast";
-  try {
-    case_result_from_json(j);
-    FAIL() << "a string sample was accepted";
-  } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "case result: field 'engine.samples_ms[2]' must be a number, got \"fast\"");
-  }
+  EXPECT_EQ(refusal(j), "case result: field 'engine.samples_ms[2]' must be a number, got \"fast\"");
   j = case_result_to_json(full_result());
   j["reference"]["sample_process"] = {0, 1};
   EXPECT_THROW(case_result_from_json(j), Error);
   j = case_result_to_json(full_result());
   j["spec"]["timing"]["processes"] = 2.5;
-  try {
-    case_result_from_json(j);
-    FAIL() << "a fractional process count was accepted";
-  } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "case result: case config: field 'timing.processes': expected a positive integer, got 2.5");
-  }
+  EXPECT_EQ(refusal(j), "case result: case config: field 'timing.processes': expected a positive integer, got 2.5");
   j = case_result_to_json(full_result());
   j["status"] = "skipped";
-  try {
-    case_result_from_json(j);
-    FAIL() << "an unknown status was accepted";
-  } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "case result: field 'status': case status 'skipped' is not one of passed, failed, error");
-  }
+  EXPECT_EQ(refusal(j), "case result: field 'status': case status 'skipped' is not one of passed, failed, error");
   j = case_result_to_json(full_result());
   j["version"] = kCaseResultJsonVersion + 1;
   EXPECT_THROW(case_result_from_json(j), Error);
