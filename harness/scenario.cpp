@@ -316,6 +316,9 @@ void ScenarioReader::settings(const Json& doc, Scenario& s) const {
   if (doc.contains("precision_constraints") && !doc["precision_constraints"].contains("layers"))
     fail("precision_constraints.layers", "is required (an object of PATTERN: PRECISION)");
   if (doc.contains("accuracy")) precision_accuracy(doc["accuracy"], s);
+  if (doc.contains("accuracy") && (doc["accuracy"].contains("atol") || doc["accuracy"].contains("rtol") ||
+                                   doc["accuracy"].contains("min_cosine")))
+    s.precision_accuracy["fp32"] = s.settings.accuracy;  // named: held on every device
   // Calibration files, like the model, are named relative to the scenario's folder.
   Int8Calibration& cal = s.settings.calibration;
   for (size_t i = 0; i < cal.data.size(); ++i)
@@ -454,9 +457,7 @@ std::vector<CaseSpec> expand_cases(const Scenario& s) {
             c.device = device;
             c.cuda_graph = cuda_graph;
             auto own = s.precision_accuracy.find(precision);
-            c.accuracy = precision == "fp32"                    ? s.settings.accuracy
-                         : own != s.precision_accuracy.end() ? own->second
-                                                             : default_accuracy(precision);
+            c.accuracy = own != s.precision_accuracy.end() ? own->second : default_accuracy(precision, device);
             cases.push_back(std::move(c));
           }
   return cases;

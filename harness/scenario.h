@@ -38,8 +38,9 @@ struct Scenario {
   // "precision_constraints", and the plugins ("plugins", "insert_plugins", "plugin_cost").
   // Its precision, batch, fusion and threads are unused: the matrix gives them.
   CaseSpec settings;
-  // "accuracy": {"bf16": {min_cosine, atol, rtol}, ...}: for the cases of that precision;
-  // a precision without a block gets default_accuracy() (harness/accuracy.h).
+  // "accuracy": {"bf16": {min_cosine, atol, rtol}, ...}: for the cases of that precision
+  // (fp32's, when the scenario names one, is the top-level atol/rtol/min_cosine); a
+  // precision without a block gets default_accuracy() for its device (harness/accuracy.h).
   std::map<std::string, AccuracyConfig> precision_accuracy;
 };
 

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/ir/error.h"
+#include "harness/accuracy.h"
 #include "harness/case_fields.h"
 
 namespace fs = std::filesystem;
@@ -161,6 +162,32 @@ TEST_F(ScenarioTest, ExpandCasesIsTheCrossProductInOrder) {
     EXPECT_EQ(c.seed, 7u);
     EXPECT_EQ(c.timing.min_iterations, 5);
     EXPECT_DOUBLE_EQ(c.accuracy.atol, 0.5);
+  }
+}
+
+// The expected outputs come from the CPU reference: an fp32 case on a GPU sums in cuBLAS's
+// and cuDNN's orders and gets the device reference's own agreement, unless the scenario
+// names its fp32 tolerance, which then holds on every device.
+TEST_F(ScenarioTest, Fp32OnADeviceGetsTheDeviceAgreementUnlessNamed) {
+  const std::vector<fb::CaseSpec> plain = fb::expand_cases(fb::load_scenario(write("dev.json", R"({
+    "model": "zoo:mlp", "matrix": {"device": ["cpu", "cuda"], "precision": ["fp32", "fp16"]}})")));
+  ASSERT_EQ(plain.size(), 4u);
+  EXPECT_EQ(plain[0].device, "cpu");
+  EXPECT_EQ(plain[0].accuracy, fb::AccuracyConfig{});
+  EXPECT_EQ(plain[2].device, "cuda");
+  EXPECT_EQ(plain[2].precision, "fp32");
+  EXPECT_EQ(plain[2].accuracy, fb::device_reference_agreement());
+  EXPECT_DOUBLE_EQ(plain[2].accuracy.atol, 1e-3);
+  EXPECT_EQ(plain[3].accuracy, plain[1].accuracy);  // fp16: cosine >= 0.999 on both
+  EXPECT_EQ(plain[3].accuracy.min_cosine, 0.999);
+
+  const std::vector<fb::CaseSpec> named = fb::expand_cases(fb::load_scenario(write("named.json", R"({
+    "model": "zoo:mlp", "matrix": {"device": ["cpu", "cuda"]}, "accuracy": {"atol": 2e-5}})")));
+  ASSERT_EQ(named.size(), 2u);
+  for (const fb::CaseSpec& c : named) {
+    EXPECT_DOUBLE_EQ(c.accuracy.atol, 2e-5) << c.device;
+    EXPECT_DOUBLE_EQ(c.accuracy.rtol, 1e-3) << c.device;
+    EXPECT_FALSE(c.accuracy.min_cosine.has_value()) << c.device;
   }
 }
 
