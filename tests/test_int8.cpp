@@ -14,7 +14,7 @@
 #include "engine/backend/cpu/channels_last_layers.h"
 #include "engine/backend/cpu/conv.h"
 #include "engine/backend/cpu/int8_matmul.h"
-#include "engine/backend/cpu/int8_quantize.h"
+#include "engine/ops/int8_quantize.h"
 #include "engine/onnx/onnx_import.h"
 #include "engine/passes/pass.h"
 #include "engine/quant/calibrator.h"

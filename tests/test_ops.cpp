@@ -9,7 +9,9 @@
 #include <memory>
 #include <vector>
 
+#include "engine/backend/backend.h"
 #include "engine/ir/graph.h"
+#include "engine/ops/bound_kernels.h"
 #include "engine/ops/half_float.h"
 #include "engine/ops/op_registry.h"
 #include "tensor_test_support.h"
@@ -37,7 +39,11 @@ Node node(const std::string& op, size_t n_inputs, std::map<std::string, Attribut
   return n;
 }
 
-std::vector<Tensor> run(const Node& n, const std::vector<const Tensor*>& ins) { return evaluate_node(n, ins); }
+// MatMul and Gemm compute on the CPU backend's kernels, bound as the reference executor binds them.
+std::vector<Tensor> run(const Node& n, const std::vector<const Tensor*>& ins) {
+  bind_host_kernels();
+  return evaluate_node(n, ins);
+}
 
 
 void expect_near(const Tensor& t, const std::vector<float>& want, float tol = 1e-5f) {
@@ -78,6 +84,28 @@ TEST(SpineOps, GemmTransB) {
   auto out = run(node("Gemm", 3, {{"transB", Attribute{int64_t(1)}}}), {&a, &b, &c});
   EXPECT_EQ(out[0].shape(), (Shape{1, 3}));
   expect_near(out[0], {101, 202, 303});
+}
+
+// A row whose kernel a backend binds, run with none bound: the error names the node and the op.
+TEST(BoundKernels, AnUnboundKernelIsAnErrorNamingTheNodeAndTheOp) {
+  OpDef def;
+  def.domain = "example";
+  def.op_type = "NeverBound";
+  def.infer = [](const ShapeContext& c) { return std::vector<ValueInfo>{c.in(0)}; };
+  def.compute = compute_with_bound_kernel;
+  OpRegistry ops;
+  ops.add(def);
+  Node n = node("NeverBound", 1);
+  n.domain = "example";
+  Tensor x = make<float>({2}, {1, 2});
+  try {
+    evaluate_node(n, {&x}, ops);
+    FAIL() << "expected an fb::Error";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(n.describe()), std::string::npos) << msg;
+    EXPECT_NE(msg.find("no kernel is bound for op 'example.NeverBound'"), std::string::npos) << msg;
+  }
 }
 
 TEST(SpineOps, SoftmaxLastAxis) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 
+#include "engine/backend/backend.h"
 #include "engine/backend/cpu/matmul.h"
 #include "engine/ops/op_registry.h"
 
@@ -42,7 +43,12 @@ Attribute int_attr(int64_t v) { return Attribute{v}; }
 Attribute float_attr(float v) { return Attribute{v}; }
 Attribute str_attr(std::string v) { return Attribute{v}; }
 
-std::vector<Tensor> run(const Node& n, const std::vector<const Tensor*>& inputs) { return evaluate_node(n, inputs); }
+// Conv, ConvTranspose and Einsum's products compute on the CPU backend's kernels, bound as the
+// reference executor binds them.
+std::vector<Tensor> run(const Node& n, const std::vector<const Tensor*>& inputs) {
+  bind_host_kernels();
+  return evaluate_node(n, inputs);
+}
 
 void expect_floats(const Tensor& t, Shape shape, std::vector<float> want, float tol = 1e-5f) {
   ASSERT_EQ(t.shape(), shape);

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "engine/backend/cpu/cpu_backend.h"
+#include "engine/backend/cpu/cpu_kernels.h"
 #ifdef FUSEBENCH_HAVE_CUDA
 #include "engine/backend/cuda/cuda_backend.h"
 #include "engine/backend/cuda/cuda_device.h"
@@ -29,6 +30,8 @@ int cuda_device_count() {
   return 0;
 #endif
 }
+
+void bind_host_kernels() { bind_cpu_kernels(); }
 
 std::shared_ptr<const Backend> backend_named(const std::string& device) {
   if (device == "cpu") {

@@ -1,10 +1,11 @@
 // A kernel backend: what turns an optimized graph's nodes into runnable layers on one
 // kind of device (ggml's ggml-backend.h, ONNX Runtime's execution providers). The op
 // definitions (engine/ops/: shapes, attributes, dtypes, the CPU kernels the reference
-// executor runs) live once; Conv, MatMul/Gemm, Attention and the int8 ops are still
-// defined beside their oneDNN kernels in cpu/ and registered from engine/ops (issue 41,
-// item 2). What fused nodes carry is read through engine/ops/fused_activation.h and
-// fused_conv.h by every backend. A backend says which nodes it can run at which
+// executor runs) live once, every op's there; a backend's kernels live only here. Where
+// an op's host kernel is a backend's (Conv, MatMul/Gemm, Attention on oneDNN), its row
+// computes through what bind_host_kernels() binds (engine/ops/bound_kernels.h). What
+// fused nodes carry is read through engine/ops/fused_activation.h and fused_conv.h by
+// every backend. A backend says which nodes it can run at which
 // precisions and in which layouts, makes their layers, and owns the memory they run in.
 // Passes ask it (PassContext::backend) instead of naming one.
 //
@@ -187,6 +188,10 @@ class Backend {
 // per process. Error naming the device and what was found where it cannot be used (no
 // driver, no device, this build has no CUDA backend), or listing the known names.
 std::shared_ptr<const Backend> backend_named(const std::string& device);
+// Binds the host's kernels to the op rows engine/ops defines but does not compute (the CPU
+// backend's oneDNN ones: cpu/cpu_kernels.h), once per process: the reference executor,
+// the builder and the CPU backend call it before they run a node.
+void bind_host_kernels();
 // Whether `device` is a device string ("cpu", "cuda", "cuda:N"), whatever this build and
 // machine have; and N of "cuda:N" (0 for "cuda"), Error for a string of another form.
 bool is_device_name(const std::string& device);

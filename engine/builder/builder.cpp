@@ -40,6 +40,7 @@ std::vector<std::string> describe_bound_inputs(const Graph& g, const BuildConfig
 
 Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vector<std::string>* log, const OpRegistry& ops,
                      std::vector<FusionEvent>* events, const Backend* backend) {
+  bind_host_kernels();  // constant folding may evaluate a product
   check_precision(config.precision, "precision");
   for (const LayerPrecision& c : config.layer_precisions) check_precision(c.precision, "precision constraint '" + c.pattern + "'");
   if (config.batch < 1) throw Error("batch must be at least 1");

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <set>
 
+#include "engine/backend/backend.h"
 #include "engine/builder/shape_inputs.h"
 #include "engine/ops/op_registry.h"
 
@@ -66,6 +67,7 @@ void bind_constant_inputs(Graph& g, const std::map<std::string, Tensor>& values)
 std::map<std::string, Tensor> infer_static_shapes(Graph& g, int64_t batch, const std::map<std::string, Shape>& overrides,
                                                   const OpRegistry& ops, std::vector<DynamicNode>* dynamic) {
   constexpr int64_t kMaxFoldElements = 1 << 16;  // only small tensors are evaluated here
+  bind_host_kernels();  // what is evaluated here may be a product
   for (const auto& [name, shape] : bind_input_shapes(g, batch, overrides)) {
     ValueInfo& v = g.values[name];
     v.shape = shape;

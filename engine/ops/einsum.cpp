@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <map>
 
-#include "engine/backend/cpu/matmul.h"
+#include "engine/ops/bound_kernels.h"
 #include "engine/ops/nn_common.h"
 #include "engine/ops/strided_copy.h"
 
@@ -263,7 +263,7 @@ void einsum_batched_product(OpContext& c, const EinsumPlan& p, const BatchedProd
     product.resize(size_t(batch * m * n));
     dst = product.data();
   }
-  MatMulKernel(MatMulSpec{{batch, m, k}, {batch, k, n}}).run(a, b, nullptr, dst);
+  float_matmul(c.node, MatMulSpec{{batch, m, k}, {batch, k, n}}, a, b, nullptr, dst);
   if (dst != out)
     copy_strided(dst, label_order_strides(product_labels, shape_of(product_labels), p.out_labels), p.out, sizeof(float), out);
 }

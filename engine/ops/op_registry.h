@@ -1,7 +1,9 @@
 // The op table: for every op the engine runs, its shape inference, the precisions its
 // kernel computes in, and its portable kernel. Both executors use it: the reference
 // executor runs the kernels eagerly, op by op; the engine's backend runs them (or a
-// dedicated layer, engine/backend/) from a planned arena. Adding an op is adding a row in
+// dedicated layer, engine/backend/) from a planned arena. An op whose kernel is a
+// backend's (Conv, MatMul, Attention: oneDNN's on the CPU) computes through the kernel a
+// backend binds from above (bound_kernels.h). Adding an op is adding a row in
 // one of the register_* functions listed in op_registry.cpp; a plugin adds its row to an
 // engine's own registry (OpRegistry::add) before the registry is sealed.
 #pragma once

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/backend/cpu/matmul.h"
+#include "engine/ops/matmul_spec.h"
 #include "engine/ops/nn_common.h"
 
 namespace fb {

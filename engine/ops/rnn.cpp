@@ -9,7 +9,7 @@
 
 #include <cmath>
 
-#include "engine/backend/cpu/matmul.h"
+#include "engine/ops/bound_kernels.h"
 #include "engine/ops/fast_math.h"
 #include "engine/ops/nn_common.h"
 
@@ -218,7 +218,7 @@ void compute_rnn(OpContext& c) {
     spec.trans_b = true;
     spec.has_bias = Bias != nullptr;
     xw.push_back(Tensor::empty(DType::Float32, {T * B, g * H}));
-    if (T * B > 0) MatMulKernel(spec).run(c.in(0).data<float>(), W + d * g * H * I, Bias ? Bias + d * 2 * g * H : nullptr, xw.back().data<float>());
+    if (T * B > 0) float_matmul(c.node, spec, c.in(0).data<float>(), W + d * g * H * I, Bias ? Bias + d * 2 * g * H : nullptr, xw.back().data<float>());
   }
   const size_t per_dir = s.cell == Cell::Lstm ? 3 : s.cell == Cell::Gru ? 2 : 1;
   // Tasks: each direction's batch in groups, at least as many tasks as threads where the

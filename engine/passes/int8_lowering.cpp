@@ -159,7 +159,7 @@ int quantize_int8_inputs(PassContext& ctx) {
     return rd;
   };
   // A costly activation before the quantized output runs as a table over the quantized
-  // product (engine/backend/cpu/int8_quantize.h) where calibration saw its input.
+  // product (engine/ops/int8_quantize.h) where calibration saw its input.
   auto tabled_activation = [&](Node& p) {
     if (!is_tabled_activation(p.attr_string("activation", ""))) return;
     auto pre = ctx.config.int8_ranges.find(p.attr_string("activation_input", ""));

@@ -20,7 +20,7 @@ inline constexpr int kSignedAsU8ZeroPoint = 128;
 // much as the product itself (BERT's FFN, EfficientNet's expansion convolutions). The layer
 // writes the activation's input as s8 at its calibrated threshold (attribute
 // int8_activation_input_amax), and one byte lookup per element gives the activation's
-// output as the reader reads it (engine/backend/cpu/int8_quantize.h: activation_table).
+// output as the reader reads it (engine/ops/int8_quantize.h: activation_table).
 inline bool is_tabled_activation(const std::string& a) {
   return a == "gelu" || a == "gelu_tanh" || a == "silu" || a == "sigmoid";
 }

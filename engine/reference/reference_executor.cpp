@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/backend/backend.h"
 #include "engine/builder/static_shapes.h"
 #include "engine/plugin/plugin_op.h"
 
@@ -10,6 +11,7 @@ namespace fb {
 ReferenceExecutor::ReferenceExecutor(Graph graph, int64_t batch, const std::map<std::string, Shape>& input_shapes,
                                      std::shared_ptr<const OpRegistry> ops)
     : graph_(std::move(graph)), ops_(std::move(ops)) {
+  bind_host_kernels();  // Conv, MatMul, Attention run on the CPU backend's oneDNN kernels, as in PyTorch eager
   for (const Node& n : graph_.nodes) op_for(n, *ops_);  // an unsupported op is an error naming the node, before any run
   auto shapes = bind_input_shapes(graph_, batch, input_shapes);
   for (const GraphInput& in : graph_.inputs) input_shapes_.push_back(shapes.at(in.name));

@@ -1,12 +1,15 @@
-// fusebench.Attention(q, k, v) with attributes heads and scale: two strided oneDNN
+// fusebench.Attention(q, k, v) with attributes heads and scale (defined in
+// engine/ops/attention_op.cpp): two strided oneDNN
 // matmuls around a row softmax, a few batch items at a time.
 #include "engine/backend/cpu/attention.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/backend/cpu/dnnl_context.h"
+#include "engine/ops/attention_shapes.h"
+#include "engine/ops/bound_kernels.h"
 #include "engine/ops/half_float.h"
-#include "engine/ops/op_registry.h"
 #include "engine/ops/softmax_row.h"
 
 namespace fb {
@@ -32,22 +35,11 @@ AttentionKernel::AttentionKernel(const Shape& q, const Shape& k, int64_t heads, 
                                  const AttentionInt8* int8, bool bf16)
     : impl_(std::make_unique<Impl>()) {
   Impl& im = *impl_;
-  if (q.size() != 3 || k.size() != 3 || q[0] != k[0] || q[2] != k[2])
-    throw Error("attention expects q [B,S,H] and k/v [B,S',H], got " + shape_str(q) + " and " + shape_str(k));
-  if (heads <= 0 || q[2] % heads) throw Error("hidden size " + std::to_string(q[2]) + " is not divisible by heads " + std::to_string(heads));
-  im.b = q[0], im.sq = q[1], im.sk = k[1], im.hidden = q[2], im.h = heads, im.d = q[2] / heads, im.scale = scale;
-  if (mask) {
-    const Shape full{im.b, im.h, im.sq, im.sk};
-    if (mask->size() != 4) throw Error("attention mask must be rank 4, got " + shape_str(*mask));
-    int64_t stride = 1;
-    for (int i = 3; i >= 0; --i) {
-      if ((*mask)[size_t(i)] != full[size_t(i)] && (*mask)[size_t(i)] != 1)
-        throw Error("attention mask " + shape_str(*mask) + " does not broadcast to the scores " + shape_str(full));
-      im.mask_stride[i] = (*mask)[size_t(i)] == 1 ? 0 : stride;
-      stride *= (*mask)[size_t(i)];
-    }
-    im.masked = true;
-  }
+  const AttentionShapes shapes = attention_shapes(q, k, heads, mask);
+  im.b = shapes.b, im.sq = shapes.sq, im.sk = shapes.sk, im.hidden = shapes.hidden, im.h = shapes.heads, im.d = shapes.d;
+  im.scale = scale;
+  im.masked = shapes.masked;
+  std::copy(shapes.mask_stride, shapes.mask_stride + 4, im.mask_stride);
   const auto f32 = memory::data_type::f32;
   im.int8 = int8 != nullptr;
   im.bf16 = bf16 && !im.int8;
@@ -168,15 +160,6 @@ void AttentionKernel::softmax_rows(int64_t b0, const float* mask) {
 
 namespace {
 
-std::vector<ValueInfo> infer_attention(const ShapeContext& c) {
-  const Shape& q = c.in(0).shape;
-  const Shape& k = c.in(1).shape;
-  if (c.in(2).shape != k) throw Error("k and v shapes differ: " + shape_str(k) + " vs " + shape_str(c.in(2).shape));
-  const Shape* mask = c.inputs.size() > 3 ? &c.in(3).shape : nullptr;
-  AttentionKernel probe(q, k, c.node.attr_int("heads", 0), 1.f, mask);  // validates shapes
-  return {ValueInfo{DType::Float32, q, true}};
-}
-
 void compute_attention(OpContext& c) {
   const bool masked = c.inputs.size() > 3;
   const Shape mask_shape = masked ? c.in(3).shape() : Shape{};
@@ -188,8 +171,6 @@ void compute_attention(OpContext& c) {
 
 }  // namespace
 
-void register_attention_ops(OpRegistry& r) {
-  r.add(OpDef{"fusebench", "Attention", infer_attention, compute_attention});
-}
+void bind_cpu_attention_kernels() { bind_op_kernel("fusebench", "Attention", compute_attention); }
 
 }  // namespace fb

@@ -43,4 +43,8 @@ class AttentionKernel {
   std::unique_ptr<Impl> impl_;
 };
 
+// Binds fusebench.Attention (engine/ops/attention_op.cpp) to this kernel, float32
+// (engine/ops/bound_kernels.h); bind_cpu_kernels() calls it.
+void bind_cpu_attention_kernels();
+
 }  // namespace fb

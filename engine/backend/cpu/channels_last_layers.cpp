@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/backend/cpu/conv.h"
-#include "engine/backend/cpu/int8_quantize.h"
+#include "engine/ops/int8_quantize.h"
 #include "engine/ops/group_norm.h"
 #include "engine/ops/isa_kernels.h"
 #include "engine/ops/nn_common.h"

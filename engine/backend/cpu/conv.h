@@ -71,4 +71,8 @@ class DeconvKernel {
   Shape output_;
 };
 
+// Binds Conv, FusedConv and ConvTranspose (engine/ops/conv_ops.cpp) to these kernels
+// (engine/ops/bound_kernels.h); bind_cpu_kernels() calls it.
+void bind_cpu_conv_kernels();
+
 }  // namespace fb

@@ -4,9 +4,12 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "engine/backend/cpu/cpu_kernels.h"
 #include "engine/backend/cpu/dnnl_context.h"
 
 namespace fb {
+
+CpuBackend::CpuBackend() { bind_cpu_kernels(); }
 
 std::string CpuBackend::reduced_precision_note() const {
   if (use_onednn_bf16())

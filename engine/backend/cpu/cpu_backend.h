@@ -9,6 +9,8 @@ namespace fb {
 
 class CpuBackend final : public Backend {
  public:
+  // Binds its kernels to the op rows it computes (cpu_kernels.h).
+  CpuBackend();
   std::string name() const override { return "cpu"; }
   Device device() const override { return Device::Host; }
   // What the op's kernel takes (OpDef::precisions), and bf16/fp16 storage around any

@@ -12,7 +12,7 @@
 #include "engine/backend/cpu/dnnl_context.h"
 #include "engine/backend/cpu/eager_region_layer.h"
 #include "engine/backend/cpu/int8_matmul.h"
-#include "engine/backend/cpu/int8_quantize.h"
+#include "engine/ops/int8_quantize.h"
 #include "engine/backend/cpu/matmul.h"
 #include "engine/ops/nn_common.h"
 #include "engine/backend/cpu/half_storage_layer.h"

@@ -5,7 +5,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "engine/backend/cpu/dnnl_context.h"
-#include "engine/backend/cpu/int8_quantize.h"
+#include "engine/ops/int8_quantize.h"
 #include "engine/ops/fused_activation.h"
 
 namespace fb {

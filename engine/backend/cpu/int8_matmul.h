@@ -1,6 +1,6 @@
 // An int8 matrix product: A comes quantized (u8 or s8, by a fusebench.Quantize or by the
 // int8 layer before), the constant B is quantized here per output column
-// (engine/backend/cpu/int8_quantize.h), u8/s8 × s8 accumulate in int32 on oneDNN (VNNI's
+// (engine/ops/int8_quantize.h), u8/s8 × s8 accumulate in int32 on oneDNN (VNNI's
 // vpdpbusd where the CPU has it), and the epilogue dequantizes, adds the bias, activates
 // and writes float32 or, for an int8 reader, quantizes again with that reader's threshold.
 #pragma once
@@ -27,7 +27,7 @@ struct Int8MatMulSpec {
   // > 0, with a GELU activation and a quantized output: the calibrated threshold of the
   // activation's input. The product is then written as s8 at that threshold and a 256-entry
   // table maps each value to GELU's, quantized for the reader, in place
-  // (engine/backend/cpu/int8_quantize.h: activation_table).
+  // (engine/ops/int8_quantize.h: activation_table).
   float activation_input_amax = 0;
 };
 

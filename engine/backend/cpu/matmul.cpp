@@ -1,4 +1,5 @@
-// MatMul, Gemm and the engine's FusedMatMul: all run one oneDNN matmul primitive.
+// MatMul, Gemm and the engine's FusedMatMul (defined in engine/ops/matmul_ops.cpp): all
+// run one oneDNN matmul primitive.
 #include "engine/backend/cpu/matmul.h"
 
 #include <tbb/parallel_for.h>
@@ -6,7 +7,7 @@
 #include "engine/ops/broadcast.h"
 #include "engine/backend/cpu/dnnl_context.h"
 #include "engine/backend/cpu/shared_weights.h"
-#include "engine/ops/op_registry.h"
+#include "engine/ops/bound_kernels.h"
 #include "engine/ops/fused_activation.h"
 
 namespace fb {
@@ -25,53 +26,11 @@ void append_matmul_activation(dnnl::post_ops& po, ActivationKind a) {
 }
 
 namespace {
-// Both operands promoted to a common rank >= 2 (1-D operands become [1,K] / [K,1]).
-struct Promoted {
-  Shape a, b, out;           // rank r each, out unsqueezed
-  Shape out_final;           // numpy result shape
-  int64_t m, k, n;
-};
-
-Promoted promote(const Shape& a0, const Shape& b0, bool ta, bool tb) {
-  if (a0.empty() || b0.empty()) throw Error("MatMul operands must have rank >= 1");
-  if ((ta && a0.size() != 2) || (tb && b0.size() != 2)) throw Error("transposed operands must be 2-D");
-  Shape a = a0, b = b0;
-  bool a_vec = a.size() == 1, b_vec = b.size() == 1;
-  if (a_vec) a.insert(a.begin(), 1);
-  if (b_vec) b.push_back(1);
-  if (ta) std::swap(a[0], a[1]);
-  if (tb) std::swap(b[0], b[1]);
-  size_t r = std::max(a.size(), b.size());
-  while (a.size() < r) a.insert(a.begin(), 1);
-  while (b.size() < r) b.insert(b.begin(), 1);
-  Promoted p;
-  p.m = a[r - 2];
-  p.k = a[r - 1];
-  p.n = b[r - 1];
-  if (b[r - 2] != p.k)
-    throw Error("MatMul inner dimensions differ: " + shape_str(a0) + " x " + shape_str(b0));
-  Shape batch_a(a.begin(), a.end() - 2), batch_b(b.begin(), b.end() - 2);
-  Shape batch = broadcast_shapes(batch_a, batch_b);
-  p.out = batch;
-  p.out.push_back(p.m);
-  p.out.push_back(p.n);
-  p.out_final = batch;
-  if (!a_vec) p.out_final.push_back(p.m);
-  if (!b_vec) p.out_final.push_back(p.n);
-  p.a = a;
-  p.b = b;
-  return p;
-}
-
 memory::dims to_dims(const Shape& s) { return memory::dims(s.begin(), s.end()); }
 }  // namespace
 
-Shape matmul_output_shape(const Shape& a, const Shape& b, bool ta, bool tb) {
-  return promote(a, b, ta, tb).out_final;
-}
-
 struct MatMulKernel::Impl {
-  Promoted p;
+  MatMulShapes p;
   double flops = 0;
   dnnl::matmul prim;
   memory::desc a_md, b_md, bias_md, out_md;
@@ -89,7 +48,7 @@ struct MatMulKernel::Impl {
 
 MatMulKernel::MatMulKernel(const MatMulSpec& spec) : impl_(std::make_unique<Impl>()) {
   Impl& im = *impl_;
-  im.p = promote(spec.a, spec.b, spec.trans_a, spec.trans_b);
+  im.p = matmul_shapes(spec.a, spec.b, spec.trans_a, spec.trans_b);
   im.flops = 2.0 * double(shape_numel(im.p.out)) * double(im.p.k);
   // A [..., M, K] product with weights of rank 2 is one [rows, K] x [K, N] product: oneDNN
   // then runs one tall matrix instead of a batch of short ones sharing the weights
@@ -190,23 +149,11 @@ void require_float(const Tensor& t, const Node& n) {
     throw Error(n.describe() + ": input type " + dtype_name(t.dtype()) + " is not supported (float32 only)");
 }
 
-std::vector<ValueInfo> infer_matmul(const ShapeContext& c) {
-  return {ValueInfo{c.in(0).dtype, matmul_output_shape(c.in(0).shape, c.in(1).shape), true}};
-}
-
 void compute_matmul(OpContext& c) {
   require_float(c.in(0), c.node);
   require_float(c.in(1), c.node);
   MatMulKernel k(MatMulSpec{c.in(0).shape(), c.in(1).shape()});
   k.run(c.in(0).data<float>(), c.in(1).data<float>(), nullptr, c.out(0).data<float>());
-}
-
-std::vector<ValueInfo> infer_gemm(const ShapeContext& c) {
-  const Node& n = c.node;
-  Shape out = matmul_output_shape(c.in(0).shape, c.in(1).shape, n.attr_int("transA", 0), n.attr_int("transB", 0));
-  if (c.in(0).shape.size() != 2 || c.in(1).shape.size() != 2) throw Error("Gemm operands must be 2-D");
-  if (c.has_input(2)) broadcast_shapes(c.in(2).shape, out);  // C must broadcast to [M, N]
-  return {ValueInfo{c.in(0).dtype, out, true}};
 }
 
 void compute_gemm(OpContext& c) {
@@ -232,39 +179,23 @@ void compute_gemm(OpContext& c) {
   }
 }
 
-// fusebench.FusedMatMul(A, B, bias?) with attributes transA, transB, alpha, activation.
-std::vector<ValueInfo> infer_fused_matmul(const ShapeContext& c) {
-  const Node& n = c.node;
-  Shape out = matmul_output_shape(c.in(0).shape, c.in(1).shape, n.attr_int("transA", 0), n.attr_int("transB", 0));
-  if (c.has_input(2) && shape_numel(c.in(2).shape) != out.back())
-    throw Error("bias of shape " + shape_str(c.in(2).shape) + " does not match N = " + std::to_string(out.back()));
-  if (c.has_input(3) && (c.in(3).shape != out || c.in(3).dtype != DType::Float32))
-    throw Error("multiplier " + shape_str(c.in(3).shape) + " must be a float32 tensor of the output's shape " + shape_str(out));
-  return {ValueInfo{DType::Float32, out, true}};
-}
-
-}  // namespace
-
-MatMulSpec fused_matmul_spec(const Node& n, const Shape& a, const Shape& b, bool has_bias) {
-  MatMulSpec s{a, b, n.attr_int("transA", 0) != 0, n.attr_int("transB", 0) != 0, has_bias};
-  s.alpha = n.attr_float("alpha", 1.f);
-  s.activation = fused_activation_of(n).kind;
-  s.has_multiplier = n.inputs.size() > 3 && !n.inputs[3].empty();
-  return s;
-}
-
-namespace {
 void compute_fused_matmul(OpContext& c) {
   MatMulKernel k(fused_matmul_spec(c.node, c.in(0).shape(), c.in(1).shape(), c.has_input(2)));
   k.run(c.in(0).data<float>(), c.in(1).data<float>(), c.has_input(2) ? c.in(2).data<float>() : nullptr,
         c.out(0).data<float>(), c.has_input(3) ? c.in(3).data<float>() : nullptr);
 }
+
+void run_float_matmul(const MatMulSpec& spec, const float* a, const float* b, const float* bias, float* out) {
+  MatMulKernel(spec).run(a, b, bias, out);
+}
+
 }  // namespace
 
-void register_matmul_ops(OpRegistry& r) {
-  r.add(OpDef{"", "MatMul", infer_matmul, compute_matmul});
-  r.add(OpDef{"", "Gemm", infer_gemm, compute_gemm});
-  r.add(OpDef{"fusebench", "FusedMatMul", infer_fused_matmul, compute_fused_matmul});
+void bind_cpu_matmul_kernels() {
+  bind_op_kernel("", "MatMul", compute_matmul);
+  bind_op_kernel("", "Gemm", compute_gemm);
+  bind_op_kernel("fusebench", "FusedMatMul", compute_fused_matmul);
+  bind_float_matmul(run_float_matmul);
 }
 
 }  // namespace fb

@@ -1,4 +1,4 @@
-#include "engine/backend/cpu/int8_quantize.h"
+#include "engine/ops/int8_quantize.h"
 
 #include <tbb/parallel_for.h>
 
