@@ -74,6 +74,9 @@ TEST_F(NightlyWorkflow, SelfCheckRunsThenJudgesTheStoredRunsAgain) {
                                  " --repeats 3 --inject-delay 0.5 --inject-repeats 1 --max-false-alarms 1 --min-detection 0");
   ASSERT_EQ(ran.code, 0) << ran.output;
   EXPECT_NE(ran.output.find("selfcheck: 3 A/A runs"), std::string::npos) << ran.output;
+  // After its first run it says how long the rest will take.
+  EXPECT_NE(ran.output.find("selfcheck's run 1 of 4 took "), std::string::npos) << ran.output;
+  EXPECT_NE(ran.output.find("; the other 3 should take about "), std::string::npos) << ran.output;
   EXPECT_NE(ran.output.find("of 2 A/A comparisons"), std::string::npos) << ran.output;
   EXPECT_NE(ran.output.find("of 1 comparisons with the engine 50.0% slower"), std::string::npos) << ran.output;
   // The slowed run came second, between the first two A/A runs.

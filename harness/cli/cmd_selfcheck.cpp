@@ -8,9 +8,11 @@
 // With --from-db, runs nothing and judges the runs already in the database (to judge an
 // experiment again under other --alpha or --min-effect).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <set>
 
 #include "harness/cli/commands.h"
@@ -118,7 +120,13 @@ int cmd_selfcheck(int argc, char** argv) {
     auto aa_run = [&](int i) {
       runs.push_back(run_once(files, db, "A/A run " + std::to_string(i) + "/" + std::to_string(repeats), false, against));
     };
+    const auto started = std::chrono::steady_clock::now();
     aa_run(1);
+    // How long the whole check will take, once one run has said what a run costs here.
+    const int total = repeats + (inject ? inject_repeats : 0);
+    const double first_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::cerr << "selfcheck's run 1 of " << total << " took " << std::lround(first_s) << " s; the other " << total - 1
+              << " should take about " << std::lround(first_s * (total - 1) / 60) << " min\n";
     // Each slowed run's engine waits that fraction of its own previous run's time before
     // each run: 5% of whatever the machine makes it take. (A fixed wait sized on an earlier
     // run was 2.5% once the machine had slowed a case twofold.)
