@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "engine/ir/error.h"
-#include "harness/atomic_file.h"
-#include "harness/format_number.h"
+#include "harness/util/atomic_file.h"
+#include "harness/util/format_number.h"
 #include "reports/load_section.h"
 #include "reports/report_assets.h"
 #include "reports/svg_charts.h"
@@ -650,7 +650,7 @@ void render_engine(std::ostringstream& o, const ReportModel& m, size_t i) {
          "proportions (an estimate). Hover for figures.</figcaption></figure>\n";
 }
 
-// What the case's plugins cost (harness/plugin_cost.h): the end-to-end difference against
+// What the case's plugins cost (harness/measure/plugin_cost.h): the end-to-end difference against
 // the same model without them, and its split into (a) the plugins' own layers, (b) each
 // fusion they prevented, before and after, and (c) the rest.
 std::string cost_layers(const std::vector<CostLayer>& layers) {

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/result_store.h"
+#include "harness/store/result_store.h"
 #include "reports/report_model.h"
 
 namespace fb {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "harness/format_number.h"
+#include "harness/util/format_number.h"
 #include "reports/html_report.h"
 #include "reports/svg_charts.h"
 

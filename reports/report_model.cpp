@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/ir/error.h"
-#include "harness/gpu_environment.h"
-#include "harness/statistics.h"
+#include "harness/cases/gpu_environment.h"
+#include "harness/stats/statistics.h"
 
 namespace fb {
 namespace {

@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "harness/compare.h"
-#include "harness/environment_diff.h"
-#include "harness/explain.h"
-#include "harness/gate.h"
-#include "harness/history.h"
-#include "harness/result_store.h"
-#include "harness/run_cases.h"
+#include "harness/judge/compare.h"
+#include "harness/judge/environment_diff.h"
+#include "harness/judge/explain.h"
+#include "harness/judge/gate.h"
+#include "harness/judge/history.h"
+#include "harness/store/result_store.h"
+#include "reports/run_cases.h"
 
 namespace fb {
 
@@ -101,8 +101,8 @@ struct ReportCase : KeyedCase {
 struct BatchCurve {
   std::string model, precision, fusion;
   int threads = 1;
-  bool dynamic = false;  // a dynamic engine's curve (harness/case.h: engine_shapes)
-  bool winograd = true;  // false: built with every convolution direct (harness/case.h)
+  bool dynamic = false;  // a dynamic engine's curve (harness/cases/case.h: engine_shapes)
+  bool winograd = true;  // false: built with every convolution direct (harness/cases/case.h)
   std::vector<size_t> cases;  // indices into ReportModel::cases, by batch
 };
 

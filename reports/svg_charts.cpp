@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "harness/statistics.h"
+#include "harness/stats/statistics.h"
 #include "reports/html_report.h"
 
 namespace fb::svg {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/runtime/profiler.h"
-#include "harness/explain.h"
+#include "harness/judge/explain.h"
 
 namespace fb::svg {
 

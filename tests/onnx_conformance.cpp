@@ -1,7 +1,7 @@
 // ONNX node-test conformance: runs every test folder (model.onnx, test_data_set_*/input_*.pb,
 // output_*.pb) through the reference executor and through the engine at fusion none,
 // standard and aggressive, the engine the way `fusebench exec --executor engine` runs it
-// (harness/exec_engine.h: inputs that feed shapes bound at build time from the test's
+// (harness/measure/exec_engine.h: inputs that feed shapes bound at build time from the test's
 // values, data-dependent shapes in the eager region). Compares with ONNX's expected
 // outputs; prints a per-operator table, the failures and the passed counts per executor
 // and fusion level. Exit: 0 when nothing fails, the reference passes at least
@@ -23,8 +23,8 @@
 #include "engine/builder/builder.h"
 #include "engine/onnx/onnx_import.h"
 #include "engine/reference/reference_executor.h"
-#include "harness/exec_engine.h"
-#include "harness/tensor_file.h"
+#include "harness/cases/tensor_file.h"
+#include "harness/measure/exec_engine.h"
 
 namespace fs = std::filesystem;
 using namespace fb;

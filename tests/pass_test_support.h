@@ -8,8 +8,8 @@
 #include "engine/builder/builder.h"
 #include "engine/onnx/onnx_import.h"
 #include "engine/reference/reference_executor.h"
-#include "harness/accuracy.h"
-#include "harness/inputs.h"
+#include "harness/cases/accuracy.h"
+#include "harness/cases/inputs.h"
 
 namespace fb::test {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "engine/runtime/arena_planner.h"
-#include "harness/model_source.h"
+#include "harness/cases/model_source.h"
 #include "tests/pass_test_support.h"
 
 namespace fb {

@@ -13,8 +13,8 @@
 #include "engine/builder/builder.h"
 #include "engine/plan/plan_format.h"
 #include "engine/reference/reference_executor.h"
-#include "harness/calibration.h"
-#include "harness/model_source.h"
+#include "harness/cases/calibration.h"
+#include "harness/cases/model_source.h"
 #include "tests/resnet_block_model.h"
 
 namespace fb {

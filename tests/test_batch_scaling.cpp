@@ -1,11 +1,11 @@
-// The batch question's arithmetic (harness/batch_scaling.h) on profiles made by hand, with
+// The batch question's arithmetic (harness/judge/batch_scaling.h) on profiles made by hand, with
 // exact answers, and `profile --batch-sweep` through the binary.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <memory>
 
-#include "harness/batch_scaling.h"
+#include "harness/judge/batch_scaling.h"
 
 namespace fb {
 namespace {

@@ -15,7 +15,7 @@
 #include "engine/backend/cpu/dnnl_context.h"
 #include "engine/backend/cpu/matmul.h"
 #include "engine/ops/half_float.h"
-#include "harness/model_source.h"
+#include "harness/cases/model_source.h"
 #include "tests/pass_test_support.h"
 
 namespace fb {

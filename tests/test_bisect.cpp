@@ -2,7 +2,7 @@
 // the first bad one, the stops when the change is within the noise), and the command through
 // the binary over a row of "builds" whose later ones are slower (fake binaries that give
 // their workers a busy wait), with its errors on bad input.
-#include "harness/bisect.h"
+#include "harness/judge/bisect.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <cmath>
 #include <fstream>
 
-#include "harness/result_store.h"
+#include "harness/store/result_store.h"
 #include "scratch_dir.h"
 #include "shell_command.h"
 

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "engine/ir/error.h"
-#include "harness/case_json.h"
+#include "harness/cases/case_json.h"
 
 namespace fb {
 namespace {

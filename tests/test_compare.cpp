@@ -2,7 +2,7 @@
 // spread, Student's t) and between earlier runs, the case verdict from speedup and engine time together
 // (environment when both executors moved alike; speedup only across machines), matching by
 // case key, and the A/A / A/B bars on seeded synthetic runs whose machine shifts between runs.
-#include "harness/compare.h"
+#include "harness/judge/compare.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,10 +12,10 @@
 #include <string>
 
 #include "engine/ir/error.h"
-#include "harness/process_merge.h"
-#include "harness/random.h"
-#include "harness/selfcheck.h"
-#include "harness/statistics.h"
+#include "harness/judge/selfcheck.h"
+#include "harness/measure/process_merge.h"
+#include "harness/stats/random.h"
+#include "harness/stats/statistics.h"
 
 namespace {
 

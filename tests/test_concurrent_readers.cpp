@@ -17,7 +17,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "harness/result_store.h"
+#include "harness/store/result_store.h"
 #include "scratch_dir.h"
 #include "shell_command.h"
 

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/zoo/onnx_builder.h"
-#include "harness/model_source.h"
+#include "harness/cases/model_source.h"
 #include "tests/pass_test_support.h"
 
 namespace fb {

@@ -17,9 +17,9 @@
 #include "engine/ops/half_float.h"
 #include "engine/reference/device_reference.h"
 #include "engine/reference/reference_executor.h"
-#include "harness/accuracy.h"
-#include "harness/inputs.h"
-#include "harness/model_source.h"
+#include "harness/cases/accuracy.h"
+#include "harness/cases/inputs.h"
+#include "harness/cases/model_source.h"
 #include "tests/resnet_block_model.h"
 
 namespace fb {

@@ -13,8 +13,8 @@
 
 #include "engine/ir/error.h"
 #include "engine/zoo/onnx_builder.h"
-#include "harness/precision_debug.h"
-#include "harness/result_store.h"
+#include "harness/measure/precision_debug.h"
+#include "harness/store/result_store.h"
 #include "scratch_dir.h"
 #include "shell_command.h"
 

@@ -16,8 +16,8 @@
 #include "engine/builder/builder.h"
 #include "engine/plan/graph_proto.h"
 #include "engine/reference/reference_executor.h"
-#include "harness/inputs.h"
-#include "harness/model_source.h"
+#include "harness/cases/inputs.h"
+#include "harness/cases/model_source.h"
 
 namespace fb {
 namespace {

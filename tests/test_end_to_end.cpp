@@ -10,7 +10,7 @@
 
 #include "engine/backend/backend.h"
 #include "engine/zoo/zoo.h"
-#include "harness/result_store.h"
+#include "harness/store/result_store.h"
 #include "shell_command.h"
 #include "sql_exec.h"
 

@@ -12,9 +12,9 @@
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
 #include "engine/zoo/zoo.h"
-#include "harness/accuracy.h"
-#include "harness/inputs.h"
-#include "harness/model_source.h"
+#include "harness/cases/accuracy.h"
+#include "harness/cases/inputs.h"
+#include "harness/cases/model_source.h"
 
 namespace fb {
 namespace {

@@ -15,9 +15,9 @@
 
 #include "engine/onnx/onnx_import.h"
 #include "engine/reference/reference_executor.h"
-#include "harness/inputs.h"
-#include "harness/model_source.h"
-#include "harness/tensor_file.h"
+#include "harness/cases/inputs.h"
+#include "harness/cases/model_source.h"
+#include "harness/cases/tensor_file.h"
 
 namespace fb {
 namespace {

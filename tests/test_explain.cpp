@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/explain.h"
-#include "harness/result_store.h"
+#include "harness/judge/explain.h"
+#include "harness/store/result_store.h"
 #include "scratch_dir.h"
 #include "shell_command.h"
 

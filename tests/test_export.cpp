@@ -1,7 +1,7 @@
 // export: the documented columns (the minimum set, in a stable order), one row per
 // case and executor, CSV quoting and empty fields for missing numbers, JSON nulls, and the
 // command's errors.
-#include "harness/export.h"
+#include "reports/export.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/ir/error.h"
-#include "harness/statistics.h"
+#include "harness/stats/statistics.h"
 
 namespace fs = std::filesystem;
 

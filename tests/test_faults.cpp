@@ -12,7 +12,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "harness/result_store.h"
+#include "harness/store/result_store.h"
 #include "scratch_dir.h"
 #include "shell_command.h"
 #include "sql_exec.h"

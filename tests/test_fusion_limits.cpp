@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "engine/builder/builder.h"
-#include "harness/model_source.h"
+#include "harness/cases/model_source.h"
 #include "shell_command.h"
 
 namespace fb {

@@ -1,7 +1,7 @@
 // gate: each rule (status, accuracy, min speedup, max regression, max abs err) on synthetic
 // cases, the noisy → inconclusive rule, command-line rules replacing the scenario's, the exit
 // codes, JUnit XML, and `fusebench gate` end to end on a stored run.
-#include "harness/gate.h"
+#include "harness/judge/gate.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -12,9 +12,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/junit.h"
-#include "harness/random.h"
-#include "harness/statistics.h"
+#include "harness/stats/random.h"
+#include "harness/stats/statistics.h"
+#include "reports/junit.h"
 
 namespace fs = std::filesystem;
 

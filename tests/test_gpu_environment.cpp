@@ -14,14 +14,14 @@
 #include <limits>
 
 #include "engine/backend/backend.h"
-#include "harness/case_json.h"
-#include "harness/compare.h"
-#include "harness/environment.h"
-#include "harness/gpu_disturbance.h"
-#include "harness/gpu_monitor.h"
-#include "harness/process_merge.h"
-#include "harness/result_store.h"
-#include "harness/timer.h"
+#include "harness/cases/case_json.h"
+#include "harness/judge/compare.h"
+#include "harness/measure/environment.h"
+#include "harness/measure/gpu_disturbance.h"
+#include "harness/measure/gpu_monitor.h"
+#include "harness/measure/process_merge.h"
+#include "harness/measure/timer.h"
+#include "harness/store/result_store.h"
 
 namespace fb {
 namespace {

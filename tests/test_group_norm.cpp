@@ -14,8 +14,8 @@
 #include "engine/ops/group_norm.h"
 #include "engine/ops/op_registry.h"
 #include "engine/zoo/onnx_builder.h"
-#include "harness/calibration.h"
-#include "harness/model_source.h"
+#include "harness/cases/calibration.h"
+#include "harness/cases/model_source.h"
 #include "tests/pass_test_support.h"
 
 namespace fb {

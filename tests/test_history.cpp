@@ -1,7 +1,7 @@
 // history: E-divisive change points on seeded synthetic nightly series — the bars
 // (a 5% step in 60 nights with 2% noise placed within one night; no change raised on pure
 // noise in at least 95% of series), several steps, determinism, and edge cases.
-#include "harness/history.h"
+#include "harness/judge/history.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <cstdlib>
 
 #include "engine/ir/error.h"
-#include "harness/random.h"
+#include "harness/stats/random.h"
 
 namespace {
 

@@ -19,9 +19,9 @@
 #include "engine/passes/pass.h"
 #include "engine/quant/calibrator.h"
 #include "engine/zoo/onnx_builder.h"
-#include "harness/calibration.h"
-#include "harness/model_source.h"
-#include "harness/tensor_file.h"
+#include "harness/cases/calibration.h"
+#include "harness/cases/model_source.h"
+#include "harness/cases/tensor_file.h"
 #include "tests/pass_test_support.h"
 #include "tests/scratch_dir.h"
 

@@ -16,7 +16,7 @@
 #include "engine/ops/fast_math.h"
 #include "engine/ops/isa_kernels.h"
 #include "engine/util/cpu_features.h"
-#include "harness/tensor_file.h"
+#include "harness/cases/tensor_file.h"
 #include "shell_command.h"
 
 namespace fb {

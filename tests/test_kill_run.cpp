@@ -19,7 +19,7 @@
 #include <iostream>
 #include <cstdlib>
 
-#include "harness/result_store.h"
+#include "harness/store/result_store.h"
 #include "scratch_dir.h"
 #include "shell_command.h"
 

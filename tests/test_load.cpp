@@ -14,11 +14,11 @@
 #include <gtest/gtest.h>
 
 #include "engine/backend/backend.h"
-#include "harness/case.h"
-#include "harness/interference.h"
-#include "harness/load_early_stopping.h"
-#include "harness/load_figures.h"
-#include "harness/load_generator.h"
+#include "harness/cases/case.h"
+#include "harness/load/load_early_stopping.h"
+#include "harness/load/load_figures.h"
+#include "harness/load/load_generator.h"
+#include "harness/measure/interference.h"
 #include "scratch_dir.h"
 #include "shell_command.h"
 #include "sql_exec.h"

@@ -18,9 +18,9 @@
 #include <set>
 #include <thread>
 
-#include "harness/mpi_run.h"
-#include "harness/result_store.h"
-#include "harness/run_loop.h"
+#include "harness/run/mpi_run.h"
+#include "harness/run/run_loop.h"
+#include "harness/store/result_store.h"
 #include "scratch_dir.h"
 #include "shell_command.h"
 

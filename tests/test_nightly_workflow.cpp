@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "harness/result_store.h"
+#include "harness/store/result_store.h"
 #include "scratch_dir.h"
 #include "shell_command.h"
 

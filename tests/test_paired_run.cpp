@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "harness/result_store.h"
+#include "harness/store/result_store.h"
 #include "scratch_dir.h"
 #include "shell_command.h"
 

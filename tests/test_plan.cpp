@@ -12,16 +12,16 @@
 #include <random>
 #include <set>
 
-#include "engine/util/build_info.h"
 #include "engine/builder/builder.h"
 #include "engine/ops/isa_kernels.h"
 #include "engine/plan/plan_format.h"
-#include "engine/util/cpu_features.h"
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
+#include "engine/util/build_info.h"
+#include "engine/util/cpu_features.h"
 #include "engine/util/sha256.h"
-#include "harness/inputs.h"
-#include "harness/model_source.h"
+#include "harness/cases/inputs.h"
+#include "harness/cases/model_source.h"
 #include "shell_command.h"
 
 namespace fb {

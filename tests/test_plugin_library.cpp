@@ -11,9 +11,9 @@
 #include "engine/plugin/plugin_placement.h"
 #include "engine/plugin/plugin_registry.h"
 #include "engine/reference/reference_executor.h"
-#include "harness/inputs.h"
-#include "harness/model_source.h"
-#include "harness/runner.h"
+#include "harness/cases/inputs.h"
+#include "harness/cases/model_source.h"
+#include "harness/run/runner.h"
 #include "shell_command.h"
 
 namespace fb {

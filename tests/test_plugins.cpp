@@ -12,12 +12,12 @@
 #include "engine/plugin/plugin_placement.h"
 #include "engine/plugin/plugin_registry.h"
 #include "engine/reference/reference_executor.h"
-#include "harness/accuracy.h"
-#include "harness/case.h"
-#include "harness/inputs.h"
-#include "harness/model_source.h"
-#include "harness/plugin_cost.h"
-#include "harness/result_store.h"
+#include "harness/cases/accuracy.h"
+#include "harness/cases/case.h"
+#include "harness/cases/inputs.h"
+#include "harness/cases/model_source.h"
+#include "harness/measure/plugin_cost.h"
+#include "harness/store/result_store.h"
 #include "pass_test_support.h"
 
 namespace fb {

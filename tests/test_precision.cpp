@@ -10,8 +10,8 @@
 
 #include "engine/ops/half_float.h"
 #include "engine/zoo/onnx_builder.h"
-#include "harness/model_source.h"
-#include "harness/scenario.h"
+#include "harness/cases/model_source.h"
+#include "harness/cases/scenario.h"
 #include "tests/pass_test_support.h"
 
 namespace fb {

@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/bootstrap.h"
-#include "harness/process_merge.h"
-#include "harness/result_store.h"
-#include "harness/statistics.h"
-#include "harness/worker_process.h"
+#include "harness/measure/process_merge.h"
+#include "harness/run/worker_process.h"
+#include "harness/stats/bootstrap.h"
+#include "harness/stats/statistics.h"
+#include "harness/store/result_store.h"
 #include "scratch_dir.h"
 #include "shell_command.h"
 

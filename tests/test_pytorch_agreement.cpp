@@ -22,8 +22,8 @@
 #include "engine/builder/builder.h"
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
-#include "harness/model_source.h"
-#include "harness/tensor_file.h"
+#include "harness/cases/model_source.h"
+#include "harness/cases/tensor_file.h"
 
 namespace fb {
 namespace {

@@ -24,7 +24,7 @@
 #include <sstream>
 
 #include "engine/backend/cpu/dnnl_context.h"
-#include "harness/scenario.h"
+#include "harness/cases/scenario.h"
 #include "shell_command.h"
 
 namespace fb {

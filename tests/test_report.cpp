@@ -19,10 +19,10 @@
 
 #include "engine/ir/error.h"
 #include "engine/plan/build_config_json.h"
-#include "harness/export.h"
-#include "harness/junit.h"
-#include "harness/result_store.h"
+#include "harness/store/result_store.h"
+#include "reports/export.h"
 #include "reports/html_report.h"
+#include "reports/junit.h"
 #include "reports/report_model.h"
 #include "reports/svg_charts.h"
 

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/result_store.h"
+#include "harness/store/result_store.h"
 
 namespace fs = std::filesystem;
 

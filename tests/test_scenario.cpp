@@ -1,6 +1,6 @@
 // Scenario files: parsing, defaults, model path resolution, matrix expansion, and the
 // messages for every kind of mistake (each must name the file and the field).
-#include "harness/scenario.h"
+#include "harness/cases/scenario.h"
 
 #include <unistd.h>
 
@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 
 #include "engine/ir/error.h"
-#include "harness/accuracy.h"
-#include "harness/case_fields.h"
+#include "harness/cases/accuracy.h"
+#include "harness/cases/case_fields.h"
 
 namespace fs = std::filesystem;
 

@@ -7,9 +7,9 @@
 #include <functional>
 
 #include "engine/zoo/onnx_builder.h"
-#include "harness/case_fields.h"
-#include "harness/result_store.h"
-#include "harness/scenario.h"
+#include "harness/cases/case_fields.h"
+#include "harness/cases/scenario.h"
+#include "harness/store/result_store.h"
 #include "scratch_dir.h"
 #include "shell_command.h"
 

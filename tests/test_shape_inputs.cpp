@@ -1,4 +1,4 @@
-// Shape inputs bound at build time (engine/builder/shape_inputs.h, harness/exec_engine.h)
+// Shape inputs bound at build time (engine/builder/shape_inputs.h, harness/measure/exec_engine.h)
 // and the eager region for data-dependent shapes (engine/builder/eager_region.h): which
 // inputs are bound and what the build log says, the error naming an unbound one, and
 // eager layers that size their outputs on every run, checked on exact values.
@@ -7,7 +7,7 @@
 #include "engine/builder/builder.h"
 #include "engine/builder/shape_inputs.h"
 #include "engine/runtime/profiler.h"
-#include "harness/exec_engine.h"
+#include "harness/measure/exec_engine.h"
 #include "tensor_test_support.h"
 
 namespace fb {

@@ -10,9 +10,9 @@
 #include <fstream>
 #include <set>
 
-#include "harness/result_store.h"
-#include "harness/run_loop.h"
-#include "harness/scenario.h"
+#include "harness/cases/scenario.h"
+#include "harness/run/run_loop.h"
+#include "harness/store/result_store.h"
 #include "shell_command.h"
 
 namespace fs = std::filesystem;

@@ -1,7 +1,7 @@
 // Summary statistics: known values (numpy's percentile rule, the sample stddev), the edge
 // cases n = 0 and n = 1, the median's distribution-free confidence interval, Tukey's outlier
 // counts, and the seeded bootstrap intervals with their coverage.
-#include "harness/statistics.h"
+#include "harness/stats/statistics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/bootstrap.h"
-#include "harness/random.h"
+#include "harness/stats/bootstrap.h"
+#include "harness/stats/random.h"
 
 namespace {
 

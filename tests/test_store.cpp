@@ -13,11 +13,11 @@
 
 #include "engine/ir/error.h"
 #include "engine/plan/build_config_json.h"
-#include "harness/case.h"
-#include "harness/case_fields.h"
-#include "harness/environment.h"
-#include "harness/result_store.h"
 #include "engine/util/sha256.h"
+#include "harness/cases/case.h"
+#include "harness/cases/case_fields.h"
+#include "harness/measure/environment.h"
+#include "harness/store/result_store.h"
 
 namespace fs = std::filesystem;
 using fb::CaseResult;
@@ -867,7 +867,7 @@ TEST(CaseSpec, CaseKeyIsStableAndDependsOnlyOnWhatAffectsTheNumbers) {
 
 TEST(CaseSpec, KeyAndStoredConfigOfACaseWithEverySettingArePinned) {
   // The key and config_json identify a case in stored databases: their bytes may change only
-  // deliberately. Pinned from the code before the case table (harness/case_fields.h).
+  // deliberately. Pinned from the code before the case table (harness/cases/case_fields.h).
   CaseSpec s{.scenario = "all",
              .scenario_file = "/s/all.json",
              .model = "zoo:mlp",

@@ -1,7 +1,7 @@
 // Tensor files: .npy and .pb round trips of every dtype (bit-exact), 0-d and empty
 // tensors, .npy versions 2.0 and 3.0, numpy-written fixtures, and damaged or unsupported
 // files, each an fb::Error naming the file.
-#include "harness/tensor_file.h"
+#include "harness/cases/tensor_file.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -2,8 +2,8 @@
 // page faults, timer overhead, interference, pinning), the stopping rules on fixed samples,
 // the noisy flag, and the inject_delay_us test hook. Durations are asserted only as lower
 // bounds of a busy wait, never as speeds.
-#include "harness/interference.h"
-#include "harness/timer.h"
+#include "harness/measure/interference.h"
+#include "harness/measure/timer.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -14,8 +14,8 @@
 #include <cmath>
 
 #include "engine/ir/error.h"
-#include "harness/cpu_pinning.h"
-#include "harness/random.h"
+#include "harness/measure/cpu_pinning.h"
+#include "harness/stats/random.h"
 
 namespace {
 

@@ -16,9 +16,9 @@
 #include "engine/passes/pass.h"
 #include "engine/plan/build_config_json.h"
 #include "engine/zoo/onnx_builder.h"
-#include "harness/case_fields.h"
-#include "harness/model_source.h"
-#include "harness/scenario.h"
+#include "harness/cases/case_fields.h"
+#include "harness/cases/model_source.h"
+#include "harness/cases/scenario.h"
 #include "tests/pass_test_support.h"
 
 namespace fb {

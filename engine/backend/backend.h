@@ -180,7 +180,7 @@ class Backend {
   // plan records the CPU separately).
   virtual std::string device_identity() const { return ""; }
   // The device and the libraries its layers run on, as a case records them beside the
-  // device's state (harness/gpu_monitor.h finds the device by `uuid`); empty for the host.
+  // device's state (harness/measure/gpu_monitor.h finds the device by `uuid`); empty for the host.
   virtual DeviceDescription describe_device() const { return {}; }
 };
 

@@ -3,7 +3,7 @@
 // and its value reaches a shape input (OpDef::shape_inputs: Reshape's shape, Slice's
 // starts, Resize's sizes...) of some node, directly or through nodes computing on it. A
 // static-shape engine takes their values at build time (BuildConfig::constant_inputs);
-// `fusebench exec` binds them from the inputs it is given (harness/exec_engine.h), and a
+// `fusebench exec` binds them from the inputs it is given (harness/measure/exec_engine.h), and a
 // build without them fails naming the input. A larger input whose values reach a shape
 // (a count taken from an image) is data: the node it reaches runs in the eager region.
 #pragma once

@@ -2,9 +2,9 @@
 // of a fusebench checkout (or a row of binaries, oldest first), each commit is built in one
 // git worktree (scripts/build_commit.sh: ccache makes a commit's build its change's files),
 // its case timed paired against the good end (worker processes of the two binaries taking
-// turns, as `run --against`), and judged as compare judges a paired run; harness/bisect.h
+// turns, as `run --against`), and judged as compare judges a paired run; harness/judge/bisect.h
 // picks the next commit and says when to stop. The first bad commit and the last good one
-// are then timed with a per-layer profile and explained (harness/explain.h). Every timing is
+// are then timed with a per-layer profile and explained (harness/judge/explain.h). Every timing is
 // stored in --db. Exit 0 with a first bad commit, 3 when the change is within the noise (or
 // there is none), 2 on bad input or a commit that does not build.
 #include <unistd.h>
@@ -15,14 +15,14 @@
 #include <iostream>
 #include <sstream>
 
-#include "harness/bisect.h"
+#include "harness/cases/scenario.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
-#include "harness/environment.h"
-#include "harness/explain.h"
-#include "harness/run_loop.h"
-#include "harness/runner.h"
-#include "harness/scenario.h"
+#include "harness/judge/bisect.h"
+#include "harness/judge/explain.h"
+#include "harness/measure/environment.h"
+#include "harness/run/run_loop.h"
+#include "harness/run/runner.h"
 
 namespace fb::cli {
 

@@ -7,12 +7,12 @@
 
 #include "engine/builder/builder.h"
 #include "engine/runtime/thread_scope.h"
-#include "harness/calibration.h"
+#include "harness/cases/calibration.h"
+#include "harness/cases/model_source.h"
 #include "harness/cli/batch_label.h"
 #include "harness/cli/commands.h"
-#include "harness/cli/shape_profile_options.h"
 #include "harness/cli/options.h"
-#include "harness/model_source.h"
+#include "harness/cli/shape_profile_options.h"
 
 namespace fb::cli {
 

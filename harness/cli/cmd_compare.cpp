@@ -1,17 +1,17 @@
 // fusebench compare: a run against a baseline, case by case, judged against how far the
-// case moves between processes and between runs on that machine (harness/compare.h): per
+// case moves between processes and between runs on that machine (harness/judge/compare.h): per
 // case the speedup's, engine's and reference's change with the noise beside each, and a
 // verdict (faster, slower, unchanged, noisy, environment). Exit 0; with
 // --fail-on-regression, 1 when a case is slower, else 3 when one is noisy or environment.
 #include <cmath>
 #include <cstdio>
 
+#include "harness/cases/gpu_environment.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
 #include "harness/cli/run_selection.h"
-#include "harness/compare.h"
-#include "harness/gate.h"
-#include "harness/gpu_environment.h"
+#include "harness/judge/compare.h"
+#include "harness/judge/gate.h"
 
 namespace fb::cli {
 

@@ -1,7 +1,7 @@
 // fusebench debug precision MODEL --precision bf16|fp16|int8: the first tensor whose error
 // against the fp32 reference exceeds the tolerance (the engine built under mark-all), and a
 // small set of nodes to keep in fp32 so that the outputs meet it, found by bisection
-// (harness/precision_debug.h) and printed as a scenario's precision_constraints block.
+// (harness/measure/precision_debug.h) and printed as a scenario's precision_constraints block.
 // With --sensitivity, also each reduced-precision layer run in it alone, ranked.
 #include <algorithm>
 #include <cstdio>
@@ -15,13 +15,13 @@
 #include "engine/ops/half_float.h"
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
-#include "harness/accuracy.h"
+#include "harness/cases/accuracy.h"
+#include "harness/cases/inputs.h"
+#include "harness/cases/model_source.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
-#include "harness/exec_engine.h"
-#include "harness/inputs.h"
-#include "harness/model_source.h"
-#include "harness/precision_debug.h"
+#include "harness/measure/exec_engine.h"
+#include "harness/measure/precision_debug.h"
 
 namespace fb::cli {
 

@@ -15,14 +15,14 @@
 #include "engine/ops/half_float.h"
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
+#include "harness/cases/inputs.h"
+#include "harness/cases/model_source.h"
+#include "harness/cases/tensor_file.h"
 #include "harness/cli/batch_label.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/plan_options.h"
 #include "harness/cli/shape_profile_options.h"
-#include "harness/exec_engine.h"
-#include "harness/inputs.h"
-#include "harness/model_source.h"
-#include "harness/tensor_file.h"
+#include "harness/measure/exec_engine.h"
 
 namespace fb::cli {
 

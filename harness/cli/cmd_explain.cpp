@@ -1,5 +1,5 @@
 // fusebench explain: why a case got slower or faster, in layer, module and fusion-decision
-// names (harness/explain.h). By default every case `compare` calls slower or faster in a
+// names (harness/judge/explain.h). By default every case `compare` calls slower or faster in a
 // run against its baseline, judged exactly as compare judges it; --case picks one case
 // whatever its verdict; --against-case explains one case against another (two batches,
 // fusion levels or precisions of one run). Text for people, --json for tools. Exit 0; 2 on
@@ -9,8 +9,8 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
 #include "harness/cli/run_selection.h"
-#include "harness/compare.h"
-#include "harness/explain.h"
+#include "harness/judge/compare.h"
+#include "harness/judge/explain.h"
 
 namespace fb::cli {
 

@@ -5,7 +5,7 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
 #include "harness/cli/run_selection.h"
-#include "harness/export.h"
+#include "reports/export.h"
 
 namespace fb::cli {
 

@@ -8,8 +8,8 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
 #include "harness/cli/run_selection.h"
-#include "harness/gate.h"
-#include "harness/junit.h"
+#include "harness/judge/gate.h"
+#include "reports/junit.h"
 
 namespace fb::cli {
 
@@ -137,7 +137,7 @@ int cmd_gate(int argc, char** argv) {
   const std::string applied = rule_text("min speedup", rules.min_speedup, 1, "%.2fx") + "; " +
                               rule_text("max regression", rules.max_regression, 100, "%.1f%%") + "; " +
                               rule_text("max abs err", rules.max_abs_err, 1, "%.3g") +
-                              // The load rules, where a case served a load (harness/load_settings.h).
+                              // The load rules, where a case served a load (harness/load/load_settings.h).
                               (std::any_of(report.cases.begin(), report.cases.end(), [](const CaseVerdict& v) { return v.result.load.has_value(); })
                                    ? "; " + rule_text("min valid rate", rules.min_valid_rate, 1, "%.2f") + "; " +
                                          rule_text("max claimed", rules.max_claimed_ms, 1, "%g ms")

@@ -1,7 +1,7 @@
 // fusebench history: change points in each case's nightly series (one value per run, in
 // the order the runs started), by E-divisive means with a seeded permutation test; for
 // each change, the run where it began, the size of the step, and the verdict compare's rules
-// give it (harness/compare.h: the run where it began against the run before, with the runs
+// give it (harness/judge/compare.h: the run where it began against the run before, with the runs
 // before as history), so a step that engine and reference took together reads
 // `environment`, not a regression.
 #include <cstdio>
@@ -12,9 +12,9 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
 #include "harness/cli/run_selection.h"
-#include "harness/compare.h"
-#include "harness/history.h"
-#include "harness/statistics.h"
+#include "harness/judge/compare.h"
+#include "harness/judge/history.h"
+#include "harness/stats/statistics.h"
 
 namespace fb::cli {
 

@@ -5,15 +5,15 @@
 
 #include "engine/builder/builder.h"
 
-#include "harness/calibration.h"
+#include "harness/cases/calibration.h"
+#include "harness/cases/model_source.h"
+#include "harness/cases/plugin_model.h"
 #include "harness/cli/batch_label.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/plan_options.h"
-#include "harness/cli/shape_profile_options.h"
-#include "harness/model_source.h"
 #include "harness/cli/run_selection.h"
-#include "harness/plugin_cost_text.h"
-#include "harness/plugin_model.h"
+#include "harness/cli/shape_profile_options.h"
+#include "harness/measure/plugin_cost_text.h"
 
 namespace fb::cli {
 

@@ -1,9 +1,9 @@
-// fusebench merge: join the databases of `run --shard K/N` into one (harness/merge.h).
+// fusebench merge: join the databases of `run --shard K/N` into one (harness/run/merge.h).
 #include <iostream>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
-#include "harness/merge.h"
+#include "harness/run/merge.h"
 
 namespace fb::cli {
 

@@ -1,11 +1,11 @@
 // fusebench run: expand scenarios into cases, run each, store each as it finishes, and
-// write the HTML report. The run itself (shards, resume, storing) is harness/run_loop.h.
+// write the HTML report. The run itself (shards, resume, storing) is harness/run/run_loop.h.
 #include <filesystem>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
-#include "harness/mpi_run.h"
-#include "harness/run_loop.h"
+#include "harness/run/mpi_run.h"
+#include "harness/run/run_loop.h"
 #include "reports/html_report.h"
 
 namespace fb::cli {

@@ -1,4 +1,4 @@
-// fusebench selfcheck: an A/A experiment on this machine (harness/selfcheck.h). Runs the
+// fusebench selfcheck: an A/A experiment on this machine (harness/judge/selfcheck.h). Runs the
 // scenarios --repeats times into --db, compares every consecutive pair as `compare` would,
 // and reports the false-alarm rate and the smallest change each case's noise lets through;
 // with --inject-delay, also runs with the engine slowed by that fraction of its own time (in
@@ -18,10 +18,10 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
 #include "harness/cli/run_selection.h"
-#include "harness/environment.h"
-#include "harness/run_loop.h"
-#include "harness/selfcheck.h"
-#include "harness/statistics.h"
+#include "harness/judge/selfcheck.h"
+#include "harness/measure/environment.h"
+#include "harness/run/run_loop.h"
+#include "harness/stats/statistics.h"
 
 namespace fb::cli {
 

@@ -1,9 +1,9 @@
 // fusebench worker (hidden, not in the usage text): the worker process the runner starts for
-// each of a case's timing.processes (harness/worker_process.h). Reads a CaseSpec as JSON,
+// each of a case's timing.processes (harness/run/worker_process.h). Reads a CaseSpec as JSON,
 // runs the case here and writes the CaseResult as JSON.
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
-#include "harness/worker_process.h"
+#include "harness/run/worker_process.h"
 
 namespace fb::cli {
 

@@ -1,6 +1,6 @@
 // The fusebench subcommands. Each takes the arguments after its name and returns the
 // process exit code: 0 success, 1 a verdict that fails (gate), 2 an error, 3 an inconclusive
-// verdict (harness/gate.h: the same codes in every command that gives a verdict), 4 (debug
+// verdict (harness/judge/gate.h: the same codes in every command that gives a verdict), 4 (debug
 // precision only) a precision that cannot meet the tolerance.
 #pragma once
 #include <string>

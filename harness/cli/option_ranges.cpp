@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "engine/ir/error.h"
-#include "harness/format_number.h"
+#include "harness/util/format_number.h"
 
 namespace fb::cli {
 

@@ -8,12 +8,12 @@
 #include <string>
 
 #include "engine/config/build_config.h"
-#include "harness/case_fields.h"
-#include "harness/cli/parse_options.h"
-#include "harness/compare.h"
-#include "harness/format_number.h"
-#include "harness/plugin_settings.h"
 #include "engine/ir/error.h"
+#include "harness/cases/case_fields.h"
+#include "harness/cases/plugin_settings.h"
+#include "harness/cli/parse_options.h"
+#include "harness/judge/compare.h"
+#include "harness/util/format_number.h"
 #include <iostream>
 #include <optional>
 
@@ -37,7 +37,7 @@ inline CompareOptions judgement_options_from(const cxxopts::ParseResult& args) {
 }
 
 // The options every command that builds an engine from a MODEL takes: the MODEL and the
-// build flags of the case table (harness/case_fields.h).
+// build flags of the case table (harness/cases/case_fields.h).
 inline void add_build_options(cxxopts::Options& opts, const std::string& default_fusion) {
   opts.positional_help("MODEL");
   opts.add_options()("model", "ONNX path or zoo:NAME[?k=v...]", cxxopts::value<std::string>());

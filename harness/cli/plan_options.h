@@ -2,8 +2,8 @@
 // plan's values (`fusebench inspect x.plan` needs no flags); one given explicitly must
 // agree with the plan (make_engine says which field does not).
 #pragma once
+#include "harness/cases/model_source.h"
 #include "harness/cli/options.h"
-#include "harness/model_source.h"
 
 namespace fb::cli {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "engine/ir/error.h"
-#include "harness/result_store.h"
+#include "harness/store/result_store.h"
 
 namespace fb::cli {
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/config/build_config.h"
 #include "engine/builder/dynamic_engine.h"
-#include "harness/model_source.h"
-#include "harness/plugin_model.h"
+#include "engine/config/build_config.h"
+#include "harness/cases/model_source.h"
+#include "harness/cases/plugin_model.h"
 
 namespace fb::cli {
 

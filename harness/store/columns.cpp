@@ -98,7 +98,7 @@ const std::vector<Column<CaseResult>>& case_columns() {
       COLUMN(involuntary_switches, interference.involuntary_switches),
       COLUMN(disturbed, disturbed),
       COLUMN(retimed_processes, retimed_processes),
-      // A GPU case's device environment (harness/gpu_environment.h); '' for a CPU case.
+      // A GPU case's device environment (harness/cases/gpu_environment.h); '' for a CPU case.
       optional_as_json<R>("gpu_json", ":gpu_json", [](auto& r) -> auto& { return r.gpu; }),
   };
   return columns;

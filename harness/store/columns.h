@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/ir/error.h"
-#include "harness/case.h"
-#include "harness/environment.h"
+#include "harness/cases/case.h"
+#include "harness/measure/environment.h"
 #include "harness/store/sqlite_statement.h"
 
 namespace fb::store {

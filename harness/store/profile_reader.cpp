@@ -2,7 +2,7 @@
 // profile to a case without loading it, and one profile in full, for the report.
 #include <nlohmann/json.hpp>
 
-#include "harness/result_store.h"
+#include "harness/store/result_store.h"
 #include "harness/store/sqlite_statement.h"
 
 namespace fb {

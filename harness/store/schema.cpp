@@ -270,7 +270,7 @@ ALTER TABLE cases ADD COLUMN speedup_process_spread REAL;
 
 // Version 7: what plugins cost (issue 13): for a case with plugins placed in its model,
 // the same case without them, timed interleaved, and the difference split by provenance
-// (harness/plugin_cost.h).
+// (harness/measure/plugin_cost.h).
 constexpr const char* kSchemaV7 = R"sql(
 -- plugin_costs: one row per case whose scenario placed plugins (insert_plugins) with
 -- plugin_cost on. The parts are per-layer medians of interleaved profiled runs; the
@@ -334,7 +334,7 @@ ALTER TABLE runs ADD COLUMN timed_by TEXT NOT NULL DEFAULT '';
 // is set up (name, UUID, driver, CUDA/cuBLAS/cuDNN, power limit, ECC, persistence, MIG, max
 // clock), its clocks, power, temperature, throttling and other processes read through NVML
 // before and after the timed phase, and the warm-up until its clock settled, as JSON
-// (harness/gpu_environment.h); '' for CPU cases and older rows.
+// (harness/cases/gpu_environment.h); '' for CPU cases and older rows.
 constexpr const char* kSchemaV10 = R"sql(
 ALTER TABLE cases ADD COLUMN gpu_json TEXT NOT NULL DEFAULT '';
 )sql";
@@ -388,7 +388,7 @@ CREATE TABLE fusion_decisions (
 // step) with its figures, and every sample's issue, start and end times.
 constexpr const char* kSchemaV12 = R"sql(
 -- load_steps: a load case's runs, in the order run (one, or a peak search's steps), with
--- their figures (harness/load_figures.h); times in ms unless the column says otherwise.
+-- their figures (harness/load/load_figures.h); times in ms unless the column says otherwise.
 CREATE TABLE load_steps (
   case_id          INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
   step             INTEGER NOT NULL,

@@ -1,6 +1,6 @@
 // ResultStore's reads: runs and cases, each column read by the name the column tables in
 // columns.h give it, inside one read snapshot so a concurrent writer never shows half a case.
-#include "harness/result_store.h"
+#include "harness/store/result_store.h"
 
 #include <algorithm>
 

@@ -6,8 +6,8 @@
 #include <sqlite3.h>
 
 #include "engine/util/build_info.h"
-#include "harness/result_store.h"
 #include "harness/store/columns.h"
+#include "harness/store/result_store.h"
 #include "harness/store/sqlite_statement.h"
 
 namespace fb {

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "fuzz_guard.h"
-#include "harness/merge.h"
+#include "harness/run/merge.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string shard = fb::fuzz::write_scratch("shard.db", data, size);

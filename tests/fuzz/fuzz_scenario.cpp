@@ -3,7 +3,7 @@
 #include <string>
 
 #include "fuzz_guard.h"
-#include "harness/scenario.h"
+#include "harness/cases/scenario.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

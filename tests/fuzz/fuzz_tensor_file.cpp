@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "fuzz_guard.h"
-#include "harness/tensor_file.h"
+#include "harness/cases/tensor_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool npy = size >= 6 && std::memcmp(data, "\x93NUMPY", 6) == 0;

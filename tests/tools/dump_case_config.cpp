@@ -9,9 +9,9 @@
 #include <iostream>
 
 #include "engine/plan/build_config_json.h"
+#include "harness/cases/case_fields.h"
+#include "harness/cases/scenario.h"
 #include "harness/cli/options.h"
-#include "harness/case_fields.h"
-#include "harness/scenario.h"
 
 namespace {
 

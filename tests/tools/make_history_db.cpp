@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "engine/ir/error.h"
-#include "harness/random.h"
-#include "harness/result_store.h"
-#include "harness/statistics.h"
+#include "harness/stats/random.h"
+#include "harness/stats/statistics.h"
+#include "harness/store/result_store.h"
 
 namespace {
 

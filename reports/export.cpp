@@ -1,0 +1,131 @@
+#include "reports/export.h"
+
+#include <charconv>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/ir/error.h"
+#include "reports/run_cases.h"
+
+namespace fb {
+namespace {
+
+using Row = nlohmann::ordered_json;  // keeps the documented column order
+
+Row make_row(const StoredRun& run, const KeyedCase& c, const char* executor, const Measurement& m) {
+  const CaseResult& r = c.stored.result;
+  const CaseSpec& s = r.spec;
+  const SampleStats& st = m.stats;
+  Row row;
+  row["run"] = run.id;
+  row["started_at"] = run.info.started_at;
+  row["case_key"] = c.key;
+  row["scenario"] = s.scenario;
+  row["model"] = s.model;
+  row["precision"] = s.precision;
+  row["batch"] = s.batch;
+  row["fusion"] = s.fusion;
+  row["threads"] = s.threads;
+  row["executor"] = executor;
+  row["samples"] = st.n;
+  row["median_ms"] = st.median;
+  row["p90_ms"] = st.p90;
+  row["p95_ms"] = st.p95;
+  row["p99_ms"] = st.p99;
+  row["mean_ms"] = st.mean;
+  row["min_ms"] = st.min;
+  row["max_ms"] = st.max;
+  row["stddev_ms"] = st.stddev;
+  row["cv"] = st.cv;
+  row["ci_low_ms"] = st.ci_low;
+  row["ci_high_ms"] = st.ci_high;
+  row["items_per_s"] = m.items_per_s;
+  row["first_iteration_ms"] = m.first_iteration_ms;
+  row["minor_faults_per_iter"] = m.minor_faults.mean;
+  row["major_faults_per_iter"] = m.major_faults.mean;
+  row["speedup"] = r.speedup;
+  row["speedup_ci_low"] = r.speedup_ci_low;
+  row["speedup_ci_high"] = r.speedup_ci_high;
+  row["max_abs_err"] = r.accuracy.max_abs_err;
+  row["noisy"] = r.noisy;
+  row["stop_reason"] = r.stop_reason;
+  row["status"] = case_status_name(r.status);
+  // Appended (the columns' order is a promise): "static" or "dynamic" (harness/cases/case.h).
+  row["engine_shapes"] = s.engine_shapes;
+  // Appended when the GPU came: where both executors ran, and whether the engine replayed a CUDA graph.
+  row["device"] = s.device;
+  row["cuda_graph"] = s.cuda_graph;
+  return row;
+}
+
+std::string csv_field(const Row& v) {
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (!std::isfinite(d)) return "";
+    char buf[40];
+    const auto end = std::to_chars(buf, buf + sizeof buf, d).ptr;  // the shortest text that reads back exactly
+    return std::string(buf, end);
+  }
+  if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
+  if (v.is_number()) return v.dump();
+  std::string s = v.is_string() ? v.get<std::string>() : v.dump();
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+}  // namespace
+
+const std::vector<std::string>& export_columns() {
+  // Read off a row, so the list and the rows cannot disagree.
+  static const std::vector<std::string> columns = [] {
+    const Row row = make_row(StoredRun{}, KeyedCase{}, "engine", Measurement{});
+    std::vector<std::string> names;
+    for (auto it = row.begin(); it != row.end(); ++it) names.push_back(it.key());
+    return names;
+  }();
+  return columns;
+}
+
+ExportFormat parse_export_format(const std::string& name) {
+  if (name == "csv") return ExportFormat::kCsv;
+  if (name == "json") return ExportFormat::kJson;
+  throw Error("--format must be csv or json, got '" + name + "'");
+}
+
+void export_runs(const ResultStore& store, const std::vector<int64_t>& runs, ExportFormat format, std::ostream& out) {
+  if (format == ExportFormat::kCsv) {
+    const auto& cols = export_columns();
+    for (size_t i = 0; i < cols.size(); ++i) out << (i ? "," : "") << cols[i];
+    out << "\r\n";  // RFC 4180 line ends
+  } else {
+    out << "[";
+  }
+  bool first = true;
+  for (int64_t id : runs) {
+    const RunCases run = load_run_cases(store, id, CaseDetail::kSummary);
+    for (const KeyedCase& c : run.cases) {
+      for (auto [executor, m] : {std::pair<const char*, const Measurement*>{"engine", &c.stored.result.engine},
+                                 {"reference", &c.stored.result.reference}}) {
+        Row row = make_row(run.run, c, executor, *m);
+        if (format == ExportFormat::kCsv) {
+          bool first_field = true;
+          for (const auto& [key, value] : row.items()) {
+            out << (first_field ? "" : ",") << csv_field(value);
+            first_field = false;
+          }
+          out << "\r\n";
+        } else {
+          // nlohmann writes NaN and infinities as null, which is what "no number" means here.
+          out << (first ? "\n  " : ",\n  ") << row.dump(-1, ' ', false, Row::error_handler_t::replace);
+        }
+        first = false;
+      }
+    }
+  }
+  if (format == ExportFormat::kJson) out << (first ? "]\n" : "\n]\n");
+}
+
+}  // namespace fb
