@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "engine/builder/builder.h"
-#include "engine/plugin/plugin_placement.h"
-#include "engine/plugin/plugin_registry.h"
+#include "engine/ops/plugin_rows.h"
+#include "engine/passes/plugin_placement.h"
 #include "engine/reference/reference_executor.h"
 #include "harness/cases/inputs.h"
 #include "harness/cases/model_source.h"

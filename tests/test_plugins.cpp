@@ -8,10 +8,10 @@
 #include <filesystem>
 
 #include "engine/builder/builder.h"
-#include "engine/plugin/plugin_layer.h"
-#include "engine/plugin/plugin_placement.h"
-#include "engine/plugin/plugin_registry.h"
+#include "engine/ops/plugin_rows.h"
+#include "engine/passes/plugin_placement.h"
 #include "engine/reference/reference_executor.h"
+#include "engine/runtime/plugin_layer.h"
 #include "harness/cases/accuracy.h"
 #include "harness/cases/case.h"
 #include "harness/cases/inputs.h"

@@ -1,7 +1,7 @@
 #include "engine/ops/op_registry.h"
 
+#include "engine/ops/plugin_rows.h"
 #include "engine/plugin/plugin_op.h"
-#include "engine/plugin/plugin_registry.h"
 
 namespace fb {
 

@@ -8,9 +8,9 @@
 #include <map>
 
 #include "engine/ops/op_registry.h"
-#include "engine/plugin/plugin_layer.h"
 #include "engine/runtime/arena_planner.h"
 #include "engine/runtime/device_copy_layer.h"
+#include "engine/runtime/plugin_layer.h"
 
 namespace fb {
 

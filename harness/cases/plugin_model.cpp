@@ -1,6 +1,6 @@
 #include "harness/cases/plugin_model.h"
 
-#include "engine/plugin/plugin_registry.h"
+#include "engine/ops/plugin_rows.h"
 
 namespace fb {
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/plugin/plugin_placement.h"
+#include "engine/passes/plugin_placement.h"
 
 namespace fb {
 

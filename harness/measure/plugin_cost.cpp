@@ -6,7 +6,7 @@
 #include <numeric>
 #include <set>
 
-#include "engine/plugin/plugin_layer.h"
+#include "engine/runtime/plugin_layer.h"
 #include "harness/measure/timer.h"
 #include "harness/stats/bootstrap.h"
 #include "harness/stats/statistics.h"

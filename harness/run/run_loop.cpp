@@ -11,7 +11,7 @@
 #include <set>
 
 #include "engine/ir/error.h"
-#include "engine/plugin/plugin_registry.h"
+#include "engine/ops/plugin_rows.h"
 #include "harness/cases/gpu_environment.h"
 #include "harness/judge/gate.h"
 #include "harness/measure/environment.h"

@@ -1,4 +1,4 @@
-#include "engine/plugin/plugin_placement.h"
+#include "engine/passes/plugin_placement.h"
 
 #include <algorithm>
 #include <set>

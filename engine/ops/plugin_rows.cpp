@@ -1,4 +1,4 @@
-#include "engine/plugin/plugin_registry.h"
+#include "engine/ops/plugin_rows.h"
 
 namespace fb {
 
