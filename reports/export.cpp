@@ -95,37 +95,52 @@ ExportFormat parse_export_format(const std::string& name) {
   throw Error("--format must be csv or json, got '" + name + "'");
 }
 
-void export_runs(const ResultStore& store, const std::vector<int64_t>& runs, ExportFormat format, std::ostream& out) {
-  if (format == ExportFormat::kCsv) {
+void ExportReporter::start() {
+  if (started_) return;
+  started_ = true;
+  if (format_ == ExportFormat::kCsv) {
     const auto& cols = export_columns();
-    for (size_t i = 0; i < cols.size(); ++i) out << (i ? "," : "") << cols[i];
-    out << "\r\n";  // RFC 4180 line ends
+    for (size_t i = 0; i < cols.size(); ++i) out_ << (i ? "," : "") << cols[i];
+    out_ << "\r\n";  // RFC 4180 line ends
   } else {
-    out << "[";
+    out_ << "[";
   }
-  bool first = true;
-  for (int64_t id : runs) {
-    const RunCases run = load_run_cases(store, id, CaseDetail::kSummary);
-    for (const KeyedCase& c : run.cases) {
-      for (auto [executor, m] : {std::pair<const char*, const Measurement*>{"engine", &c.stored.result.engine},
-                                 {"reference", &c.stored.result.reference}}) {
-        Row row = make_row(run.run, c, executor, *m);
-        if (format == ExportFormat::kCsv) {
-          bool first_field = true;
-          for (const auto& [key, value] : row.items()) {
-            out << (first_field ? "" : ",") << csv_field(value);
-            first_field = false;
-          }
-          out << "\r\n";
-        } else {
-          // nlohmann writes NaN and infinities as null, which is what "no number" means here.
-          out << (first ? "\n  " : ",\n  ") << row.dump(-1, ' ', false, Row::error_handler_t::replace);
-        }
-        first = false;
+}
+
+void ExportReporter::begin_run(const ReportModel&) { start(); }
+
+void ExportReporter::each_case(const ReportModel& model, size_t i) {
+  const KeyedCase& c = model.cases[i];
+  for (auto [executor, m] : {std::pair<const char*, const Measurement*>{"engine", &c.stored.result.engine},
+                             {"reference", &c.stored.result.reference}}) {
+    Row row = make_row(model.run, c, executor, *m);
+    if (format_ == ExportFormat::kCsv) {
+      bool first_field = true;
+      for (const auto& [key, value] : row.items()) {
+        out_ << (first_field ? "" : ",") << csv_field(value);
+        first_field = false;
       }
+      out_ << "\r\n";
+    } else {
+      // nlohmann writes NaN and infinities as null, which is what "no number" means here.
+      out_ << (first_row_ ? "\n  " : ",\n  ") << row.dump(-1, ' ', false, Row::error_handler_t::replace);
     }
+    first_row_ = false;
   }
-  if (format == ExportFormat::kJson) out << (first ? "]\n" : "\n]\n");
+}
+
+void ExportReporter::end() {
+  start();  // no runs: still the header, or an empty array
+  if (format_ == ExportFormat::kJson) out_ << (first_row_ ? "]\n" : "\n]\n");
+}
+
+void export_runs(const ResultStore& store, const std::vector<int64_t>& runs, ExportFormat format, std::ostream& out) {
+  ExportReporter reporter(format, out);
+  for (int64_t id : runs) {
+    // One run in memory at a time; summary figures, as export needs no samples.
+    show_run(reporter, cases_model(load_run_cases(store, id, CaseDetail::kSummary)));
+  }
+  reporter.end();
 }
 
 }  // namespace fb

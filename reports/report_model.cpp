@@ -217,6 +217,30 @@ const char* metric_name(Metric m) {
   return "?";
 }
 
+ReportModel cases_model(RunCases run) {
+  ReportModel model;
+  model.run = std::move(run.run);
+  for (KeyedCase& c : run.cases) {
+    ReportCase rc;
+    static_cast<KeyedCase&>(rc) = std::move(c);
+    model.cases.push_back(std::move(rc));
+  }
+  return model;
+}
+
+ReportModel gate_model(const GateReport& gate) {
+  ReportModel model;
+  model.run.id = gate.run_id;
+  model.gate = gate;
+  for (const CaseVerdict& v : gate.cases) {
+    ReportCase rc;
+    rc.stored.result = v.result;
+    rc.key = v.case_key;
+    model.cases.push_back(std::move(rc));
+  }
+  return model;
+}
+
 std::vector<PassSummary> pass_summaries(const std::string& build_log) {
   std::vector<PassSummary> out;
   std::istringstream in(build_log);
@@ -237,14 +261,12 @@ std::vector<PassSummary> pass_summaries(const std::string& build_log) {
 ReportModel build_report_model(const ResultStore& store, const ReportOptions& options,
                                const ResultStore* baseline_store) {
   if (options.last < 1) throw Error("--last must be at least 1");
-  ReportModel model;
+  const int64_t run_id = pick(store, options.run);
+  ReportModel model = cases_model(load_run_cases(store, run_id));
   model.db_path = store.path();
   model.options = options;
-  const int64_t run_id = pick(store, options.run);
-  RunCases run_cases = load_run_cases(store, run_id);
-  model.run = std::move(run_cases.run);
   std::vector<StoredCase> cases;  // as gate and compare take them
-  for (const KeyedCase& c : run_cases.cases) cases.push_back(c.stored);
+  for (const ReportCase& c : model.cases) cases.push_back(c.stored);
 
   // The baseline: named, else the run before (or the latest of the other database).
   const std::vector<StoredRun> runs = store.list_runs();
@@ -285,12 +307,8 @@ ReportModel build_report_model(const ResultStore& store, const ReportOptions& op
   model.history_runs.assign(runs.begin() + std::ptrdiff_t(begin), runs.begin() + std::ptrdiff_t(end + 1));
 
   std::map<std::string, size_t> index_of_key;
-  for (size_t i = 0; i < run_cases.cases.size(); ++i) {
-    ReportCase rc;
-    static_cast<KeyedCase&>(rc) = std::move(run_cases.cases[i]);
-    index_of_key[rc.key] = i;  // a key stored twice: history follows its last result, as `history` does
-    model.cases.push_back(std::move(rc));
-  }
+  // A key stored twice: history follows its last result, as `history` does.
+  for (size_t i = 0; i < model.cases.size(); ++i) index_of_key[model.cases[i].key] = i;
   // Each run's points, read in parallel (a connection per worker: SQLite reads in WAL mode
   // do not block each other); a run contributes its last result per key, as in `history`.
   std::vector<std::map<size_t, HistoryPoint>> in_run(model.history_runs.size());

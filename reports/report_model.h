@@ -132,6 +132,12 @@ struct ReportModel {
 ReportModel build_report_model(const ResultStore& store, const ReportOptions& options,
                                const ResultStore* baseline_store = nullptr);
 
+// A model of a run's cases alone, as export reads them: no baseline, history or gate.
+ReportModel cases_model(RunCases run);
+// A model of the gate's verdict alone (`fusebench gate`'s own, with its command line's
+// rules): its cases are the verdict's, in its order.
+ReportModel gate_model(const GateReport& gate);
+
 // "after PASS: N layers (K rewrites)" lines of a build log, in order.
 std::vector<PassSummary> pass_summaries(const std::string& build_log);
 

@@ -2,29 +2,23 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "harness/stats/statistics.h"
+#include "harness/util/format_number.h"
 #include "reports/html_report.h"
 
 namespace fb::svg {
 namespace {
 
-std::string num(double v, const char* f = "%.1f") {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+std::string num(double v, const char* f = "%.1f") { return format_number(f, v); }
 
 // A tick's label: as few digits as the step needs.
 std::string tick_label(double v, double step) {
   const int decimals = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", std::min(decimals, 6), v);
-  return buf;
+  return fixed(v, std::min(decimals, 6));
 }
 
 const char* const kFont =

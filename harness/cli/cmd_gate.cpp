@@ -9,6 +9,7 @@
 #include "harness/cli/options.h"
 #include "harness/cli/run_selection.h"
 #include "harness/judge/gate.h"
+#include "harness/util/format_number.h"
 #include "reports/junit.h"
 
 namespace fb::cli {
@@ -130,9 +131,7 @@ int cmd_gate(int argc, char** argv) {
 
   // Which rules applied: the command line's values, else each case's scenario block.
   auto rule_text = [](const char* name, const std::optional<double>& v, double scale, const char* f) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v ? *v * scale : 0.0);
-    return std::string(name) + " " + (v ? buf : "from the scenario");
+    return std::string(name) + " " + (v ? format_number(f, *v * scale) : "from the scenario");
   };
   const std::string applied = rule_text("min speedup", rules.min_speedup, 1, "%.2fx") + "; " +
                               rule_text("max regression", rules.max_regression, 100, "%.1f%%") + "; " +

@@ -20,6 +20,7 @@
 #include "engine/ir/error.h"
 #include "harness/cases/case_json.h"
 #include "harness/run/runner.h"
+#include "harness/util/atomic_file.h"
 
 extern char** environ;
 
@@ -167,13 +168,7 @@ int worker_main(const std::string& spec_path, const std::string& out_path, int p
   }
   CaseRunner runner;
   const CaseResult r = runner.run(spec);
-  const std::string tmp = out_path + ".part";
-  {
-    std::ofstream out(tmp);
-    out << case_result_to_json(r).dump();
-    if (!out) throw Error("cannot write " + tmp);
-  }
-  fs::rename(tmp, out_path);  // a result file is complete or absent
+  write_file_atomically(out_path, case_result_to_json(r).dump(), "the case result");  // complete or absent
   return 0;
 }
 
