@@ -40,6 +40,9 @@ if has build || has suite; then
   has suite && targets=()  # every target
   scripts/offline_deps.sh build "$debs" "${targets[@]}" || { stamp "build failed"; exit 1; }
 fi
+# The prefix's environment comes from this call's build stage: a bare machine each call
+# keeps no unpacked prefix, and without it every later stage fails library by library.
+[ -f "$debs/env.sh" ] || { stamp "$debs/env.sh not found: run the build stage in the same call (STAGES build,...)"; exit 1; }
 # shellcheck disable=SC1090
 . "$debs/env.sh"
 fb=$BUILD_DIR/fusebench
