@@ -122,7 +122,9 @@ TEST(Cli, VersionNamesTheCommitTheBinaryWasBuiltFrom) {
   EXPECT_EQ(v.code, 0);
   const std::string commit = head.code == 0 ? head.output.substr(0, 12) : "unknown";
   EXPECT_EQ(v.output.rfind("fusebench ", 0), 0u) << v.output;
-  EXPECT_NE(v.output.find(" (" + commit), std::string::npos) << v.output << " HEAD " << commit;
+  EXPECT_NE(v.output.find(" (" + commit), std::string::npos)
+      << v.output << " HEAD " << commit << ": if HEAD moved (a commit, amend or rebase) after this binary was "
+      << "built, the binary is right to name the older commit: rebuild, then run this again";
 }
 
 // Every numeric flag of every command has a range the shared parser checks.

@@ -86,6 +86,37 @@ TEST(SpineOps, GemmTransB) {
   expect_near(out[0], {101, 202, 303});
 }
 
+// Which ops are matrix products, convolutions or attention (the forms with weights at input 1
+// and int8 kernels) is a fact of each op's row, read by precision lowering and the CPU backend.
+TEST(OpTable, WeightedFormsAreRowsOfTheTable) {
+  auto def = [](const char* domain, const char* op) {
+    Node n;
+    n.domain = domain;
+    n.op_type = op;
+    return op_for(n);
+  };
+  for (const char* op : {"MatMul", "Gemm"}) EXPECT_EQ(def("", op).weighted, WeightedForm::kMatMul) << op;
+  EXPECT_EQ(def("fusebench", "FusedMatMul").weighted, WeightedForm::kMatMul);
+  EXPECT_EQ(def("", "Conv").weighted, WeightedForm::kConv);
+  EXPECT_EQ(def("fusebench", "FusedConv").weighted, WeightedForm::kConv);
+  EXPECT_EQ(def("fusebench", "Attention").weighted, WeightedForm::kAttention);
+  for (const char* op : {"ConvTranspose", "Relu", "Softmax", "LayerNormalization"})
+    EXPECT_EQ(def("", op).weighted, WeightedForm::kNone) << op;
+  EXPECT_TRUE(is_weight_input(def("", "MatMul"), 1));
+  EXPECT_TRUE(is_weight_input(def("fusebench", "FusedConv"), 1));
+  EXPECT_FALSE(is_weight_input(def("", "MatMul"), 0));
+  EXPECT_FALSE(is_weight_input(def("fusebench", "Attention"), 1));  // k: an activation, not weights
+  // The CPU backend's int8 kernels are exactly the weighted forms.
+  const auto cpu = backend_named("cpu");
+  for (const auto& [domain, op] : std::vector<std::pair<const char*, const char*>>{
+           {"", "MatMul"}, {"", "Conv"}, {"fusebench", "Attention"}, {"", "ConvTranspose"}, {"", "Relu"}}) {
+    Node n;
+    n.domain = domain;
+    n.op_type = op;
+    EXPECT_EQ(cpu->supports(n, op_for(n), Precision::INT8), op_for(n).weighted != WeightedForm::kNone) << op;
+  }
+}
+
 // A row whose kernel a backend binds, run with none bound: the error names the node and the op.
 TEST(BoundKernels, AnUnboundKernelIsAnErrorNamingTheNodeAndTheOp) {
   OpDef def;

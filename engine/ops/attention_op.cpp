@@ -43,7 +43,7 @@ std::vector<ValueInfo> infer_attention(const ShapeContext& c) {
 }  // namespace
 
 void register_attention_ops(OpRegistry& r) {
-  r.add(OpDef{"fusebench", "Attention", infer_attention, compute_with_bound_kernel});
+  r.add(weighted_as(OpDef{"fusebench", "Attention", infer_attention, compute_with_bound_kernel}, WeightedForm::kAttention));
 }
 
 }  // namespace fb

@@ -134,8 +134,8 @@ int fused_conv_in_place_input(const Node& n) {
 }  // namespace
 
 void register_conv_ops(OpRegistry& r) {
-  r.add(OpDef{"", "Conv", infer_conv, compute_with_bound_kernel});
-  OpDef fused_conv{"fusebench", "FusedConv", infer_conv, compute_with_bound_kernel};
+  r.add(weighted_as(OpDef{"", "Conv", infer_conv, compute_with_bound_kernel}, WeightedForm::kConv));
+  OpDef fused_conv = weighted_as(OpDef{"fusebench", "FusedConv", infer_conv, compute_with_bound_kernel}, WeightedForm::kConv);
   fused_conv.in_place_input = fused_conv_in_place_input;
   r.add(fused_conv);
   r.add(OpDef{"", "ConvTranspose", infer_conv_transpose, compute_with_bound_kernel});

@@ -82,9 +82,9 @@ std::vector<ValueInfo> infer_fused_matmul(const ShapeContext& c) {
 }  // namespace
 
 void register_matmul_ops(OpRegistry& r) {
-  r.add(OpDef{"", "MatMul", infer_matmul, compute_with_bound_kernel});
-  r.add(OpDef{"", "Gemm", infer_gemm, compute_with_bound_kernel});
-  r.add(OpDef{"fusebench", "FusedMatMul", infer_fused_matmul, compute_with_bound_kernel});
+  r.add(weighted_as(OpDef{"", "MatMul", infer_matmul, compute_with_bound_kernel}, WeightedForm::kMatMul));
+  r.add(weighted_as(OpDef{"", "Gemm", infer_gemm, compute_with_bound_kernel}, WeightedForm::kMatMul));
+  r.add(weighted_as(OpDef{"fusebench", "FusedMatMul", infer_fused_matmul, compute_with_bound_kernel}, WeightedForm::kMatMul));
 }
 
 }  // namespace fb

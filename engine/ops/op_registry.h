@@ -62,6 +62,11 @@ struct OpContext {
 };
 
 using InferFn = std::vector<ValueInfo> (*)(const ShapeContext&);
+
+// The ops that multiply by weights at input 1 (a matrix product, a convolution) or attend
+// over q, k and v: the forms that 16-bit weight rounding and int8 kernels treat alike. A
+// pass or backend asks the row (OpDef::weighted) instead of listing op types.
+enum class WeightedForm { kNone, kMatMul, kConv, kAttention };
 using ComputeFn = void (*)(OpContext&);
 
 struct OpDef {
@@ -86,6 +91,8 @@ struct OpDef {
   int (*in_place_input)(const Node&) = nullptr;
   // The precisions the kernel computes in (what a backend may assign this op).
   PrecisionSet precisions{Precision::FP32};
+  // MatMul, Gemm and FusedMatMul are kMatMul; Conv and FusedConv kConv; Attention kAttention.
+  WeightedForm weighted = WeightedForm::kNone;
   // Set for a plugin's op (engine/plugin/): shapes, kernel, precisions and in-place
   // come from the plugin made for each node, not from the fields above.
   std::shared_ptr<const PluginCreatorEntry> plugin = nullptr;
@@ -102,6 +109,17 @@ struct OpDef {
 inline OpDef with_shape_inputs(OpDef def, std::vector<int> inputs) {
   def.shape_inputs = std::move(inputs);
   return def;
+}
+
+// `def` as one of the weighted forms, for registration rows.
+inline OpDef weighted_as(OpDef def, WeightedForm form) {
+  def.weighted = form;
+  return def;
+}
+
+// Input i of a node of this op holds its weights: input 1 of a matrix product or convolution.
+inline bool is_weight_input(const OpDef& def, size_t i) {
+  return i == 1 && (def.weighted == WeightedForm::kMatMul || def.weighted == WeightedForm::kConv);
 }
 
 // Built per engine: OpRegistry::with_builtin_ops() gives a fresh, open registry holding

@@ -22,10 +22,9 @@ std::vector<Int8Slot> int8_slots(const Node& n) {
   return {{0, "int8_input_amax", true}};
 }
 
-std::string why_not_int8(const Graph& g, const Node& n, const BuildConfig& cfg) {
-  const bool matmul = is_onnx_op(&n, "MatMul") || is_onnx_op(&n, "Gemm") || is_ours(n, "FusedMatMul");
-  const bool conv = is_convolution(n);
-  const bool attention = is_ours(n, "Attention");
+std::string why_not_int8(const Graph& g, const Node& n, const OpDef& def, const BuildConfig& cfg) {
+  const bool matmul = def.weighted == WeightedForm::kMatMul, conv = def.weighted == WeightedForm::kConv;
+  const bool attention = def.weighted == WeightedForm::kAttention;
   // Which ops have int8 kernels is the backend's to say (precision lowering asks it first).
   if (!matmul && !conv && !attention) return "no int8 checks for " + n.op_type;
   if (attention) {
@@ -316,8 +315,9 @@ int explicit_quantization(PassContext& ctx) {
       const bool fp32_constraint = r->precision == Precision::FP32 && r->precision_reason.rfind("constraint", 0) == 0;
       Node probe = *r;
       probe.attrs["int8_input_amax"] = Attribute{1.f};
-      all = all && !fp32_constraint && !is_ours(*r, "Attention") && r->inputs[0] == v &&
-            why_not_int8(g, probe, ctx.config).empty();
+      const OpDef& def = op_for(*r, ctx.ops);
+      all = all && !fp32_constraint && def.weighted != WeightedForm::kAttention && r->inputs[0] == v &&
+            why_not_int8(g, probe, def, ctx.config).empty();
       for (size_t i = 1; i < r->inputs.size(); ++i) all = all && r->inputs[i] != v;
       convolution = convolution || is_convolution(*r);
     }

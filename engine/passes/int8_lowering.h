@@ -34,9 +34,9 @@ void set_int8_thresholds(Node& n, const BuildConfig& cfg);
 
 // Rewrites explicit Q/DQ pairs into int8 layers; returns how many pairs went.
 int explicit_quantization(PassContext& ctx);
-// Why `n` cannot run in int8 ("" when it can); its threshold is its own attribute (explicit)
-// or the calibrated range of its input in `cfg`.
-std::string why_not_int8(const Graph& g, const Node& n, const BuildConfig& cfg);
+// Why `n` (an op of definition `def`) cannot run in int8 ("" when it can); its threshold is
+// its own attribute (explicit) or the calibrated range of its input in `cfg`.
+std::string why_not_int8(const Graph& g, const Node& n, const OpDef& def, const BuildConfig& cfg);
 bool is_int8_layer(const Node& n);  // precision int8 with its input threshold
 // Puts the quantization of int8 layers' inputs in the graph (see the .cpp); returns how
 // many tensors it quantized.

@@ -64,13 +64,6 @@ std::string why_not_16bit(const Graph& g, const Node& n) {
   return "";
 }
 
-bool weight_input(const Node& n, size_t i) {
-  if (i != 1) return false;
-  const bool onnx = n.domain.empty(), ours = n.domain == "fusebench";
-  return (onnx && (n.op_type == "MatMul" || n.op_type == "Gemm" || n.op_type == "Conv")) ||
-         (ours && (n.op_type == "FusedMatMul" || n.op_type == "FusedConv"));
-}
-
 }  // namespace
 
 int precision_lowering(PassContext& ctx) {
@@ -92,11 +85,12 @@ int precision_lowering(PassContext& ctx) {
       continue;
     }
     // Whether the backend has an int8 (tf32) kernel for the op at all, then what this node needs.
-    const bool has_kernel = backend.supports(n, op_for(n, ctx.ops), n.precision);
+    const OpDef& def = op_for(n, ctx.ops);
+    const bool has_kernel = backend.supports(n, def, n.precision);
     std::string why = n.precision == Precision::TF32 ? (has_kernel ? "" : "no tf32 kernel for " + n.op_type)
                       : n.precision != Precision::INT8 ? why_not_16bit(g, n)
                       : !has_kernel                    ? "no int8 kernel for " + n.op_type
-                                                       : why_not_int8(g, n, ctx.config);
+                                                       : why_not_int8(g, n, def, ctx.config);
     if (is_view(n, ctx.ops)) why.clear();
     if (why.empty() && n.precision == Precision::TF32) {  // a math mode: the tensors stay float32
       ++tf32_layers;
@@ -183,11 +177,12 @@ int precision_lowering(PassContext& ctx) {
   for (Node& n : g.nodes) {
     const bool view = is_view(n, ctx.ops);
     const DType want = storage_type(n.precision);
+    const OpDef& def = op_for(n, ctx.ops);
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const std::string v = n.inputs[i];
       if (v.empty() || view) continue;
       if (g.is_initializer(v)) {
-        if (!is_16bit(n.precision) || !weight_input(n, i) || g.initializers.at(v).dtype() != DType::Float32) continue;
+        if (!is_16bit(n.precision) || !is_weight_input(def, i) || g.initializers.at(v).dtype() != DType::Float32) continue;
         const std::string r = v + "/" + precision_name(n.precision) + "_rounded";
         if (!g.initializers.count(r)) {
           Tensor w = g.initializers.at(v).clone();

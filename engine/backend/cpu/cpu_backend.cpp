@@ -39,12 +39,10 @@ PrecisionSet CpuBackend::supported_precisions(const Node& node, const OpDef& def
     s.insert(Precision::BF16);
     s.insert(Precision::FP16);
   }
-  // int8: matrix products and convolutions (with constant weights and a calibrated
-  // input, which precision lowering checks: engine/passes/int8_lowering.h), and attention.
-  const bool ours = node.domain == "fusebench", onnx = node.domain.empty();
-  if ((onnx && (node.op_type == "MatMul" || node.op_type == "Gemm" || node.op_type == "Conv")) ||
-      (ours && (node.op_type == "FusedMatMul" || node.op_type == "FusedConv" || node.op_type == "Attention")))
-    s.insert(Precision::INT8);
+  // int8: every weighted form, matrix products and convolutions (with constant weights and a
+  // calibrated input, which precision lowering checks: engine/passes/int8_lowering.h) and
+  // attention.
+  if (def.weighted != WeightedForm::kNone) s.insert(Precision::INT8);
   return s;
 }
 
