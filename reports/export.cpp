@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/ir/error.h"
+#include "harness/cases/case_fields.h"
 #include "reports/run_cases.h"
 
 namespace fb {
@@ -23,10 +24,10 @@ Row make_row(const StoredRun& run, const KeyedCase& c, const char* executor, con
   row["case_key"] = c.key;
   row["scenario"] = s.scenario;
   row["model"] = s.model;
-  row["precision"] = s.precision;
-  row["batch"] = s.batch;
-  row["fusion"] = s.fusion;
-  row["threads"] = s.threads;
+  // The case's settings as the case table places them (harness/cases/case_fields.h:
+  // export_place): those of the first format before the statistics, later ones appended.
+  const std::vector<const CaseField*>& settings = exported_fields();
+  for (int i = 0; i < kExportPlacesBeforeStatistics; ++i) row[settings[i]->path] = export_value(*settings[i], s);
   row["executor"] = executor;
   row["samples"] = st.n;
   row["median_ms"] = st.median;
@@ -51,11 +52,7 @@ Row make_row(const StoredRun& run, const KeyedCase& c, const char* executor, con
   row["noisy"] = r.noisy;
   row["stop_reason"] = r.stop_reason;
   row["status"] = case_status_name(r.status);
-  // Appended (the columns' order is a promise): "static" or "dynamic" (harness/cases/case.h).
-  row["engine_shapes"] = s.engine_shapes;
-  // Appended when the GPU came: where both executors ran, and whether the engine replayed a CUDA graph.
-  row["device"] = s.device;
-  row["cuda_graph"] = s.cuda_graph;
+  for (size_t i = kExportPlacesBeforeStatistics; i < settings.size(); ++i) row[settings[i]->path] = export_value(*settings[i], s);
   return row;
 }
 

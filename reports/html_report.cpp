@@ -497,7 +497,7 @@ void render_batch_curve(std::ostringstream& o, const ReportModel& m, size_t i) {
   for (const BatchCurve& bc : m.batch_curves) {
     if (bc.model != me.model || bc.threads != me.threads) continue;
     svg::LineSeries s;
-    s.name = bc.precision + " " + bc.fusion + (bc.dynamic ? " dynamic" : "") + (bc.winograd ? "" : " no-winograd");
+    s.name = bc.name;
     s.color = colors[series.size() % 7];
     for (size_t k : bc.cases) {
       const CaseResult& r = m.cases[k].stored.result;

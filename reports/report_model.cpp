@@ -171,12 +171,15 @@ EngineView engine_view(const CaseResult& r, std::optional<StoredProfile> profile
 std::vector<BatchCurve> batch_curves(const std::vector<ReportCase>& cases) {
   std::vector<BatchCurve> curves;
   std::map<std::string, size_t> by_key;
+  std::map<std::string, int> named;  // curves of one chart (model, threads) by name
   for (size_t i = 0; i < cases.size(); ++i) {
     const CaseSpec& s = cases[i].stored.result.spec;
-    const std::string key = s.model_hash + "|" + s.model + "|" + std::to_string(s.threads) + "|" + s.precision + "|" +
-                            s.fusion + "|" + (s.fusion_limits.empty() ? "" : "limits") + "|" + s.engine_shapes + "|" + (s.winograd ? "" : "direct");
-    auto [it, fresh] = by_key.emplace(key, curves.size());
-    if (fresh) curves.push_back({s.model, s.precision, s.fusion, s.threads, s.dynamic(), s.winograd, {}});
+    auto [it, fresh] = by_key.emplace(s.curve_key(), curves.size());
+    if (fresh) {
+      const std::string name = s.precision + " " + s.fusion + s.variant_label();
+      const int same = ++named[s.model + "|" + std::to_string(s.threads) + "|" + name];
+      curves.push_back({s.model, s.threads, same == 1 ? name : name + " (" + std::to_string(same) + ")", {}});
+    }
     curves[it->second].cases.push_back(i);
   }
   for (BatchCurve& c : curves)

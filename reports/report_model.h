@@ -96,13 +96,15 @@ struct ReportCase : KeyedCase {
 };
 
 // One fingerprint field of the run beside the baseline's.
-// Cases that share a model, thread count, precision and fusion level: the speedup-against-
-// batch curve.
+// Cases that differ only in their batch (CaseSpec::curve_key): the speedup-against-batch
+// curve, drawn beside the other curves of its model and thread count.
 struct BatchCurve {
-  std::string model, precision, fusion;
+  std::string model;
   int threads = 1;
-  bool dynamic = false;  // a dynamic engine's curve (harness/cases/case.h: engine_shapes)
-  bool winograd = true;  // false: built with every convolution direct (harness/cases/case.h)
+  // "fp32 standard", then what else sets the curve apart (" dynamic[1..16] no-winograd
+  // cuda-graph cuda", CaseSpec::variant_label), numbered where that still leaves two alike
+  // (another seed, other fusion limits): "fp32 standard (2)".
+  std::string name;
   std::vector<size_t> cases;  // indices into ReportModel::cases, by batch
 };
 

@@ -14,6 +14,7 @@
 
 #include "engine/builder/builder.h"
 #include "engine/ops/isa_kernels.h"
+#include "engine/plan/build_config_json.h"
 #include "engine/plan/plan_format.h"
 #include "engine/reference/reference_executor.h"
 #include "engine/runtime/thread_scope.h"
@@ -297,6 +298,18 @@ TEST(Plan, ModelSourceLoadsThePlanAndChecksTheCase) {
   wanted.winograd = false;  // the plan's layers were made with Winograd allowed
   EXPECT_NE(error_of([&] { make_engine(m, wanted); }).find("field 'winograd': asked for false but the plan was built with true"),
             std::string::npos);
+  // A setting a CPU plan leaves out (its default) is compared too: once only the asked-for
+  // side's keys were, so a CPU case took a GPU plan and a CUDA-graph case a plain one.
+  wanted = p.config;
+  wanted.cuda_graph = true;
+  EXPECT_NE(error_of([&] { make_engine(m, wanted); }).find("field 'cuda_graph': asked for true but the plan was built with the default"),
+            std::string::npos);
+  Plan on_gpu = p;
+  on_gpu.config.device = "cuda";
+  EXPECT_EQ(plan_mismatch(p.config, on_gpu.config)->field, "device");
+  EXPECT_EQ(plan_mismatch(p.config, on_gpu.config)->built, "cuda");
+  EXPECT_TRUE(plan_mismatch(p.config, on_gpu.config)->wanted.is_null());
+  EXPECT_FALSE(plan_mismatch(p.config, p.config).has_value());
   wanted = p.config;
   wanted.threads = p.config.threads + 1;  // a plan runs with any thread count
   EXPECT_EQ(make_engine(m, wanted)->layers().size(), p.optimized.nodes.size());

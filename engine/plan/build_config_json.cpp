@@ -40,11 +40,15 @@ Tensor tensor_from_hex(const nlohmann::json& j) {
 }
 
 // One row per BuildConfig member: its key in a plan's JSON, how it is written and read
-// back. The keys are the plan format's: plans already written must still read.
+// back, and whether a plan fixes it. The keys are the plan format's: plans already written
+// must still read.
 struct Field {
   const char* key;
   nlohmann::json (*write)(const BuildConfig& c);
   void (*read)(const nlohmann::json& j, BuildConfig& c);
+  // A plan's engine was built with this value and runs with no other (false: a run may
+  // ask for any, as for threads).
+  bool fixed_by_plan = true;
 };
 
 // A member that nlohmann reads and writes as it is.
@@ -71,7 +75,8 @@ const Field kFields[] = {
     {"fusion", [](const BuildConfig& c) { return nlohmann::json(fusion_level_name(c.fusion)); },
      [](const nlohmann::json& j, BuildConfig& c) { c.fusion = parse_fusion_level(j.get<std::string>()); }},
     MEMBER("batch", batch),
-    MEMBER("threads", threads),
+    {"threads", [](const BuildConfig& c) { return nlohmann::json(c.threads); },
+     [](const nlohmann::json& j, BuildConfig& c) { j.get_to(c.threads); }, /*fixed_by_plan=*/false},
     // Left out for the CPU, so CPU plans read as before this setting (which ran on the CPU).
     {"device", [](const BuildConfig& c) { return c.device == "cpu" ? nlohmann::json() : nlohmann::json(c.device); },
      [](const nlohmann::json& j, BuildConfig& c) { c.device = j.is_null() ? "cpu" : j.get<std::string>(); }},
@@ -124,6 +129,15 @@ nlohmann::json build_config_to_json(const BuildConfig& c) {
   for (const Field& f : kFields)  // null: a setting this build does not have (calibration without int8)
     if (nlohmann::json v = f.write(c); !v.is_null()) j[f.key] = std::move(v);
   return j;
+}
+
+std::optional<PlanMismatch> plan_mismatch(const BuildConfig& wanted, const BuildConfig& built) {
+  for (const Field& f : kFields) {
+    if (!f.fixed_by_plan) continue;
+    nlohmann::json want = f.write(wanted), has = f.write(built);
+    if (want != has) return PlanMismatch{f.key, std::move(want), std::move(has)};
+  }
+  return std::nullopt;
 }
 
 BuildConfig build_config_from_json(const nlohmann::json& j) {

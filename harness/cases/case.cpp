@@ -81,23 +81,34 @@ CaseSpec CaseSpec::from_json_fields(const nlohmann::json& j) {
   return s;
 }
 
-std::string CaseSpec::key_json() const {
-  // nlohmann::json objects keep keys sorted and dump() without indentation is compact, so
-  // this text is canonical: the same settings always give the same bytes.
+namespace {
+
+// The key settings (in_key) as canonical JSON text, without a curve's axis when `curve`.
+// nlohmann::json objects keep keys sorted and dump() without indentation is compact, so
+// this text is canonical: the same settings always give the same bytes.
+std::string key_settings(const CaseSpec& s, bool curve) {
   json config = json::object();
   for (const CaseField& f : case_fields())
-    if (f.in_key && f.in_key(*this)) put(config, f.path, f.key_value ? f.key_value(*this) : f.write(*this), true);
+    if (f.in_key && f.in_key(s) && !(curve && f.curve_axis)) put(config, f.path, f.key_value ? f.key_value(s) : f.write(s), true);
   return config.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+}  // namespace
+
+std::string CaseSpec::key_json() const { return key_settings(*this, false); }
+
 std::string CaseSpec::case_key() const { return sha256_hex(model_hash + "|" + key_json()).substr(0, 16); }
+
+std::string CaseSpec::curve_key() const { return model_hash + "|" + model + "|" + key_settings(*this, true); }
 
 std::string CaseSpec::label() const {
   const std::string& name = scenario.empty() ? model : scenario;
-  return name + " b=" + std::to_string(batch) + " " + precision + " " + fusion +
-         " t=" + std::to_string(threads) + shapes_label() + (winograd ? "" : " no-winograd") + (cuda_graph ? " cuda-graph" : "") +
-         (device == "cpu" ? "" : " " + device) + plugin_settings_label(plugins) +
-         (load.is_default() ? "" : " " + load.scenario + " x" + std::to_string(load.instances));
+  return name + " b=" + std::to_string(batch) + " " + precision + " " + fusion + " t=" + std::to_string(threads) + variant_label();
+}
+
+std::string CaseSpec::variant_label() const {
+  return shapes_label() + (winograd ? "" : " no-winograd") + (cuda_graph ? " cuda-graph" : "") + (device == "cpu" ? "" : " " + device) +
+         plugin_settings_label(plugins) + (load.is_default() ? "" : " " + load.scenario + " x" + std::to_string(load.instances));
 }
 
 std::string CaseSpec::shapes_label() const {

@@ -185,8 +185,14 @@ struct CaseSpec {
   // The settings the key hashes, as canonical JSON text: precision and its constraints,
   // batch, fusion and its limits, threads, seed, plugins (harness/cases/case_fields.h: in_key).
   std::string key_json() const;
+  // What the cases of one batch curve (speedup against batch) share: the model and every
+  // setting of the key but the curve's axis, the batch (CaseField::curve_axis).
+  std::string curve_key() const;
   // "bert b=8 fp32 standard t=2": how progress lines and reports name a case.
   std::string label() const;
+  // What label() adds after the threads: the engine's shapes, Winograd, CUDA graph,
+  // device, plugins and load (" dynamic[1..16] cuda-graph cuda"; "" for a plain case).
+  std::string variant_label() const;
   // What label() adds for a dynamic engine: " dynamic[1..16]" ("" for a static one).
   std::string shapes_label() const;
 

@@ -325,7 +325,8 @@ const std::vector<CaseField>& case_fields() {
   using enum InScenario;
   static const std::vector<CaseField> fields{
       // The matrix: one case per combination.
-      {.path = "precision", .in_scenario = kInMatrix, VALUE(precision, precision), .in_key = always,
+      {.path = "precision", .in_scenario = kInMatrix, .matrix_nesting = 1, VALUE(precision, precision), .in_key = always,
+       .export_place = 1,
        .to_build = [](const CaseSpec& s, BuildConfig& c) { c.precision = s.precision; },
        .add_flags = [](cxxopts::Options& o, const std::string&) {
          o.add_options()("precision", "fp32, tf32 (GPU), bf16, fp16 or int8: every layer's, unless --layer-precision says otherwise",
@@ -336,7 +337,8 @@ const std::vector<CaseField>& case_fields() {
          c.precision = a["precision"].as<std::string>();
          check_precision(c.precision, "--precision");
        }},
-      {.path = "batch", .in_scenario = kInMatrix, VALUE(batch, batch_size), .in_key = always,
+      {.path = "batch", .in_scenario = kInMatrix, .matrix_nesting = 2, VALUE(batch, batch_size), .in_key = always,
+       .curve_axis = true, .export_place = 2,
        .to_build = [](const CaseSpec& s, BuildConfig& c) { c.batch = s.batch; },
        .add_flags = [](cxxopts::Options& o, const std::string&) {
          o.add_options()("batch", "batch size bound at build time", cxxopts::value<int64_t>()->default_value("1"));
@@ -344,7 +346,8 @@ const std::vector<CaseField>& case_fields() {
        .from_flags = [](const cxxopts::ParseResult& a, bool only_given, BuildConfig& c) {
          if (!only_given || a.count("batch")) c.batch = a["batch"].as<int64_t>();
        }},
-      {.path = "fusion", .in_scenario = kInMatrix, VALUE(fusion, fusion), .in_key = always,
+      {.path = "fusion", .in_scenario = kInMatrix, .matrix_nesting = 3, VALUE(fusion, fusion), .in_key = always,
+       .export_place = 3,
        .to_build = [](const CaseSpec& s, BuildConfig& c) { c.fusion = parse_fusion_level(s.fusion); },
        .add_flags = [](cxxopts::Options& o, const std::string& default_fusion) {
          o.add_options()("fusion", "none, mark-all, standard, aggressive",
@@ -354,11 +357,12 @@ const std::vector<CaseField>& case_fields() {
          if (!only_given || a.count("fusion")) c.fusion = parse_fusion_level(a["fusion"].as<std::string>());
        }},
       // Where the case runs: in the key (and the stored config) of device cases only, so a
-      // CPU case keeps its key.
-      {.path = "device", .in_scenario = kInMatrix,
+      // CPU case keeps its key. The outermost loop: a device's cases run one after another.
+      {.path = "device", .in_scenario = kInMatrix, .matrix_nesting = 0,
        .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) { s.device = device(v, f, r); },
        .write = [](const CaseSpec& s) { return s.device == "cpu" ? nlohmann::json() : nlohmann::json(s.device); },
        .in_key = [](const CaseSpec& s) { return s.device != "cpu"; },
+       .export_place = 6, .export_value = [](const CaseSpec& s) { return nlohmann::json(s.device); },
        .to_build = [](const CaseSpec& s, BuildConfig& c) { c.device = s.device; },
        .add_flags = [](cxxopts::Options& o, const std::string&) {
          o.add_options()("device", "cpu, cuda or cuda:N: where the layers run", cxxopts::value<std::string>()->default_value("cpu"));
@@ -369,17 +373,18 @@ const std::vector<CaseField>& case_fields() {
          FieldReader r{[](const std::string& field, const std::string& msg) -> void { throw Error("--device: " + msg); }};
          c.device = device(nlohmann::ordered_json(d), "--device", r);
        }},
-      // A scenario also takes "threads": N at the top level (scenario.cpp).
-      {.path = "threads", .in_scenario = kInMatrix, VALUE(threads, thread_count), .in_key = always,
+      {.path = "threads", .in_scenario = kInMatrixOrTop, .matrix_nesting = 4, VALUE(threads, thread_count), .in_key = always,
+       .export_place = 4,
        .to_build = [](const CaseSpec& s, BuildConfig& c) { c.threads = s.threads; }},
       // Static or dynamic engine, and a dynamic engine's batch range: in the key (and the
       // stored config) of dynamic cases only, so a static case keeps its key.
-      {.path = "engine_shapes", .in_scenario = kInMatrix,
+      {.path = "engine_shapes", .in_scenario = kInMatrix, .matrix_nesting = 5,
        .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) {
          s.engine_shapes = one_of(v, f, r, {"static", "dynamic"});
        },
        .write = [](const CaseSpec& s) { return s.dynamic() ? nlohmann::json(s.engine_shapes) : nlohmann::json(); },
        .in_key = dynamic,
+       .export_place = 5, .export_value = [](const CaseSpec& s) { return nlohmann::json(s.engine_shapes); },
        .to_build = [](const CaseSpec& s, BuildConfig& c) {
          if (s.dynamic()) c.dynamic_batch = s.dynamic_batch;
        }},
@@ -406,10 +411,11 @@ const std::vector<CaseField>& case_fields() {
        }},
       // CUDA graphs: a matrix axis ([false, true] compares the two case by case), in the key
       // (and the stored config) only when on, so other cases keep their keys.
-      {.path = "cuda_graph", .in_scenario = kInMatrix,
+      {.path = "cuda_graph", .in_scenario = kInMatrixOrTop, .matrix_nesting = 6,
        .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) { s.cuda_graph = boolean(v, f, r); },
        .write = [](const CaseSpec& s) { return s.cuda_graph ? nlohmann::json(true) : nlohmann::json(); },
        .in_key = [](const CaseSpec& s) { return s.cuda_graph; },
+       .export_place = 7, .export_value = [](const CaseSpec& s) { return nlohmann::json(s.cuda_graph); },
        .to_build = [](const CaseSpec& s, BuildConfig& c) { c.cuda_graph = s.cuda_graph; },
        .add_flags = [](cxxopts::Options& o, const std::string&) {
          o.add_options()("cuda-graph", "on a GPU, replay the engine's whole plan as one CUDA graph per run");
@@ -420,15 +426,16 @@ const std::vector<CaseField>& case_fields() {
 
       // How the case is loaded (harness/load/load_settings.h): a matrix axis, in the key (and the
       // stored config) only when not single-stream, so every case before it keeps its key.
-      {.path = "load", .in_scenario = kInMatrix,
+      {.path = "load", .in_scenario = kInMatrixOrTop, .matrix_nesting = 7,
        .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) {
          s.load.scenario = one_of(v, f, r, load_scenarios());
        },
        .write = [](const CaseSpec& s) { return s.load.is_default() ? nlohmann::json() : nlohmann::json(s.load.scenario); },
        .in_key = loaded},
-      // The pool: engine instances sharing the weights, each with the case's threads. A
-      // scenario also takes "instances": N at the top level (scenario.cpp).
-      {.path = "instances", .in_scenario = kInMatrix, LOAD_VALUE(load.instances, (int_in<1, 1024>)), .in_key = loaded},
+      // The pool: engine instances sharing the weights, each with the case's threads; a
+      // single-stream case has none, so it is one case whatever the axis holds.
+      {.path = "instances", .in_scenario = kInMatrixOrTop, .matrix_nesting = 8, .axis_applies = loaded,
+       LOAD_VALUE(load.instances, (int_in<1, 1024>)), .in_key = loaded},
       {.path = "load_settings.samples_per_query", .in_scenario = kAtPath, LOAD_VALUE(load.samples_per_query, (int_in<1, 65536>)),
        .in_key = [](const CaseSpec& s) { return s.load.scenario == "multi-stream"; }},
       {.path = "load_settings.target_qps", .in_scenario = kAtPath, LOAD_VALUE(load.target_qps, positive_or_unset),
@@ -646,6 +653,31 @@ const CaseField& case_field(const std::string& path) {
     if (path == f.path) return f;
   throw Error("no case setting '" + path + "'");
 }
+
+namespace {
+
+// The rows `member` numbers (above 0, or from 0 with `from_zero`), in its order.
+std::vector<const CaseField*> numbered(int CaseField::*member, bool from_zero) {
+  std::vector<const CaseField*> rows;
+  for (const CaseField& f : case_fields())
+    if (f.*member > 0 || (from_zero && f.*member == 0)) rows.push_back(&f);
+  std::sort(rows.begin(), rows.end(), [&](const CaseField* a, const CaseField* b) { return a->*member < b->*member; });
+  return rows;
+}
+
+}  // namespace
+
+const std::vector<const CaseField*>& matrix_axes() {
+  static const std::vector<const CaseField*> axes = numbered(&CaseField::matrix_nesting, true);
+  return axes;
+}
+
+const std::vector<const CaseField*>& exported_fields() {
+  static const std::vector<const CaseField*> fields = numbered(&CaseField::export_place, false);
+  return fields;
+}
+
+nlohmann::json export_value(const CaseField& f, const CaseSpec& s) { return f.export_value ? f.export_value(s) : f.write(s); }
 
 BuildConfig build_config_of(const CaseSpec& s) {
   BuildConfig c;

@@ -1,10 +1,12 @@
 // One table of a case's settings (CaseSpec): each row says where a setting lives in JSON,
 // how it is read and checked, how it is written, whether it is part of the case key, where
-// it lands in the engine's BuildConfig, and its build flag on the command line. The
-// scenario reader, the stored config (CaseSpec::to_json / from_json), the case key, the
-// runner's BuildConfig and the build flags all walk this table, so a new setting is one
-// row here plus its struct member (and, for a build setting, its BuildConfig member and
-// its row in engine/plan/build_config_json.cpp, which the engine owns).
+// it lands in the engine's BuildConfig, and its build flag on the command line; for a
+// matrix axis, where its loop nests; whether it separates batch curves; its export column.
+// The scenario reader and its matrix, the stored config (CaseSpec::to_json / from_json), the
+// case key and the batch curve's key, the runner's BuildConfig, the build flags and
+// `fusebench export` all walk this table, so a new setting is one row here plus its struct
+// member (and, for a build setting, its BuildConfig member and its row in
+// engine/plan/build_config_json.cpp, which the engine owns).
 #pragma once
 #include <string>
 #include <vector>
@@ -40,12 +42,19 @@ struct FieldReader {
 enum class InScenario {
   kAtPath,    // at its path ("seed", "timing.warmup_ms")
   kInMatrix,  // as a list under "matrix" ("matrix.batch": [1, 8]): one case per value
+  kInMatrixOrTop,  // the same, or one value at the top level ("threads": 2)
   kNotThere,  // not there, or in a form of its own (scenario.cpp: accuracy per precision, plugins)
 };
 
 struct CaseField {
   const char* path;  // in a stored config and a scenario: "batch", "timing.warmup_ms"
   InScenario in_scenario;
+  // A matrix axis's loop in expand_cases: 0 is the outermost (a device's cases run one after
+  // another), each axis its own; a new axis takes the next number, the innermost loop.
+  int matrix_nesting = -1;
+  // A matrix axis only some cases have (a pool's size: only a load other than single-stream
+  // serves from a pool): every other case is one case, keeping the default. nullptr: all.
+  bool (*axis_applies)(const CaseSpec& s) = nullptr;
   // Reads and checks the value at `path` (`field` names it in errors) into the spec.
   void (*read)(const OrderedJson& v, const std::string& field, const FieldReader& r, CaseSpec& s);
   // The stored value; null leaves the key out (an optional that is not set).
@@ -54,6 +63,16 @@ struct CaseField {
   // what the key holds instead of the stored value.
   bool (*in_key)(const CaseSpec& s) = nullptr;
   nlohmann::json (*key_value)(const CaseSpec& s) = nullptr;
+  // The batch curve (speedup against batch, reports/report_model.h) runs along this setting:
+  // cases that differ only here share a curve; every other setting in the key separates them.
+  bool curve_axis = false;
+  // Its column in `fusebench export` (reports/export.cpp): its place among the settings'
+  // columns, 0 for none. A dashboard may read by position, so a new column takes the next
+  // place, after every other; places up to kExportPlacesBeforeStatistics (the first
+  // format's) come before the statistics, later ones after them. export_value is the
+  // column's value for every case (write's, when null, for a setting it always writes).
+  int export_place = 0;
+  nlohmann::json (*export_value)(const CaseSpec& s) = nullptr;
   // Where it lands in the engine's BuildConfig; nullptr: not a build setting.
   void (*to_build)(const CaseSpec& s, BuildConfig& c) = nullptr;
   // Its build flags (`fusebench build`, `inspect`, `profile`, `exec`), added to `opts`, and
@@ -65,6 +84,14 @@ struct CaseField {
 // Every setting, in the order scenario messages list them.
 const std::vector<CaseField>& case_fields();
 const CaseField& case_field(const std::string& path);
+
+// The matrix axes, outermost first (CaseField::matrix_nesting).
+const std::vector<const CaseField*>& matrix_axes();
+
+// The exported settings in their columns' order, and how many of them come before the statistics.
+constexpr int kExportPlacesBeforeStatistics = 4;
+const std::vector<const CaseField*>& exported_fields();
+nlohmann::json export_value(const CaseField& f, const CaseSpec& s);
 
 // The engine's build configuration for a case.
 BuildConfig build_config_of(const CaseSpec& s);

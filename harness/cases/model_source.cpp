@@ -15,20 +15,19 @@ namespace {
 
 // A plan's engine is fixed at build time: what a case or command asks for must be what
 // the plan was built with. Compared field by field through the plan format's own table
-// (engine/plan/build_config_json.cpp), so a new build setting is checked without a line
-// here; threads may differ (a plan runs with any count).
+// (engine/plan/build_config_json.cpp: plan_mismatch), so a new build setting is checked
+// without a line here; the table says which a run may change (threads).
 void check_plan_matches(const LoadedModel& m, const BuildConfig& wanted) {
-  const nlohmann::json want = build_config_to_json(wanted), built = build_config_to_json(m.plan->config);
+  const std::optional<PlanMismatch> differs = plan_mismatch(wanted, m.plan->config);
+  if (!differs) return;
   auto shown = [](const nlohmann::json& v) {
+    if (v.is_null()) return std::string("the default");
     const std::string s = v.is_string() ? v.get<std::string>() : v.dump();
     return s.size() > 120 ? s.substr(0, 117) + "..." : s;
   };
-  for (const auto& [field, value] : want.items()) {
-    const nlohmann::json has = built.contains(field) ? built.at(field) : nlohmann::json();
-    if (field == "threads" || value == has) continue;
-    throw Error(m.reference + ": field '" + field + "': asked for " + shown(value) + " but the plan was built with " +
-                shown(has) + " (build another plan, or use the model " + m.plan->source_name + ")");
-  }
+  throw Error(m.reference + ": field '" + differs->field + "': asked for " + shown(differs->wanted) +
+              " but the plan was built with " + shown(differs->built) + " (build another plan, or use the model " +
+              m.plan->source_name + ")");
 }
 
 }  // namespace

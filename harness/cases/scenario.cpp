@@ -5,7 +5,6 @@
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -30,9 +29,9 @@ const std::vector<std::string>& supported_fusions() {
 
 namespace {
 
-// The top level of a scenario besides the case table's blocks: the scenario's own fields
+// The top level of a scenario besides the case table's settings: the scenario's own fields
 // and the plugins (harness/cases/plugin_settings.h).
-const std::vector<std::string> kScenarioFields{"name", "description", "model", "matrix", "threads", "cuda_graph", "load", "instances"};
+const std::vector<std::string> kScenarioFields{"name", "description", "model", "matrix"};
 const std::vector<std::string> kPluginFields{"plugins", "insert_plugins", "plugin_cost"};
 
 std::string join(const std::vector<std::string>& values) {
@@ -82,8 +81,8 @@ class ScenarioReader {
   void precision_accuracy(const Json& a, Scenario& s) const;
   std::string file_near_scenario(const std::string& given, const std::string& field, const char* what) const;
   PluginSettings plugins(const Json& doc) const;
-  // One value of a matrix axis ("batch"), read and checked by its row of the case table.
-  CaseSpec axis_value(const char* axis, const Json& v, const std::string& field) const;
+  // One value of a matrix axis, read and checked by its row of the case table.
+  Json axis_value(const CaseField& axis, const Json& v, const std::string& field) const;
 
   std::string path_;   // as given: used to resolve the model
   std::string where_;  // as messages name the file
@@ -168,10 +167,10 @@ const Json& ScenarioReader::object(const Json& j, const std::string& field) cons
   return j;
 }
 
-CaseSpec ScenarioReader::axis_value(const char* axis, const Json& v, const std::string& field) const {
+Json ScenarioReader::axis_value(const CaseField& axis, const Json& v, const std::string& field) const {
   CaseSpec c;
-  case_field(axis).read(v, field, reader_, c);
-  return c;
+  axis.read(v, field, reader_, c);
+  return v;
 }
 
 std::string ScenarioReader::model(const Json& j) const {
@@ -205,42 +204,26 @@ std::string ScenarioReader::file_near_scenario(const std::string& m, const std::
   return p.string();
 }
 
-// The matrix: one case per combination of its axes' values.
+// The matrix: one case per combination of its axes' values, each axis a row of the case
+// table; some may also be given once at the top level ("threads": 2).
 void ScenarioReader::matrix(const Json& doc, Scenario& s) const {
-  std::vector<std::string> axes;
+  std::vector<std::string> names;  // in table order, as messages list them
   for (const CaseField& f : case_fields())
-    if (f.in_scenario == InScenario::kInMatrix) axes.push_back(f.path);
-  if (doc.contains("matrix")) {
-    const Json& m = object(doc["matrix"], "matrix");
-    check_known(m, "matrix", axes);
-    auto axis = [&](const char* name, auto member) {
-      using T = std::remove_cvref_t<decltype(CaseSpec{}.*member)>;
-      return read_list<T>(m[name], std::string("matrix.") + name, reader_,
-                          [&](const Json& v, const std::string& f, const FieldReader&) { return axis_value(name, v, f).*member; });
-    };
-    if (m.contains("precision")) s.precisions = axis("precision", &CaseSpec::precision);
-    if (m.contains("batch")) s.batches = axis("batch", &CaseSpec::batch);
-    if (m.contains("fusion")) s.fusions = axis("fusion", &CaseSpec::fusion);
-    if (m.contains("threads")) s.threads = axis("threads", &CaseSpec::threads);
-    if (m.contains("engine_shapes")) s.engine_shapes = axis("engine_shapes", &CaseSpec::engine_shapes);
-    if (m.contains("device")) s.devices = axis("device", &CaseSpec::device);
-    if (m.contains("cuda_graph")) s.cuda_graphs = axis("cuda_graph", &CaseSpec::cuda_graph);
-    auto load_axis = [&](const char* name, auto member) {
-      using T = std::remove_cvref_t<decltype(LoadSettings{}.*member)>;
-      return read_list<T>(m[name], std::string("matrix.") + name, reader_,
-                          [&](const Json& v, const std::string& f, const FieldReader&) { return axis_value(name, v, f).load.*member; });
-    };
-    if (m.contains("load")) s.loads = load_axis("load", &LoadSettings::scenario);
-    if (m.contains("instances")) s.instances = load_axis("instances", &LoadSettings::instances);
+    if (f.matrix_nesting >= 0) names.push_back(f.path);
+  const bool has_matrix = doc.contains("matrix");
+  if (has_matrix) check_known(object(doc["matrix"], "matrix"), "matrix", names);
+  auto in_matrix = [&](const std::string& path) { return has_matrix && doc["matrix"].contains(path); };
+  std::map<std::string, std::vector<Json>> given;
+  for (const std::string& path : names)
+    if (in_matrix(path))
+      given[path] = read_list<Json>(doc["matrix"][path], "matrix." + path, reader_,
+                                    [&](const Json& v, const std::string& f, const FieldReader&) { return axis_value(case_field(path), v, f); });
+  for (const CaseField& f : case_fields()) {
+    if (f.in_scenario != InScenario::kInMatrixOrTop || !doc.contains(f.path)) continue;
+    if (in_matrix(f.path)) fail(f.path, std::string("given both here and as 'matrix.") + f.path + "'; keep one");
+    given[f.path] = {axis_value(f, doc[f.path], f.path)};
   }
-  // "threads": N, "cuda_graph": true|false, "load" and "instances", for a scenario that does not sweep them.
-  for (const char* one : {"threads", "cuda_graph", "load", "instances"})
-    if (doc.contains(one) && doc.contains("matrix") && doc["matrix"].contains(one))
-      fail(one, std::string("given both here and as 'matrix.") + one + "'; keep one");
-  if (doc.contains("threads")) s.threads = {axis_value("threads", doc["threads"], "threads").threads};
-  if (doc.contains("cuda_graph")) s.cuda_graphs = {axis_value("cuda_graph", doc["cuda_graph"], "cuda_graph").cuda_graph};
-  if (doc.contains("load")) s.loads = {axis_value("load", doc["load"], "load").load.scenario};
-  if (doc.contains("instances")) s.instances = {axis_value("instances", doc["instances"], "instances").load.instances};
+  for (const CaseField* f : matrix_axes()) s.matrix.push_back(MatrixAxis{f, given[f->path]});
 }
 
 // What a load needs besides its own fields' checks: a server's rate and bound, a static
@@ -248,16 +231,18 @@ void ScenarioReader::matrix(const Json& doc, Scenario& s) const {
 void ScenarioReader::load_settings(const Json& doc, const Scenario& s) const {
   const LoadSettings& l = s.settings.load;
   auto given = [&](const char* key) { return doc.contains("load_settings") && doc["load_settings"].contains(key); };
-  for (const std::string& load : s.loads) {
+  std::vector<std::string> loads;
+  for (const CaseSpec& c : s.axis("load")) loads.push_back(c.load.scenario);
+  for (const std::string& load : loads) {
     if (load == "single-stream") continue;
     if (load == "server" && !given("latency_bound_ms"))
       fail("load_settings.latency_bound_ms", "a server load needs a latency bound (ms)");
     if (load == "server" && !given("target_qps") && !l.peak_search)
       fail("load_settings.target_qps", "a server load needs a target rate (queries per second), or \"peak_search\": true");
-    for (const std::string& e : s.engine_shapes)
-      if (e != "static") fail("load", "load '" + load + "' needs a static engine (matrix.engine_shapes)");
+    for (const CaseSpec& c : s.axis("engine_shapes"))
+      if (c.dynamic()) fail("load", "load '" + load + "' needs a static engine (matrix.engine_shapes)");
   }
-  const bool only_single = std::all_of(s.loads.begin(), s.loads.end(), [](const std::string& v) { return v == "single-stream"; });
+  const bool only_single = std::all_of(loads.begin(), loads.end(), [](const std::string& v) { return v == "single-stream"; });
   if (only_single && (doc.contains("instances") || (doc.contains("matrix") && doc["matrix"].contains("instances"))))
     fail(doc.contains("instances") ? "instances" : "matrix.instances", "a pool serves a load other than single-stream (set \"load\")");
   if (only_single && doc.contains("load_settings"))
@@ -267,15 +252,18 @@ void ScenarioReader::load_settings(const Json& doc, const Scenario& s) const {
 // A dynamic engine's batch range: by default from 1 to the matrix's largest batch, built
 // for the largest (TensorRT users' usual opt); every batch of the matrix must lie inside.
 void ScenarioReader::dynamic_batch(const Json& doc, Scenario& s) const {
-  const bool any_dynamic = std::find(s.engine_shapes.begin(), s.engine_shapes.end(), "dynamic") != s.engine_shapes.end();
+  const std::vector<CaseSpec> shapes = s.axis("engine_shapes");
+  const bool any_dynamic = std::any_of(shapes.begin(), shapes.end(), [](const CaseSpec& c) { return c.dynamic(); });
   if (!any_dynamic) {
     if (doc.contains("dynamic_batch")) fail("dynamic_batch", "given, but no case has a dynamic engine (matrix.engine_shapes)");
     return;
   }
-  const int64_t largest = *std::max_element(s.batches.begin(), s.batches.end());
+  std::vector<int64_t> batches;
+  for (const CaseSpec& c : s.axis("batch")) batches.push_back(c.batch);
+  const int64_t largest = *std::max_element(batches.begin(), batches.end());
   BatchRange& b = s.settings.dynamic_batch;
   if (b.empty()) b = BatchRange{1, largest, largest};
-  for (int64_t batch : s.batches)
+  for (int64_t batch : batches)
     if (batch < b.min || batch > b.max)
       fail("dynamic_batch", "matrix.batch " + std::to_string(batch) + " lies outside the range [" + std::to_string(b.min) + ", " +
                                 std::to_string(b.max) + "] a dynamic engine is built for");
@@ -378,6 +366,8 @@ PluginSettings ScenarioReader::plugins(const Json& doc) const {
 Scenario ScenarioReader::read(const Json& doc) const {
   if (!doc.is_object()) fail("expected a JSON object at the top level, got " + show(doc));
   std::vector<std::string> known = kScenarioFields;
+  for (const CaseField& f : case_fields())
+    if (f.in_scenario == InScenario::kInMatrixOrTop) known.push_back(f.path);
   for (const CaseField& f : case_fields()) {
     const std::string top = split_path(f.path).first.empty() ? f.path : split_path(f.path).first;
     if (f.in_scenario == InScenario::kAtPath && !contains(known, top)) known.push_back(top);
@@ -428,38 +418,54 @@ Scenario load_scenario(const std::string& path) {
   return reader.read(reader.parse(text.str()));
 }
 
+namespace {
+
+// Sets a value the scenario reader already checked.
+void set_axis(const MatrixAxis& a, const OrderedJson& v, CaseSpec& c) {
+  const FieldReader checked{[](const std::string& field, const std::string& msg) { throw Error("field '" + field + "': " + msg); },
+                            /*scenario=*/true};
+  a.field->read(v, a.field->path, checked, c);
+}
+
+// Every case the axes from `axis` inward make of `c`.
+void expand_from(const Scenario& s, size_t axis, const CaseSpec& c, std::vector<CaseSpec>& cases) {
+  if (axis == s.matrix.size()) {
+    cases.push_back(c);
+    return;
+  }
+  const MatrixAxis& a = s.matrix[axis];
+  if (a.values.empty() || (a.field->axis_applies && !a.field->axis_applies(c))) return expand_from(s, axis + 1, c, cases);
+  for (const OrderedJson& v : a.values) {
+    CaseSpec next = c;
+    set_axis(a, v, next);
+    expand_from(s, axis + 1, next, cases);
+  }
+}
+
+}  // namespace
+
+std::vector<CaseSpec> Scenario::axis(const std::string& path) const {
+  for (const MatrixAxis& a : matrix) {
+    if (a.field->path != path || a.values.empty()) continue;
+    std::vector<CaseSpec> out;
+    for (const OrderedJson& v : a.values) set_axis(a, v, out.emplace_back(settings));
+    return out;
+  }
+  case_field(path);  // an unknown path is an error, not one default case
+  return {settings};
+}
+
 std::vector<CaseSpec> expand_cases(const Scenario& s) {
   std::vector<CaseSpec> cases;
-  cases.reserve(s.devices.size() * s.precisions.size() * s.batches.size() * s.fusions.size() * s.threads.size() *
-                s.engine_shapes.size() * s.cuda_graphs.size() * s.loads.size() * s.instances.size());
-  for (const auto& device : s.devices)
-  for (const auto& precision : s.precisions)
-    for (int64_t batch : s.batches)
-      for (const auto& fusion : s.fusions)
-        for (int threads : s.threads)
-          for (const auto& shapes : s.engine_shapes)
-           for (bool cuda_graph : s.cuda_graphs)  // the two forms of a case side by side
-            for (const auto& load : s.loads)
-             for (int instances : s.instances) {
-            if (load == "single-stream" && instances != s.instances.front()) continue;  // no pool: one case
-            CaseSpec c = s.settings;
-            c.load.scenario = load;
-            c.load.instances = load == "single-stream" ? 1 : instances;
-            c.engine_shapes = shapes;
-            if (!c.dynamic()) c.dynamic_batch = {};
-            c.scenario = s.name;
-            c.scenario_file = s.file;
-            c.model = s.model;
-            c.precision = precision;
-            c.batch = batch;
-            c.fusion = fusion;
-            c.threads = threads;
-            c.device = device;
-            c.cuda_graph = cuda_graph;
-            auto own = s.precision_accuracy.find(precision);
-            c.accuracy = own != s.precision_accuracy.end() ? own->second : default_accuracy(precision, device);
-            cases.push_back(std::move(c));
-          }
+  expand_from(s, 0, s.settings, cases);
+  for (CaseSpec& c : cases) {
+    if (!c.dynamic()) c.dynamic_batch = {};
+    c.scenario = s.name;
+    c.scenario_file = s.file;
+    c.model = s.model;
+    auto own = s.precision_accuracy.find(c.precision);
+    c.accuracy = own != s.precision_accuracy.end() ? own->second : default_accuracy(c.precision, c.device);
+  }
   return cases;
 }
 

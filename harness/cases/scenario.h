@@ -9,8 +9,19 @@
 #include <vector>
 
 #include "harness/cases/case.h"
+#include "harness/cases/case_fields.h"
 
 namespace fb {
+
+// One matrix axis of a scenario: a row of the case table (CaseField::matrix_nesting) and
+// the values the scenario gives it.
+struct MatrixAxis {
+  const CaseField* field;
+  // As the scenario gives them, each checked by the row's reader: "matrix": {"batch": [1, 8]},
+  // or one value at the top level ("threads": 2). Empty: not given, so every case keeps the
+  // value it starts from (`settings`, the default).
+  std::vector<OrderedJson> values;
+};
 
 struct Scenario {
   std::string name;  // "name" field; defaults to the file's stem
@@ -19,24 +30,14 @@ struct Scenario {
   // (absolute, normalized; the file exists when loading succeeded).
   std::string model;
   std::string description;
-  std::vector<std::string> precisions{"fp32"};
-  std::vector<int64_t> batches{1};
-  std::vector<std::string> fusions{"standard"};
-  std::vector<int> threads{1};
-  std::vector<std::string> devices{"cpu"};  // "matrix": {"device": ["cpu", "cuda"]}  // "threads": 2  or  "matrix": {"threads": [1, 2]}
-  // "matrix": {"engine_shapes": ["static", "dynamic"]}: static engines, built for each
-  // case's batch, and/or dynamic ones built for "dynamic_batch" (harness/cases/case.h).
-  std::vector<std::string> engine_shapes{"static"};
-  // "cuda_graph": true  or  "matrix": {"cuda_graph": [false, true]} (BuildConfig::cuda_graph).
-  std::vector<bool> cuda_graphs{false};
-  // "load": "server"  or  "matrix": {"load": [...]} (harness/load/load_settings.h), and the pool's
-  // size: "instances": 2  or  "matrix": {"instances": [1, 2]}.
-  std::vector<std::string> loads{"single-stream"};
-  std::vector<int> instances{1};
+  // Every axis of the case table, outermost first: one case per combination of their values.
+  std::vector<MatrixAxis> matrix;
+  // One axis's values ("batch"), each set on `settings`: what the cases take from it.
+  std::vector<CaseSpec> axis(const std::string& path) const;
   // Every other setting, as each case starts from it (harness/cases/case_fields.h): "timing",
   // "accuracy" (atol, rtol, min_cosine: for fp32 cases), "gate", "seed", "fusion_limits",
   // "precision_constraints", and the plugins ("plugins", "insert_plugins", "plugin_cost").
-  // Its precision, batch, fusion and threads are unused: the matrix gives them.
+  // Its matrix axes' values are the defaults: the matrix gives them.
   CaseSpec settings;
   // "accuracy": {"bf16": {min_cosine, atol, rtol}, ...}: for the cases of that precision
   // (fp32's, when the scenario names one, is the top-level atol/rtol/min_cosine); a
@@ -54,10 +55,12 @@ Scenario load_scenario(const std::string& path);
 // The same from text; `path` is used in messages and to resolve a relative model path.
 Scenario parse_scenario(const std::string& text, const std::string& path);
 
-// The cross product device × precision × batch × fusion × threads × engine shapes × CUDA
-// graph × load × instances, nested in that order (device outermost; the two forms of a case with and without a
-// CUDA graph side by side); each case gets its precision's accuracy config. model_hash is left empty:
-// the runner fills it once it has read the model.
+// The cross product of the matrix axes, nested as the case table says (device × precision ×
+// batch × fusion × threads × engine shapes × CUDA graph × load × instances: device
+// outermost, the two forms of a case with and without a CUDA graph side by side); an axis
+// a case does not have (instances of a single-stream case) adds no cases. Each case gets
+// its precision's accuracy config. model_hash is left empty: the runner fills it once it
+// has read the model.
 std::vector<CaseSpec> expand_cases(const Scenario& s);
 
 }  // namespace fb
