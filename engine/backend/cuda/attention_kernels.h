@@ -1,8 +1,9 @@
 // Fused (flash-style) attention for 16-bit layers: softmax(scale·Q·Kᵀ + mask)·V in one
-// kernel per (batch, head, 64 queries), the scores kept in shared memory and registers,
-// never written to device memory. Products on tensor cores (fp16 or bf16 operands, float32
-// accumulators), the softmax online over tiles of 64 keys in float32, the probabilities
-// rounded to the layer's type before their product with V, as the unfused path rounds them.
+// kernel per (batch, head, 64 queries), the scores and the output kept in registers, never
+// written to device memory. Products on tensor cores (mma.sync, fp16 or bf16 operands,
+// float32 accumulators), the softmax online over tiles of 64 keys in float32, the
+// probabilities rounded to the layer's type before their product with V, as the unfused
+// path rounds them.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -29,9 +30,10 @@ struct FlashAttention {
 // Whether the kernel runs this attention: 16-bit elements, a head dim that is a multiple of
 // 16 up to 128 (the tensor cores' tile; larger heads would not fit shared memory), and
 // enough (batch, head, 64-query) blocks to fill the GPU twice over. With fewer it leaves
-// SMs idle: on an H200 (132 SMs) the exported ViT-tiny at batch 1 (12 blocks) took 1.23 ms
-// in a CUDA graph against 0.67 ms on the cuBLAS path, BERT-base at batch 8 (192 blocks)
-// 1.52 against 1.48, while at batch 32 (768 blocks) attention took 0.092 ms against 0.106.
+// SMs idle. Measured with the kernel's first (WMMA) form on an H200 (132 SMs): the exported
+// ViT-tiny at batch 1 (12 blocks) took 1.23 ms in a CUDA graph against 0.67 ms on the
+// cuBLAS path, BERT-base at batch 8 (192 blocks) 1.52 against 1.48, while at batch 32
+// (768 blocks) attention took 0.092 ms against 0.106.
 bool flash_attention_runs(Elem elem, int64_t head_dim, int64_t batch, int64_t heads, int64_t queries,
                           int multiprocessors);
 
