@@ -88,7 +88,8 @@ TEST_F(EndToEnd, AGpuCaseWithoutAGpuIsAnErrorNamingTheDevice) {
 // is (no free core for every thread): it is stored flagged (not timed again: that cannot
 // help), and run, the store, gate (INCONCLUSIVE, exit 3) and the report say so. Its speedup
 // rule, met, does not make it "pass" (nor would a miss make it FAIL: with threads short of
-// cores the speedup is the machine's). Accuracy and gate are named apart on its line.
+// cores the speedup is the machine's). Accuracy and gate are named apart on its line. The
+// workers' OpenMP threads stop spinning on such a machine, unless the user chose the waits.
 TEST_F(EndToEnd, ADisturbedCaseIsRetimedThenFlaggedAndNeverCalledPassed) {
   const int threads = static_cast<int>(std::thread::hardware_concurrency()) + 1;
   const std::string scenario = write("crowded.json", R"({
@@ -98,9 +99,19 @@ TEST_F(EndToEnd, ADisturbedCaseIsRetimedThenFlaggedAndNeverCalledPassed) {
     "gate": {"min_speedup": 0.01}
   })");
   const std::string db = (dir_ / "r.db").string();
-  const Outcome run = sh(fb("run " + scenario + " --db " + db + " --report " + (dir_ / "r.html").string()));
+  // OpenMP's waits as fusebench chooses them (a user's own would be left alone, below).
+  const std::string fusebench_waits = "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u FUSEBENCH_OPENMP_WAITS ";
+  const Outcome run =
+      sh(fusebench_waits + fb("run " + scenario + " --db " + db + " --report " + (dir_ / "r.html").string()));
   ASSERT_EQ(run.code, 0) << run.output;
   const std::string cores = std::to_string(threads - 1);
+  // A machine too busy for the threads: the workers' OpenMP threads do not spin (a spinning
+  // thread waits on a descheduled one), and the run stores the waits it used.
+  EXPECT_NE(run.output.find("the workers' OpenMP threads will not spin between parallel regions (GOMP_SPINCOUNT=0)"),
+            std::string::npos)
+      << run.output;
+  EXPECT_EQ(ResultStore(db).load_run(1).info.library_versions.value("openmp waits", ""),
+            "OMP_WAIT_POLICY=PASSIVE GOMP_SPINCOUNT=0");
   EXPECT_NE(run.output.find("warning: cases ask for " + std::to_string(threads) + " threads and this machine has " + cores +
                             " cores: they will be flagged disturbed"),
             std::string::npos)
@@ -126,6 +137,13 @@ TEST_F(EndToEnd, ADisturbedCaseIsRetimedThenFlaggedAndNeverCalledPassed) {
   std::ifstream html(dir_ / "r.html");
   const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
   EXPECT_NE(page.find("<span class=\"badge environment\">disturbed</span>"), std::string::npos);
+
+  // A user's own waits are theirs, busy machine or not.
+  const std::string db2 = (dir_ / "user.db").string();
+  const Outcome own = sh("env -u FUSEBENCH_OPENMP_WAITS -u OMP_WAIT_POLICY GOMP_SPINCOUNT=5000 " + fb("run " + scenario + " --db " + db2));
+  ASSERT_EQ(own.code, 0) << own.output;
+  EXPECT_EQ(own.output.find("GOMP_SPINCOUNT=0"), std::string::npos) << own.output;
+  EXPECT_EQ(ResultStore(db2).load_run(1).info.library_versions.value("openmp waits", ""), "GOMP_SPINCOUNT=5000");
 }
 
 TEST_F(EndToEnd, RunStoresCasesWritesReportAndGates) {

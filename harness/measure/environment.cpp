@@ -2,6 +2,7 @@
 
 #include "engine/backend/backend.h"
 #include "engine/util/build_info.h"
+#include "harness/measure/openmp_waits.h"
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -88,6 +89,7 @@ nlohmann::json library_versions() {
   // The runtime library's version: the one actually loaded, which may differ from the headers.
   if (const char* tbb = TBB_runtime_version()) v["tbb"] = tbb;
   if (const char* sq = sqlite3_libversion()) v["sqlite"] = sq;
+  v["openmp waits"] = openmp_waits();  // how oneDNN's threads wait: a busy machine's run stops the spin
 #ifdef FUSEBENCH_HAVE_ONNX_VERSION
   v["onnx"] = ONNX_NAMESPACE::LAST_RELEASE_VERSION;  // compile time (headers)
 #endif

@@ -15,6 +15,7 @@
 #include "harness/cases/gpu_environment.h"
 #include "harness/judge/gate.h"
 #include "harness/measure/environment.h"
+#include "harness/measure/openmp_waits.h"
 #include "harness/measure/interference.h"
 #include "harness/measure/load_case.h"
 #include "harness/measure/plugin_cost_text.h"
@@ -226,8 +227,11 @@ RunSession::RunSession(const RunRequest& request, std::ostream& out, CheckedRun 
   int threads = 0;
   for (const PendingCase& p : pending_) threads = std::max(threads, p.spec.threads);
   if (threads > 0)
-    if (const std::string warning = busy_machine_warning(threads, info.cores, 0.5); !warning.empty())
+    if (const std::string warning = busy_machine_warning(threads, info.cores, 0.5); !warning.empty()) {
       out_ << warning << "\n";
+      if (const std::string waits = stop_openmp_spin_for_busy_machine(); !waits.empty()) out_ << waits << "\n";
+      info.library_versions["openmp waits"] = openmp_waits();
+    }
 
   if (!request.against.empty()) {
     against_ = std::filesystem::absolute(request.against).lexically_normal().string();
