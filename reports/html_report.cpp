@@ -103,7 +103,8 @@ std::string noise_of(const Measurement& m) {
 
 // A case's name within its scenario (the scenario heads its section).
 std::string short_label(const CaseSpec& s) {
-  return "b=" + std::to_string(s.batch) + " " + s.precision + " " + s.fusion + " t=" + std::to_string(s.threads) + s.shapes_label();
+  return "b=" + std::to_string(s.batch) + " " + precision_name(s.precision) + " " + fusion_level_name(s.fusion) +
+         " t=" + std::to_string(s.threads) + s.shapes_label();
 }
 
 std::string case_anchor(size_t i) { return "case-" + std::to_string(i); }

@@ -78,7 +78,7 @@ std::optional<int64_t> matching_profile(const std::vector<StoredProfile>& profil
     const auto list = [&](const char* k) {
       return c.contains(k) && c[k].is_array() ? c[k].get<std::vector<std::string>>() : std::vector<std::string>{};
     };
-    if (c.value("fusion", "") != s.fusion || c.value("batch", int64_t(0)) != s.batch ||
+    if (c.value("fusion", "") != fusion_level_name(s.fusion) || c.value("batch", int64_t(0)) != s.batch ||
         c.value("threads", 0) != s.threads || list("exclude_nodes") != s.fusion_limits.exclude_nodes ||
         list(c.contains("exclude_op_types") ? "exclude_op_types" : "exclude_ops") != s.fusion_limits.exclude_ops ||
         list("partition_points") != s.fusion_limits.partition_points)
@@ -135,7 +135,7 @@ EngineView engine_view(const CaseResult& r, std::optional<StoredProfile> profile
     row.kernel = l.kernel;
     // Databases before schema 4 did not store a layer's precision: the case's, which the
     // engine ran every layer in then.
-    row.precision = l.precision.empty() ? r.spec.precision : l.precision;
+    row.precision = l.precision.empty() ? precision_name(r.spec.precision) : l.precision;
     row.flops = std::isfinite(l.flops) ? l.flops : 0;
     row.bytes = std::isfinite(l.bytes) ? l.bytes : 0;
     auto t = timed.find(l.index);
@@ -176,7 +176,7 @@ std::vector<BatchCurve> batch_curves(const std::vector<ReportCase>& cases) {
     const CaseSpec& s = cases[i].stored.result.spec;
     auto [it, fresh] = by_key.emplace(s.curve_key(), curves.size());
     if (fresh) {
-      const std::string name = s.precision + " " + s.fusion + s.variant_label();
+      const std::string name = std::string(precision_name(s.precision)) + " " + fusion_level_name(s.fusion) + s.variant_label();
       const int same = ++named[s.model + "|" + std::to_string(s.threads) + "|" + name];
       curves.push_back({s.model, s.threads, same == 1 ? name : name + " (" + std::to_string(same) + ")", {}});
     }

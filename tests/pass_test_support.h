@@ -55,7 +55,7 @@ inline void expect_engine_agrees(const Graph& g, Engine& e, int64_t batch, const
   ReferenceExecutor ref(g, batch);
   auto inputs = make_inputs(g, ref.input_shapes(), seed);
   e.run(inputs);
-  AccuracyResult acc = compare_outputs(e.outputs(), ref.run(inputs), g.outputs, default_accuracy(precision));
+  AccuracyResult acc = compare_outputs(e.outputs(), ref.run(inputs), g.outputs, default_accuracy(fb::parse_precision(precision)));
   EXPECT_TRUE(acc.passed) << precision << ": " << acc.detail;
 }
 

@@ -101,7 +101,7 @@ TEST(Precision, EveryLayerSaysItsPrecisionAndWhyThroughFusionAndPlans) {
   cfg.fusion = FusionLevel::Aggressive;
   auto engine = build_engine(m.graph, cfg);
   ASSERT_FALSE(engine->layers().empty());
-  for (const LayerInfo& l : engine->layers()) EXPECT_EQ(l.precision, "fp32") << l.name;
+  for (const LayerInfo& l : engine->layers()) EXPECT_EQ(l.precision, fb::Precision::FP32) << l.name;
   for (const Node& n : engine->graph().nodes) {
     EXPECT_EQ(n.precision, Precision::FP32) << n.name;
     EXPECT_EQ(n.precision_reason, "default") << n.name;
@@ -161,7 +161,7 @@ class ConvOnlyInt8 : public CpuWithOtherAnswers {
 TEST(Backend, PrecisionLoweringAsksTheBackendWhichOpsRunInInt8) {
   const LoadedModel m = load_model("zoo:resnet?blocks=1&width=8&image=16");
   BuildConfig cfg;
-  cfg.precision = "int8";
+  cfg.precision = fb::Precision::INT8;
   calibrate_for_int8(m, m.graph, cfg);
   ConvOnlyInt8 backend;
   std::vector<std::string> log;
@@ -199,7 +199,7 @@ class MatMulTf32 final : public CpuWithOtherAnswers {
 // why. The CPU has no tf32 kernel at all, so a tf32 build there is refused by name.
 TEST(Backend, Tf32KeepsTheMatrixProductsAndRefusesABackendWithoutIt) {
   BuildConfig cfg;
-  cfg.precision = "tf32";
+  cfg.precision = fb::Precision::TF32;
   cfg.fusion = FusionLevel::Aggressive;
   MatMulTf32 backend;
   std::vector<std::string> log;
@@ -315,7 +315,7 @@ TEST(Backend, ConvLayoutMarksOnlyWhatTheBackendRunsChannelsLast) {
     for (const Case& c : cases) {
       SCOPED_TRACE(std::string(precision) + ", declined: " + std::to_string(c.declined.size()) + " op type(s) " +
                    (c.declined.empty() ? "" : *c.declined.begin()));
-      cfg.precision = precision;
+      cfg.precision = fb::parse_precision(precision);
       std::set<std::string> runs;
       std::set_difference(all.begin(), all.end(), c.declined.begin(), c.declined.end(), std::inserter(runs, runs.end()));
       ChannelsLastOnly backend(runs);

@@ -52,7 +52,7 @@ Built build(const char* model, FusionLevel fusion, const std::string& precision,
   Built b{load_model(model), BuildConfig{}, nullptr, {}};
   b.config.fusion = fusion;
   b.config.batch = 2;
-  b.config.precision = precision;
+  b.config.precision = fb::parse_precision(precision);
   b.engine = build_engine(b.model.graph, b.config);
   ReferenceExecutor ref(b.model.graph, b.config.batch);
   b.inputs = make_inputs(b.model.graph, ref.input_shapes(), 7);
@@ -63,14 +63,14 @@ AccuracyResult against_reference(Built& b) {
   ReferenceExecutor ref(b.model.graph, b.config.batch);
   auto expected = ref.run(b.inputs);
   b.engine->run(b.inputs);
-  return compare_outputs(b.engine->outputs(), expected, b.model.graph.outputs, default_accuracy("bf16"));
+  return compare_outputs(b.engine->outputs(), expected, b.model.graph.outputs, default_accuracy(fb::Precision::BF16));
 }
 
 // The cosine between the two engines' outputs on the same inputs.
 double cosine_between(Built& a, Built& b) {
   a.engine->run(a.inputs);
   b.engine->run(b.inputs);
-  return compare_outputs(a.engine->outputs(), b.engine->outputs(), a.model.graph.outputs, default_accuracy("bf16")).cosine;
+  return compare_outputs(a.engine->outputs(), b.engine->outputs(), a.model.graph.outputs, default_accuracy(fb::Precision::BF16)).cosine;
 }
 
 TEST(Bf16Kernels, BertProductsAndAttentionRunInBf16) {
@@ -133,7 +133,7 @@ TEST(Bf16Kernels, ResnetConvolutionsRunInBf16AndCaptureInPlainLayout) {
     for (const auto& [name, t] : captured) {
       auto it = wide.find(name);
       if (it == wide.end() || t.dtype() != DType::BFloat16) continue;
-      const AccuracyResult a = compare_outputs({widen_half(t)}, {it->second}, {name}, default_accuracy("bf16"));
+      const AccuracyResult a = compare_outputs({widen_half(t)}, {it->second}, {name}, default_accuracy(fb::Precision::BF16));
       EXPECT_GE(a.cosine, 0.999) << name << (onednn ? " (oneDNN bf16)" : " (widened)");
       ++compared;
     }

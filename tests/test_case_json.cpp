@@ -21,9 +21,9 @@ CaseResult full_result() {
   s.scenario_file = "/tmp/bert.json";
   s.model = "zoo:bert?layers=1";
   s.model_hash = "abc123";
-  s.precision = "fp32";
+  s.precision = fb::Precision::FP32;
   s.batch = 8;
-  s.fusion = "aggressive";
+  s.fusion = fb::FusionLevel::Aggressive;
   s.threads = 2;
   s.engine_shapes = "dynamic";
   s.dynamic_batch = {1, 8, 16};

@@ -97,7 +97,7 @@ TEST(ChannelsLastOps, ReducedPrecisionBuildsAgree) {
       LoadedModel m = load_model(spec);
       BuildConfig cfg;
       cfg.fusion = FusionLevel::Aggressive;
-      cfg.precision = precision;
+      cfg.precision = fb::parse_precision(precision);
       cfg.batch = 2;
       cfg.calibration.batches = 2;
       calibrate_for_int8(m, m.graph, cfg);  // int8 only
@@ -434,7 +434,7 @@ TEST(ChannelsLastOps, ADenseNetInReducedPrecisionAgrees) {
     m.graph = g;
     BuildConfig cfg;
     cfg.fusion = FusionLevel::Aggressive;
-    cfg.precision = precision;
+    cfg.precision = fb::parse_precision(precision);
     cfg.batch = 2;
     cfg.calibration.batches = 2;
     calibrate_for_int8(m, g, cfg);  // int8 only

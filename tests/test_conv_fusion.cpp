@@ -349,8 +349,8 @@ TEST(ConvFusion, PatchEmbeddingFlattenAndTransposeAreOneViewOfAChannelsLastConv)
     BuildConfig cfg;
     cfg.fusion = FusionLevel::Aggressive;
     cfg.batch = 2;
-    cfg.precision = "bf16";
-    cfg.layer_precisions = {{"/tokens/Transpose", "fp32"}};
+    cfg.precision = fb::Precision::BF16;
+    cfg.layer_precisions = {{"/tokens/Transpose", fb::Precision::FP32}};
     auto e = build_engine(g, cfg);
     EXPECT_EQ(test::find_kind(*e, "fusebench.ChannelsLastView"), nullptr);
   }
@@ -384,7 +384,7 @@ TEST(ConvFusion, Conv1dStemInReducedPrecisionAgrees) {
     SCOPED_TRACE(precision);
     BuildConfig cfg;
     cfg.fusion = FusionLevel::Aggressive;
-    cfg.precision = precision;
+    cfg.precision = fb::parse_precision(precision);
     cfg.batch = 2;
     auto e = build_engine(g, cfg);
     test::expect_engine_agrees(g, *e, cfg.batch, precision, 12);

@@ -101,19 +101,19 @@ TEST_P(CudaZoo, BothExecutorsAgreeWithTheCpuReference) {
 
   std::unique_ptr<Engine> device_reference = build_device_reference(m.graph, cfg, OpRegistry::builtin());
   device_reference->run(inputs);
-  const AccuracyResult ref = compare_outputs(device_reference->outputs(), expected, m.graph.outputs, default_accuracy("fp32"));
+  const AccuracyResult ref = compare_outputs(device_reference->outputs(), expected, m.graph.outputs, default_accuracy(fb::Precision::FP32));
   EXPECT_TRUE(ref.passed) << "device reference: " << ref.detail;
 
   std::string kernels;
   const AccuracyResult fp32 =
-      compare_outputs(run_engine(m.graph, cfg, inputs, &kernels), expected, m.graph.outputs, default_accuracy("fp32"));
+      compare_outputs(run_engine(m.graph, cfg, inputs, &kernels), expected, m.graph.outputs, default_accuracy(fb::Precision::FP32));
   EXPECT_TRUE(fp32.passed) << "engine fp32: " << fp32.detail << "\nlayers:\n" << kernels;
 
   AccuracyConfig by_cosine;
   by_cosine.elementwise = false;
   by_cosine.min_cosine = 0.999;
   for (const char* p : {"tf32", "fp16", "bf16"}) {
-    cfg.precision = p;
+    cfg.precision = fb::parse_precision(p);
     const AccuracyResult half = compare_outputs(run_engine(m.graph, cfg, inputs), expected, m.graph.outputs, by_cosine);
     EXPECT_TRUE(half.passed) << "engine " << p << ": cosine " << half.cosine << " " << half.detail;
   }
@@ -170,7 +170,7 @@ std::string built_and_checked(const Graph& g, std::shared_ptr<const OpRegistry> 
   std::string kernels;
   for (const LayerInfo& l : e->layers()) kernels += l.kind + " [" + l.kernel + "]\n";
   e->run(inputs);
-  const AccuracyResult r = compare_outputs(e->outputs(), expected, g.outputs, default_accuracy("fp32"));
+  const AccuracyResult r = compare_outputs(e->outputs(), expected, g.outputs, default_accuracy(fb::Precision::FP32));
   EXPECT_TRUE(r.passed) << r.detail << "\n" << kernels;
   std::vector<double> layer_ms;
   e->run(inputs, &layer_ms);
@@ -399,7 +399,7 @@ TEST(CudaChannelsLast, AResNetBlockRunsChannelsLastAndAgreesWithCpuAndNchw) {
     cfg.device = "cuda";
     cfg.batch = batch;
     cfg.fusion = FusionLevel::Standard;
-    cfg.precision = precision;
+    cfg.precision = fb::parse_precision(precision);
     std::unique_ptr<Engine> nhwc, nchw;
     {
       ChannelsLastSetting on("1");
@@ -426,7 +426,7 @@ TEST(CudaChannelsLast, AResNetBlockRunsChannelsLastAndAgreesWithCpuAndNchw) {
       return l.find("conv-layout: the cuda backend runs 5 FusedConv layer(s) plain (NCHW) only") != std::string::npos;
     }));
 
-    const AccuracyConfig tol = default_accuracy(precision);
+    const AccuracyConfig tol = default_accuracy(fb::parse_precision(precision));
     nhwc->run(inputs);
     nchw->run(inputs);
     const AccuracyResult vs_cpu = compare_outputs(nhwc->outputs(), expected, g.outputs, tol);
@@ -485,7 +485,7 @@ TEST(CudaChannelsLast, ZooCnnsKeepTheOpsBetweenConvolutionsChannelsLast) {
     cfg.fusion = FusionLevel::Aggressive;
     const std::unique_ptr<Engine> cpu = build_engine(m.graph, cfg);
     cfg.device = "cuda";
-    cfg.precision = "fp16";
+    cfg.precision = fb::Precision::FP16;
     std::unique_ptr<Engine> nhwc, nchw;
     {
       ChannelsLastSetting on("1");
@@ -505,10 +505,10 @@ TEST(CudaChannelsLast, ZooCnnsKeepTheOpsBetweenConvolutionsChannelsLast) {
     const std::vector<Tensor> inputs = make_inputs(m.graph, reference.input_shapes(), 11);
     nhwc->run(inputs);
     nchw->run(inputs);
-    const AccuracyResult vs_nchw = compare_outputs(nhwc->outputs(), nchw->outputs(), m.graph.outputs, default_accuracy("fp16"));
+    const AccuracyResult vs_nchw = compare_outputs(nhwc->outputs(), nchw->outputs(), m.graph.outputs, default_accuracy(fb::Precision::FP16));
     EXPECT_TRUE(vs_nchw.passed) << "channels-last against NCHW on the GPU: cosine " << vs_nchw.cosine << " " << vs_nchw.detail;
     const AccuracyResult vs_cpu =
-        compare_outputs(nhwc->outputs(), reference.run(inputs), m.graph.outputs, default_accuracy("fp16"));
+        compare_outputs(nhwc->outputs(), reference.run(inputs), m.graph.outputs, default_accuracy(fb::Precision::FP16));
     EXPECT_TRUE(vs_cpu.passed) << "channels-last against the CPU reference: cosine " << vs_cpu.cosine << " " << vs_cpu.detail;
   }
 }
@@ -576,11 +576,11 @@ TEST(CudaFlashAttention, AgreesWithTheCpuAcrossHeadDimsLengthsAndMasks) {
     cfg.device = "cuda";
     cfg.batch = batch;
     cfg.fusion = FusionLevel::Aggressive;
-    cfg.precision = c.precision;
+    cfg.precision = fb::parse_precision(c.precision);
     const std::unique_ptr<Engine> e = build_engine(g, cfg);
     ASSERT_EQ(layers_with(*e, {batch == 48 ? "flash.attention[" : "cublas.attention["}), 1) << layer_list(*e);
     e->run(inputs);
-    const AccuracyResult r = compare_outputs(e->outputs(), expected, g.outputs, default_accuracy(c.precision, "cuda"));
+    const AccuracyResult r = compare_outputs(e->outputs(), expected, g.outputs, default_accuracy(fb::parse_precision(c.precision), "cuda"));
     EXPECT_TRUE(r.passed) << "cosine " << r.cosine << " " << r.detail << "\n" << layer_list(*e);
     EXPECT_LT(r.max_abs_err, std::string(c.precision) == "bf16" ? 5e-2 : 1e-2) << "cosine " << r.cosine;
   }

@@ -158,7 +158,7 @@ TEST(DevicePlacement, AnOpTheDeviceLacksRunsOnTheCpuBetweenCopies) {
     if (l.kind == "fusebench.CopyToHost" || l.kind == "fusebench.CopyToDevice") {
       ASSERT_EQ(l.sources.size(), 1u) << l.name;  // credited to the Relu it serves
       EXPECT_NE(l.sources[0].find("Relu"), std::string::npos) << l.sources[0];
-      EXPECT_EQ(l.precision, "fp32");
+      EXPECT_EQ(l.precision, fb::Precision::FP32);
     }
   const std::vector<std::string>& log = on_device.engine->build_log();
   EXPECT_TRUE(std::any_of(log.begin(), log.end(), [&](const std::string& line) {

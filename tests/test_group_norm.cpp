@@ -321,7 +321,7 @@ TEST(GroupNorm, Conv1dFeatureEncoderStaysChannelsLast) {
     SCOPED_TRACE(precision);
     BuildConfig cfg;
     cfg.fusion = FusionLevel::Aggressive;
-    cfg.precision = precision;
+    cfg.precision = fb::parse_precision(precision);
     cfg.batch = 2;
     auto e = build_engine(g, cfg);
     EXPECT_EQ(test::count_kernel(*e, "fusebench.group_norm+gelu channels-last"), 1);
@@ -353,7 +353,7 @@ TEST(GroupNorm, Wav2vec2FeatureEncoderStaysChannelsLastEndToEnd) {
     SCOPED_TRACE(precision);
     BuildConfig cfg;
     cfg.fusion = FusionLevel::Aggressive;
-    cfg.precision = precision;
+    cfg.precision = fb::parse_precision(precision);
     cfg.batch = 2;
     cfg.calibration.batches = 2;
     calibrate_for_int8(m, m.graph, cfg);  // int8 only

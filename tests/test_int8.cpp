@@ -446,7 +446,7 @@ AccuracyResult int8_against_reference(const std::string& model, int64_t batch, F
                                       const std::string& method, std::unique_ptr<Engine>* out = nullptr) {
   LoadedModel m = load_model(model);
   BuildConfig cfg;
-  cfg.precision = "int8";
+  cfg.precision = fb::Precision::INT8;
   cfg.batch = batch;
   cfg.fusion = fusion;
   cfg.calibration.method = method;
@@ -458,14 +458,14 @@ AccuracyResult int8_against_reference(const std::string& model, int64_t batch, F
   auto inputs = make_inputs(m.graph, ref.input_shapes(), 1234);  // not the calibration data (seed 7)
   auto expected = ref.run(inputs);
   e->run(inputs);
-  AccuracyResult r = compare_outputs(e->outputs(), expected, m.graph.outputs, default_accuracy("int8"));
+  AccuracyResult r = compare_outputs(e->outputs(), expected, m.graph.outputs, default_accuracy(fb::Precision::INT8));
   if (out) *out = std::move(e);
   return r;
 }
 
 int count_precision(const Engine& e, const std::string& kind, const std::string& precision) {
   int n = 0;
-  for (const LayerInfo& l : e.layers()) n += l.kind == kind && l.precision == precision;
+  for (const LayerInfo& l : e.layers()) n += l.kind == kind && fb::precision_name(l.precision) == precision;
   return n;
 }
 
@@ -484,9 +484,9 @@ TEST(Int8Build, TransformerRunsItsMatrixProductsInInt8AndMeetsCosine) {
         ++quantizers;
         EXPECT_EQ(l.precision_reason, "precision boundary");
       } else if (l.kind == "fusebench.Attention") {
-        EXPECT_EQ(l.precision, "int8");
+        EXPECT_EQ(l.precision, fb::Precision::INT8);
         EXPECT_NE(l.kernel.find("s8×s8 Q·Kᵀ +softmax→u8 + u8×s8 P·V"), std::string::npos) << l.kernel;
-      } else if (l.precision == "int8") {
+      } else if (l.precision == fb::Precision::INT8) {
         // LayerNorm and GELU outputs are signed: read as u8 + 128 (only matrix products read them).
         EXPECT_NE(l.kernel.find("s8(as u8+128)×s8"), std::string::npos) << l.kernel;
         EXPECT_EQ(l.precision_reason, "default");
@@ -604,8 +604,8 @@ TEST(Int8Build, EfficientNetsSiluBeforeAnInt8ReaderRunsByTable) {
 TEST(Int8Build, AConstraintKeepsALayerInFp32) {
   LoadedModel m = load_model("zoo:mlp?in=32&hidden=64&layers=2&out=8");
   BuildConfig cfg;
-  cfg.precision = "int8";
-  cfg.layer_precisions = {{"Gemm", "fp32"}};
+  cfg.precision = fb::Precision::INT8;
+  cfg.layer_precisions = {{"Gemm", fb::Precision::FP32}};
   cfg.calibration.batches = 1;
   calibrate_for_int8(m, m.graph, cfg);
   auto e = build_engine(m.graph, cfg);
@@ -614,11 +614,11 @@ TEST(Int8Build, AConstraintKeepsALayerInFp32) {
   ASSERT_EQ(e->layers().size(), 4u);
   const LayerInfo &quantize = e->layers()[0], &first = e->layers()[1], &second = e->layers()[2], &out = e->layers()[3];
   EXPECT_EQ(quantize.kind, "fusebench.Quantize");
-  EXPECT_EQ(first.precision, "int8");
+  EXPECT_EQ(first.precision, fb::Precision::INT8);
   EXPECT_NE(first.kernel.find("s8(as u8+128)×s8→u8"), std::string::npos) << "the model's input is signed: " << first.kernel;
-  EXPECT_EQ(second.precision, "int8");
+  EXPECT_EQ(second.precision, fb::Precision::INT8);
   EXPECT_NE(second.kernel.find("u8×s8→f32"), std::string::npos) << "after a ReLU the input is unsigned: " << second.kernel;
-  EXPECT_EQ(out.precision, "fp32");
+  EXPECT_EQ(out.precision, fb::Precision::FP32);
   EXPECT_EQ(out.precision_reason, "constraint 'Gemm'");
 }
 
@@ -664,7 +664,7 @@ void expect_int8_agrees(const Graph& g, Engine& e) {
   auto inputs = make_inputs(g, ref.input_shapes(), 5);
   auto expected = ref.run(inputs);
   e.run(inputs);
-  const AccuracyResult r = compare_outputs(e.outputs(), expected, g.outputs, default_accuracy("int8"));
+  const AccuracyResult r = compare_outputs(e.outputs(), expected, g.outputs, default_accuracy(fb::Precision::INT8));
   EXPECT_GE(r.cosine, 0.9995) << r.detail;
 }
 
@@ -682,7 +682,7 @@ TEST(ExplicitQuantization, AQdqPairBecomesTheInt8LayerItFeedsWithTheModelsScale)
       const std::string kind = level == FusionLevel::None ? "MatMul" : "fusebench.FusedMatMul";
       const LayerInfo* mm = test::find_kind(*e, kind);
       ASSERT_NE(mm, nullptr);
-      EXPECT_EQ(mm->precision, "int8");
+      EXPECT_EQ(mm->precision, fb::Precision::INT8);
       EXPECT_EQ(mm->precision_reason, "explicit quantization ('/q/QuantizeLinear')");
       EXPECT_NE(mm->kernel.find(is_unsigned ? "u8×s8" : "s8(as u8+128)×s8"), std::string::npos) << mm->kernel;
       EXPECT_TRUE(test::log_mentions(*e, "1 QuantizeLinear/DequantizeLinear pair(s) folded"));
@@ -709,7 +709,7 @@ TEST(ExplicitQuantization, AnAsymmetricPairRunsOnTheProductsSourceZeroPoint) {
     EXPECT_EQ(test::count_kind(*e, "fusebench.Quantize"), 1);
     const LayerInfo* mm = test::find_kind(*e, "fusebench.FusedMatMul");
     ASSERT_NE(mm, nullptr);
-    EXPECT_EQ(mm->precision, "int8");
+    EXPECT_EQ(mm->precision, fb::Precision::INT8);
     EXPECT_NE(mm->kernel.find(c.reads), std::string::npos) << mm->kernel;
     expect_int8_agrees(g, *e);
   }
@@ -739,14 +739,14 @@ TEST(ExplicitQuantization, PairsTheKernelsCannotTakeOrAnFp32ConstraintStayAsWrit
     EXPECT_EQ(test::count_kind(*e, "QuantizeLinear"), 0);
     const LayerInfo* conv = test::find_kind(*e, "Conv");
     ASSERT_NE(conv, nullptr);
-    EXPECT_EQ(conv->precision, "int8");
+    EXPECT_EQ(conv->precision, fb::Precision::INT8);
     expect_int8_agrees(g, *e);
   }
   const Graph g0 = qdq_model({false});
-  cfg.layer_precisions = {{"MatMul", "fp32"}};
+  cfg.layer_precisions = {{"MatMul", fb::Precision::FP32}};
   auto kept = build_engine(g0, cfg);
   EXPECT_EQ(test::count_kind(*kept, "QuantizeLinear"), 1);
-  for (const LayerInfo& l : kept->layers()) EXPECT_NE(l.precision, "int8") << l.name;
+  for (const LayerInfo& l : kept->layers()) EXPECT_NE(l.precision, fb::Precision::INT8) << l.name;
 }
 
 // Calibration data from files: the ranges are the files' (minmax: exactly their extremes),
@@ -755,7 +755,7 @@ TEST(CalibrationData, FilesGiveTheRangesAndABadOneIsNamed) {
   ScratchDir dir("fb_int8_data");
   LoadedModel m = load_model("zoo:mlp?in=8&hidden=16&layers=1&out=4");
   BuildConfig cfg;
-  cfg.precision = "int8";
+  cfg.precision = fb::Precision::INT8;
   cfg.batch = 3;
   cfg.calibration.method = "minmax";
   for (int b = 0; b < 2; ++b) {
@@ -820,7 +820,7 @@ TEST(CalibrationCache, ABuildWritesItsEntryAndTheEntryReadsBackAsTheBuildsRanges
   ScratchDir dir("fb_int8_cache_build");
   LoadedModel m = load_model("zoo:mlp?in=16&hidden=32&layers=1&out=4");
   BuildConfig cfg;
-  cfg.precision = "int8";
+  cfg.precision = fb::Precision::INT8;
   cfg.calibration.batches = 1;
   cfg.calibration.seed = 99;  // a key no other test has computed in this process
   cfg.calibration.cache = dir.path("mlp.calibration.json");

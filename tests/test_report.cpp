@@ -78,7 +78,7 @@ CaseResult make_case(const std::string& scenario, int64_t batch, const std::stri
   r.spec.model = "zoo:bert?layers=4&hidden=256";
   r.spec.model_hash = "abc123";
   r.spec.batch = batch;
-  r.spec.fusion = fusion;
+  r.spec.fusion = fb::parse_fusion_level(fusion);
   r.spec.threads = 2;
   r.engine = timed("engine", engine_ms);
   r.reference = timed("reference", reference_ms);

@@ -66,7 +66,7 @@ TEST(Resume, ContinuesTheInterruptedRunOfTheSameScenarios) {
     const auto cases = store.load_cases(1);
     ASSERT_EQ(cases.size(), 4u);
     EXPECT_EQ(cases[2].result.spec.batch, 2);
-    EXPECT_EQ(cases[3].result.spec.fusion, "standard");
+    EXPECT_EQ(cases[3].result.spec.fusion, fb::FusionLevel::Standard);
   }
 
   // Nothing interrupted now: --resume starts a new run, and says so.

@@ -81,9 +81,9 @@ TEST_F(ScenarioTest, ValidFileWithCommentsParsesAllFields) {
   EXPECT_EQ(s.description, "fusion levels at two batch sizes");
   EXPECT_EQ(s.file, (dir_ / "scenarios" / "bert.json").lexically_normal().string());
   EXPECT_EQ(s.model, (dir_ / "models" / "tiny.onnx").lexically_normal().string());
-  EXPECT_EQ(axis_values(s, "precision", &fb::CaseSpec::precision), (std::vector<std::string>{"fp32"}));
+  EXPECT_EQ(axis_values(s, "precision", &fb::CaseSpec::precision), (std::vector<fb::Precision>{fb::Precision::FP32}));
   EXPECT_EQ(axis_values(s, "batch", &fb::CaseSpec::batch), (std::vector<int64_t>{1, 8}));
-  EXPECT_EQ(axis_values(s, "fusion", &fb::CaseSpec::fusion), (std::vector<std::string>{"none", "standard"}));
+  EXPECT_EQ(axis_values(s, "fusion", &fb::CaseSpec::fusion), (std::vector<fb::FusionLevel>{fb::FusionLevel::None, fb::FusionLevel::Standard}));
   EXPECT_EQ(axis_values(s, "threads", &fb::CaseSpec::threads), (std::vector<int>{1, 4}));
   EXPECT_DOUBLE_EQ(s.settings.timing.warmup_ms, 50);
   EXPECT_EQ(s.settings.timing.warmup_iterations, 5);
@@ -103,9 +103,9 @@ TEST_F(ScenarioTest, DefaultsAndZooModelKeptAsWritten) {
   fb::Scenario s = fb::load_scenario(path);
   EXPECT_EQ(s.name, "quick-start");  // the file's stem
   EXPECT_EQ(s.model, "zoo:bert?layers=4&hidden=256");
-  EXPECT_EQ(axis_values(s, "precision", &fb::CaseSpec::precision), (std::vector<std::string>{"fp32"}));
+  EXPECT_EQ(axis_values(s, "precision", &fb::CaseSpec::precision), (std::vector<fb::Precision>{fb::Precision::FP32}));
   EXPECT_EQ(axis_values(s, "batch", &fb::CaseSpec::batch), (std::vector<int64_t>{1}));
-  EXPECT_EQ(axis_values(s, "fusion", &fb::CaseSpec::fusion), (std::vector<std::string>{"standard"}));
+  EXPECT_EQ(axis_values(s, "fusion", &fb::CaseSpec::fusion), (std::vector<fb::FusionLevel>{fb::FusionLevel::Standard}));
   EXPECT_EQ(axis_values(s, "threads", &fb::CaseSpec::threads), (std::vector<int>{1}));
   fb::TimingConfig defaults;
   EXPECT_DOUBLE_EQ(s.settings.timing.warmup_ms, defaults.warmup_ms);
@@ -159,9 +159,9 @@ TEST_F(ScenarioTest, ExpandCasesIsTheCrossProductInOrder) {
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE("case " + std::to_string(i));
     const fb::CaseSpec& c = cases[i];
-    EXPECT_EQ(c.precision, "fp32");
+    EXPECT_EQ(c.precision, fb::Precision::FP32);
     EXPECT_EQ(c.batch, expected[i].batch);
-    EXPECT_EQ(c.fusion, expected[i].fusion);
+    EXPECT_EQ(fb::fusion_level_name(c.fusion), std::string(expected[i].fusion));
     EXPECT_EQ(c.threads, expected[i].threads);
     EXPECT_EQ(c.scenario, "grid");
     EXPECT_EQ(c.scenario_file, s.file);
@@ -183,7 +183,7 @@ TEST_F(ScenarioTest, Fp32OnADeviceGetsTheDeviceAgreementUnlessNamed) {
   EXPECT_EQ(plain[0].device, "cpu");
   EXPECT_EQ(plain[0].accuracy, fb::AccuracyConfig{});
   EXPECT_EQ(plain[2].device, "cuda");
-  EXPECT_EQ(plain[2].precision, "fp32");
+  EXPECT_EQ(plain[2].precision, fb::Precision::FP32);
   EXPECT_EQ(plain[2].accuracy, fb::device_reference_agreement());
   EXPECT_DOUBLE_EQ(plain[2].accuracy.atol, 1e-3);
   EXPECT_EQ(plain[3].accuracy, plain[1].accuracy);  // fp16: cosine >= 0.999 on both
@@ -203,7 +203,7 @@ TEST_F(ScenarioTest, DefaultScenarioExpandsToOneCase) {
   std::vector<fb::CaseSpec> cases = fb::expand_cases(fb::load_scenario(write("one.json", R"({"model":"zoo:mlp"})")));
   ASSERT_EQ(cases.size(), 1u);
   EXPECT_EQ(cases[0].batch, 1);
-  EXPECT_EQ(cases[0].fusion, "standard");
+  EXPECT_EQ(cases[0].fusion, fb::FusionLevel::Standard);
 }
 
 TEST_F(ScenarioTest, MissingFileNamesIt) {

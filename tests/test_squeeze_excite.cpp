@@ -146,14 +146,14 @@ TEST(SqueezeExcite, Bf16BuildAgrees) {
   LoadedModel m = load_model(kEfficientNet);
   BuildConfig cfg;
   cfg.fusion = FusionLevel::Aggressive;
-  cfg.precision = "bf16";
+  cfg.precision = fb::Precision::BF16;
   cfg.batch = 2;
   auto e = build_engine(m.graph, cfg);
   EXPECT_EQ(count_kernel(*e, "channel_gate nhwc→nhwc"), 5);
   ReferenceExecutor ref(m.graph, cfg.batch);
   auto inputs = make_inputs(m.graph, ref.input_shapes(), 6);
   e->run(inputs);
-  AccuracyResult acc = compare_outputs(e->outputs(), ref.run(inputs), m.graph.outputs, default_accuracy("bf16"));
+  AccuracyResult acc = compare_outputs(e->outputs(), ref.run(inputs), m.graph.outputs, default_accuracy(fb::Precision::BF16));
   EXPECT_TRUE(acc.passed) << acc.detail;
 }
 

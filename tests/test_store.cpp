@@ -137,9 +137,9 @@ CaseResult make_case(const std::string& scenario, int64_t batch, const std::stri
   s.scenario_file = "/work/scenarios/" + scenario + ".json";
   s.model = "zoo:bert?layers=4&hidden=256";
   s.model_hash = fb::sha256_hex("model bytes");
-  s.precision = "fp32";
+  s.precision = fb::Precision::FP32;
   s.batch = batch;
-  s.fusion = fusion;
+  s.fusion = fb::parse_fusion_level(fusion);
   s.threads = 2;
   s.timing.warmup_ms = 150;
   s.timing.warmup_iterations = 4;
@@ -831,9 +831,9 @@ TEST(CaseSpec, CaseKeyIsStableAndDependsOnlyOnWhatAffectsTheNumbers) {
   a.scenario = "bert";
   a.model = "zoo:bert";
   a.model_hash = "0123abcd";
-  a.precision = "fp32";
+  a.precision = fb::Precision::FP32;
   a.batch = 8;
-  a.fusion = "standard";
+  a.fusion = fb::FusionLevel::Standard;
   a.threads = 2;
   a.seed = 1234;
   // Pinned: changing the key's recipe breaks every stored history, so it must be deliberate.
@@ -858,9 +858,9 @@ TEST(CaseSpec, CaseKeyIsStableAndDependsOnlyOnWhatAffectsTheNumbers) {
     return b.case_key() != a.case_key();
   };
   EXPECT_TRUE(differs([](CaseSpec& b) { b.batch = 16; }));
-  EXPECT_TRUE(differs([](CaseSpec& b) { b.fusion = "none"; }));
+  EXPECT_TRUE(differs([](CaseSpec& b) { b.fusion = fb::FusionLevel::None; }));
   EXPECT_TRUE(differs([](CaseSpec& b) { b.model_hash = "0123abce"; }));
-  EXPECT_TRUE(differs([](CaseSpec& b) { b.precision = "fp16"; }));
+  EXPECT_TRUE(differs([](CaseSpec& b) { b.precision = fb::Precision::FP16; }));
   EXPECT_TRUE(differs([](CaseSpec& b) { b.threads = 4; }));
   EXPECT_TRUE(differs([](CaseSpec& b) { b.seed = 1; }));
 }
@@ -872,15 +872,15 @@ TEST(CaseSpec, KeyAndStoredConfigOfACaseWithEverySettingArePinned) {
              .scenario_file = "/s/all.json",
              .model = "zoo:mlp",
              .model_hash = "00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff",
-             .precision = "fp32",
+             .precision = fb::Precision::FP32,
              .batch = 1,
-             .fusion = "none",
+             .fusion = fb::FusionLevel::None,
              .threads = 1,
              .timing = {5.5, 2, 7, 900, 0.25, 0.125, "speedup-ci", {0, 1}, 12.5, 0.5, 3, 40, 7, 0.04, "block", 4, 0.5, 0.1, 3},
              .accuracy = {0.001, 0.02, true, 0.99},
              .gate = {1.1, 0.05, 0.001},
              .fusion_limits = {{"/a/*"}, {"Softmax", "Gelu"}, {"t1"}},
-             .precision_constraints = {"obey", {{"Softmax", "fp32"}, {"/x/*", "bf16"}}},
+             .precision_constraints = {"obey", {{"Softmax", fb::Precision::FP32}, {"/x/*", fb::Precision::BF16}}},
              .seed = std::numeric_limits<uint64_t>::max(),
              .plugins = {.cost = false}};
   EXPECT_EQ(s.key_json(),
@@ -910,7 +910,7 @@ TEST(CaseSpec, KeyAndStoredConfigOfACaseWithEverySettingArePinned) {
   // An int8 case adds its calibration to the key and the stored config (the cache file is
   // where thresholds are kept, so it is stored but not keyed); other cases have neither.
   CaseSpec q = s;
-  q.precision = "int8";
+  q.precision = fb::Precision::INT8;
   q.calibration.cache = "c.json";
   EXPECT_NE(q.key_json().find(R"("calibration":{"batches":8,"data":[],"method":"entropy","percentile":99.99,"seed":7})"),
             std::string::npos)
@@ -938,7 +938,7 @@ TEST(CaseSpec, JsonRoundTripAndFieldErrors) {
   // Missing keys keep their defaults.
   CaseSpec partial = CaseSpec::from_json(nlohmann::json{{"batch", 4}});
   EXPECT_EQ(partial.batch, 4);
-  EXPECT_EQ(partial.fusion, "standard");
+  EXPECT_EQ(partial.fusion, fb::FusionLevel::Standard);
   EXPECT_EQ(partial.timing.min_iterations, 20);
 
   EXPECT_NE(error_of([] { CaseSpec::from_json(nlohmann::json{{"batch", "eight"}}); }).find("'batch'"),

@@ -41,8 +41,6 @@ std::vector<std::string> describe_bound_inputs(const Graph& g, const BuildConfig
 Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vector<std::string>* log, const OpRegistry& ops,
                      std::vector<FusionEvent>* events, const Backend* backend) {
   bind_host_kernels();  // constant folding may evaluate a product
-  check_precision(config.precision, "precision");
-  for (const LayerPrecision& c : config.layer_precisions) check_precision(c.precision, "precision constraint '" + c.pattern + "'");
   if (config.batch < 1) throw Error("batch must be at least 1");
   if (config.is_dynamic())
     throw Error("a build with an optimization profile makes a DynamicEngine (engine/builder/dynamic_engine.h), not one static engine");
@@ -57,11 +55,11 @@ Graph optimize_graph(const Graph& imported, const BuildConfig& config, std::vect
   log->insert(log->end(), bound.begin(), bound.end());
   check_fusion_limits(g, config, log);
   form_eager_region(g, dynamic, log);
-  log->push_back(std::string("fusion level: ") + fusion_level_name(config.fusion) + ", precision: " + config.precision +
+  log->push_back(std::string("fusion level: ") + fusion_level_name(config.fusion) + ", precision: " + precision_name(config.precision) +
                  ", threads: " + std::to_string(config.threads));
   log->push_back(std::string("own kernels: ") + kernel_isa_description());
-  bool reduced = config.precision != "fp32";
-  for (const LayerPrecision& c : config.layer_precisions) reduced = reduced || c.precision != "fp32";
+  bool reduced = config.precision != Precision::FP32;
+  for (const LayerPrecision& c : config.layer_precisions) reduced = reduced || c.precision != Precision::FP32;
   const std::shared_ptr<const Backend> cpu = backend ? nullptr : backend_named("cpu");
   if (const std::string note = reduced ? (backend ? *backend : *cpu).reduced_precision_note() : ""; !note.empty())
     log->push_back(note);

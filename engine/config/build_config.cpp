@@ -4,12 +4,12 @@
 
 namespace fb {
 
-FusionLevel parse_fusion_level(const std::string& s) {
+FusionLevel parse_fusion_level(const std::string& s, const std::string& what) {
   if (s == "none") return FusionLevel::None;
   if (s == "mark-all") return FusionLevel::MarkAll;
   if (s == "standard") return FusionLevel::Standard;
   if (s == "aggressive") return FusionLevel::Aggressive;
-  throw Error("unknown fusion level '" + s + "' (known: none, mark-all, standard, aggressive)");
+  throw Error((what.empty() ? "" : what + ": ") + "unknown fusion level '" + s + "' (known: none, mark-all, standard, aggressive)");
 }
 
 const char* fusion_level_name(FusionLevel l) {
@@ -26,19 +26,6 @@ const char* fusion_level_name(FusionLevel l) {
 
 namespace fb {
 
-const std::vector<std::string>& known_precisions() {
-  static const std::vector<std::string> values{"fp32", "tf32", "bf16", "fp16", "int8"};
-  return values;
-}
-
-void check_precision(const std::string& p, const std::string& what) {
-  for (const std::string& k : known_precisions())
-    if (k == p) return;
-  std::string known;
-  for (const std::string& k : known_precisions()) known += (known.empty() ? "" : ", ") + k;
-  throw Error(what + ": unknown precision '" + p + "' (known: " + known + ")");
-}
-
 PrecisionMode parse_precision_mode(const std::string& s) {
   if (s == "prefer") return PrecisionMode::Prefer;
   if (s == "obey") return PrecisionMode::Obey;
@@ -51,15 +38,13 @@ LayerPrecision parse_layer_precision(const std::string& s) {
   const size_t eq = s.rfind('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
     throw Error("--layer-precision: expected PATTERN=PRECISION (e.g. 'Softmax=fp32'), got '" + s + "'");
-  LayerPrecision lp{s.substr(0, eq), s.substr(eq + 1)};
-  check_precision(lp.precision, "--layer-precision '" + s + "'");
-  return lp;
+  return LayerPrecision{s.substr(0, eq), parse_precision(s.substr(eq + 1), "--layer-precision '" + s + "'")};
 }
 
 bool BuildConfig::asks_for_int8() const {
-  if (precision == "int8") return true;
+  if (precision == Precision::INT8) return true;
   for (const LayerPrecision& l : layer_precisions)
-    if (l.precision == "int8") return true;
+    if (l.precision == Precision::INT8) return true;
   return false;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/ir/precision.h"
 #include "engine/ir/tensor.h"
 #include "engine/quant/calibrator.h"
 
@@ -15,14 +16,9 @@ namespace fb {
 // (the fair PyTorch comparison polygraphy users get by marking all outputs). standard:
 // the named patterns. aggressive: standard plus attention (engine/passes/pipeline.cpp).
 enum class FusionLevel { None, MarkAll, Standard, Aggressive };
-FusionLevel parse_fusion_level(const std::string& s);  // throws Error listing the levels
+// Throws Error listing the levels, after `what` (a field or flag) when given.
+FusionLevel parse_fusion_level(const std::string& s, const std::string& what = "");
 const char* fusion_level_name(FusionLevel l);
-
-// The precisions a build may ask for, as scenarios and flags spell them: fp32, bf16,
-// fp16, int8. The one list; the harness validates against it.
-const std::vector<std::string>& known_precisions();
-// Throws Error naming `what` (a field or flag) and listing the known precisions.
-void check_precision(const std::string& p, const std::string& what);
 
 // What a per-layer precision constraint does when the engine cannot honour it. obey: the
 // build fails naming the layer; prefer: the layer falls back and the build log says why.
@@ -34,7 +30,7 @@ const char* precision_mode_name(PrecisionMode m);
 // ("Softmax"); the first constraint in the list that matches a node decides its precision.
 struct LayerPrecision {
   std::string pattern;
-  std::string precision;
+  Precision precision = Precision::FP32;
   bool operator==(const LayerPrecision&) const = default;
 };
 // "PATTERN=PRECISION" as the command line writes it; throws Error naming the flag.
@@ -69,7 +65,7 @@ struct BatchRange {
 };
 
 struct BuildConfig {
-  std::string precision = "fp32";  // every layer's, unless a constraint says otherwise
+  Precision precision = Precision::FP32;  // every layer's, unless a constraint says otherwise
   std::vector<LayerPrecision> layer_precisions;
   PrecisionMode precision_mode = PrecisionMode::Prefer;
   FusionLevel fusion = FusionLevel::Standard;

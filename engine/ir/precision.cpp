@@ -15,10 +15,21 @@ const char* precision_name(Precision p) {
   return "?";
 }
 
-Precision parse_precision(const std::string& s) {
-  for (int i = 0; i < kPrecisionCount; ++i)
-    if (s == precision_name(Precision(i))) return Precision(i);
-  throw Error("unknown precision '" + s + "' (known: fp32, tf32, fp16, bf16, int8)");
+const std::vector<Precision>& known_precisions() {
+  static const std::vector<Precision> all{Precision::FP32, Precision::TF32, Precision::BF16, Precision::FP16, Precision::INT8};
+  return all;
+}
+
+std::string known_precision_names() {
+  std::string names;
+  for (Precision p : known_precisions()) names += (names.empty() ? "" : ", ") + std::string(precision_name(p));
+  return names;
+}
+
+Precision parse_precision(const std::string& s, const std::string& what) {
+  for (Precision p : known_precisions())
+    if (s == precision_name(p)) return p;
+  throw Error((what.empty() ? "" : what + ": ") + "unknown precision '" + s + "' (known: " + known_precision_names() + ")");
 }
 
 std::string PrecisionSet::str() const {

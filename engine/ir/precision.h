@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace fb {
 
@@ -16,8 +17,11 @@ enum class Precision : uint8_t { FP32, FP16, BF16, INT8, TF32 };
 inline constexpr int kPrecisionCount = 5;
 
 const char* precision_name(Precision p);  // "fp32", "fp16", "bf16", "int8", "tf32"
-// Throws Error listing the names.
-Precision parse_precision(const std::string& s);
+// Every precision, in the order messages list them: fp32, tf32, bf16, fp16, int8.
+const std::vector<Precision>& known_precisions();
+std::string known_precision_names();  // "fp32, tf32, bf16, fp16, int8"
+// Throws Error listing the names, after `what` (a field or flag) when given.
+Precision parse_precision(const std::string& s, const std::string& what = "");
 
 // A set of precisions (which ones an op's kernels take, which ones a backend runs).
 class PrecisionSet {

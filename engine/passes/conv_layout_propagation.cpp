@@ -206,7 +206,7 @@ void as_channels_last_view(Graph& g, std::vector<size_t> nodes, const std::strin
 int conv_layout_propagation(PassContext& ctx) {
   Graph& g = ctx.graph;
   // Whether the backend runs node n channels-last (no backend: the CPU's answer, all).
-  const Precision build_precision = parse_precision(ctx.config.precision);
+  const Precision build_precision = ctx.config.precision;
   std::map<std::string, int> runs_plain;  // op type -> candidates the backend declined, for the log
   auto backend_runs = [&](const Node& n) {
     if (!ctx.backend || ctx.backend->runs_channels_last(n, build_precision)) return true;

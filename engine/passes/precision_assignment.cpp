@@ -16,7 +16,7 @@ bool precision_constraint_matches(const LayerPrecision& c, const Node& n) {
 int precision_assignment(PassContext& ctx) {
   const BuildConfig& cfg = ctx.config;
   std::vector<int> matched(cfg.layer_precisions.size(), 0);
-  const Precision build_precision = parse_precision(cfg.precision);
+  const Precision build_precision = cfg.precision;
   int changed = 0;
   for (Node& n : ctx.graph.nodes) {
     n.precision = build_precision;
@@ -25,7 +25,7 @@ int precision_assignment(PassContext& ctx) {
       const LayerPrecision& c = cfg.layer_precisions[i];
       if (!precision_constraint_matches(c, n)) continue;
       ++matched[i];
-      const Precision p = parse_precision(c.precision);
+      const Precision p = c.precision;
       if (p != n.precision) ++changed;
       n.precision = p;
       n.precision_reason = "constraint '" + c.pattern + "'";
@@ -35,9 +35,9 @@ int precision_assignment(PassContext& ctx) {
   for (size_t i = 0; i < cfg.layer_precisions.size(); ++i) {
     const LayerPrecision& c = cfg.layer_precisions[i];
     if (matched[i] == 0 && cfg.precision_mode == PrecisionMode::Obey)
-      throw Error("precision constraint '" + c.pattern + "=" + c.precision +
+      throw Error("precision constraint '" + c.pattern + "=" + precision_name(c.precision) +
                   "' matches no node (mode obey): neither an op type nor a glob over the model's node names");
-    ctx.log.push_back("precision constraint '" + c.pattern + "' = " + c.precision + ": " + std::to_string(matched[i]) +
+    ctx.log.push_back("precision constraint '" + c.pattern + "' = " + precision_name(c.precision) + ": " + std::to_string(matched[i]) +
                       " node(s)" + (matched[i] ? "" : " (matches nothing)"));
   }
   return changed;

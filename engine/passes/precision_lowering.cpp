@@ -123,11 +123,11 @@ int precision_lowering(PassContext& ctx) {
   for (const auto& [reason, count] : fallbacks)
     if (reason.rfind("int8", 0) == 0 && reasons.size() < 300)
       reasons += (reasons.empty() ? "" : "; ") + reason + " (" + std::to_string(count) + ")";
-  if (ctx.config.precision == "int8" && int8_layers == 0 && !reasons.empty()) {
+  if (ctx.config.precision == Precision::INT8 && int8_layers == 0 && !reasons.empty()) {
     throw NoLayerInPrecision("precision 'int8': no layer can run in int8 (" + reasons + ")" +
                 (ctx.config.int8_ranges.empty() ? "; the build was given no calibration ranges" : ""));
   }
-  if (ctx.config.precision == "tf32" && tf32_layers == 0)
+  if (ctx.config.precision == Precision::TF32 && tf32_layers == 0)
     throw NoLayerInPrecision("precision 'tf32': no layer can run in tf32 on the " + backend.device_name() +
                              " backend (tf32 is a GPU's math mode for matrix products and convolutions)");
   if (tf32_layers)

@@ -59,16 +59,17 @@ struct Field {
   }
 
 const Field kFields[] = {
-    MEMBER("precision", precision),
+    {"precision", [](const BuildConfig& c) { return nlohmann::json(precision_name(c.precision)); },
+     [](const nlohmann::json& j, BuildConfig& c) { c.precision = parse_precision(j.get<std::string>()); }},
     {"layer_precisions",
      [](const BuildConfig& c) {
        nlohmann::json layers = nlohmann::json::array();
-       for (const LayerPrecision& l : c.layer_precisions) layers.push_back({l.pattern, l.precision});
+       for (const LayerPrecision& l : c.layer_precisions) layers.push_back({l.pattern, precision_name(l.precision)});
        return layers;
      },
      [](const nlohmann::json& j, BuildConfig& c) {
        for (const auto& l : j)
-         c.layer_precisions.push_back(LayerPrecision{l.at(0).get<std::string>(), l.at(1).get<std::string>()});
+         c.layer_precisions.push_back(LayerPrecision{l.at(0).get<std::string>(), parse_precision(l.at(1).get<std::string>())});
      }},
     {"precision_mode", [](const BuildConfig& c) { return nlohmann::json(precision_mode_name(c.precision_mode)); },
      [](const nlohmann::json& j, BuildConfig& c) { c.precision_mode = parse_precision_mode(j.get<std::string>()); }},

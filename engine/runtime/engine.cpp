@@ -206,7 +206,7 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
     const Node& n = g.nodes[i];
     std::vector<const Tensor*> ins;
     std::vector<Tensor*> outs;
-    LayerInfo info{n.name, qualified(n), "", precision_name(n.precision), n.precision_reason, n.sources, {}, {}, 0};
+    LayerInfo info{n.name, qualified(n), "", n.precision, n.precision_reason, n.sources, {}, {}, 0};
     const bool eager = n.domain == "fusebench" && n.op_type == "EagerRegion";
     if (eager) info.eager = n.attr_string("reason", "shapes depend on data");
     // Only the eager region sizes its outputs as it runs; any other layer writes into planned memory.

@@ -21,7 +21,7 @@ struct LayerInfo {
   std::string name;
   std::string kind;     // op type, domain-qualified for fused ops ("fusebench.FusedMatMul")
   std::string kernel;   // what runs it ("onednn.matmul+bias+gelu", "view" for reshapes)
-  std::string precision;          // what it ran in: fp32, tf32, bf16, fp16, int8
+  Precision precision = Precision::FP32;  // what it ran in
   std::string precision_reason;   // default, constraint 'PATTERN', fallback from ...: why, view of its input, precision boundary
   std::vector<std::string> sources;  // source ONNX node names
   std::vector<Shape> input_shapes, output_shapes;

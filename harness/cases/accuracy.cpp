@@ -13,11 +13,11 @@ AccuracyConfig device_reference_agreement() {
   return c;
 }
 
-AccuracyConfig default_accuracy(const std::string& precision, const std::string& device) {
+AccuracyConfig default_accuracy(Precision precision, const std::string& device) {
   AccuracyConfig c;
-  if (precision == "fp32") return device == "cpu" ? c : device_reference_agreement();
+  if (precision == Precision::FP32) return device == "cpu" ? c : device_reference_agreement();
   c.elementwise = false;
-  c.min_cosine = precision == "int8" ? 0.99 : 0.999;
+  c.min_cosine = precision == Precision::INT8 ? 0.99 : 0.999;
   return c;
 }
 

@@ -16,7 +16,7 @@ namespace fb {
 // below (the expected outputs are the CPU reference's, summed in oneDNN's order); bf16 and
 // fp16 cosine >= 0.999, int8 cosine >= 0.99 (the bars of issue 12), without an elementwise
 // check, since 16-bit rounding alone moves a value by 2^-8 of itself in bf16.
-AccuracyConfig default_accuracy(const std::string& precision, const std::string& device = "cpu");
+AccuracyConfig default_accuracy(Precision precision, const std::string& device = "cpu");
 
 // How closely a device's eager fp32 reference must agree with the CPU's: both are fp32 in
 // different summation orders (cuBLAS's and cuDNN's against oneDNN's), which across a deep

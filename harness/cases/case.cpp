@@ -103,7 +103,8 @@ std::string CaseSpec::curve_key() const { return model_hash + "|" + model + "|" 
 
 std::string CaseSpec::label() const {
   const std::string& name = scenario.empty() ? model : scenario;
-  return name + " b=" + std::to_string(batch) + " " + precision + " " + fusion + " t=" + std::to_string(threads) + variant_label();
+  return name + " b=" + std::to_string(batch) + " " + precision_name(precision) + " " + fusion_level_name(fusion) +
+         " t=" + std::to_string(threads) + variant_label();
 }
 
 std::string CaseSpec::variant_label() const {

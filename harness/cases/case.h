@@ -133,9 +133,9 @@ struct CaseSpec {
   std::string scenario_file;  // path it came from ("" when built in code)
   std::string model;          // "zoo:NAME?k=v" or an absolute ONNX path
   std::string model_hash;     // sha-256 hex of the model's serialized bytes
-  std::string precision = "fp32";
+  Precision precision = Precision::FP32;  // named only where it is read and written (case_fields.cpp)
   int64_t batch = 1;
-  std::string fusion = "standard";
+  FusionLevel fusion = FusionLevel::Standard;
   int threads = 1;
   // Where both executors run: "cpu", "cuda" (device 0) or "cuda:N" (BuildConfig::device).
   std::string device = "cpu";

@@ -190,11 +190,11 @@ std::string supported(const Json& v, const std::string& f, const FieldReader& r,
     r.error(f, std::string(what) + " '" + s + "' is not supported (" + listed + ": " + join(values) + ")");
   return s;
 }
-std::string precision(const Json& v, const std::string& f, const FieldReader& r) {
-  return supported(v, f, r, "precision", supported_precisions(), "supported");
+Precision precision(const Json& v, const std::string& f, const FieldReader& r) {
+  return parse_precision(supported(v, f, r, "precision", supported_precisions(), "supported"));
 }
-std::string fusion(const Json& v, const std::string& f, const FieldReader& r) {
-  return supported(v, f, r, "fusion", supported_fusions(), "allowed");
+FusionLevel fusion(const Json& v, const std::string& f, const FieldReader& r) {
+  return parse_fusion_level(supported(v, f, r, "fusion", supported_fusions(), "allowed"));
 }
 
 std::vector<int> cpus(const Json& j, const std::string& f, const FieldReader& r) {
@@ -211,9 +211,8 @@ std::vector<LayerPrecision> layer_precisions(const Json& j, const std::string& f
   auto add = [&](const std::string& pattern, const Json& value, const std::string& f) {
     if (pattern.empty()) r.error(field, "a pattern must not be empty");
     std::string p = non_empty_string(value, f, r);
-    if (!contains(known_precisions(), p))
-      r.error(f, "unknown precision '" + p + "' (known: " + join(known_precisions()) + ")");
-    out.push_back(LayerPrecision{pattern, p});
+    if (!contains(supported_precisions(), p)) r.error(f, "unknown precision '" + p + "' (known: " + known_precision_names() + ")");
+    out.push_back(LayerPrecision{pattern, parse_precision(p)});
   };
   if (r.scenario) {
     if (!j.is_object()) r.error(field, "expected an object, got " + show(j));
@@ -233,7 +232,7 @@ std::vector<LayerPrecision> layer_precisions(const Json& j, const std::string& f
 
 nlohmann::json layer_precisions_json(const std::vector<LayerPrecision>& layers) {
   nlohmann::json out = nlohmann::json::array();
-  for (const LayerPrecision& l : layers) out.push_back({l.pattern, l.precision});
+  for (const LayerPrecision& l : layers) out.push_back({l.pattern, precision_name(l.precision)});
   return out;
 }
 
@@ -296,7 +295,12 @@ nlohmann::json plugins_json(const CaseSpec& s) {
 
 }  // namespace
 
-// .read and .write of a member read by RULE, a function (value, field, reader) -> value.
+// .read and .write of a member read by RULE, a function (value, field, reader) -> value,
+// and written by NAME, the member's name (precision_name) where it is an enum.
+#define NAMED_VALUE(member, rule, name)                                                                        \
+  .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) { s.member = rule(v, f, r); }, \
+  .write = [](const CaseSpec& s) { return nlohmann::json(name(s.member)); }
+// The same for a member nlohmann writes as it is.
 #define VALUE(member, rule)                                                                                    \
   .read = [](const Json& v, const std::string& f, const FieldReader& r, CaseSpec& s) { s.member = rule(v, f, r); }, \
   .write = [](const CaseSpec& s) { return nlohmann::json(s.member); }
@@ -325,7 +329,8 @@ const std::vector<CaseField>& case_fields() {
   using enum InScenario;
   static const std::vector<CaseField> fields{
       // The matrix: one case per combination.
-      {.path = "precision", .in_scenario = kInMatrix, .matrix_nesting = 1, VALUE(precision, precision), .in_key = always,
+      {.path = "precision", .in_scenario = kInMatrix, .matrix_nesting = 1, NAMED_VALUE(precision, precision, precision_name),
+       .in_key = always,
        .export_place = 1,
        .to_build = [](const CaseSpec& s, BuildConfig& c) { c.precision = s.precision; },
        .add_flags = [](cxxopts::Options& o, const std::string&) {
@@ -334,8 +339,7 @@ const std::vector<CaseField>& case_fields() {
        },
        .from_flags = [](const cxxopts::ParseResult& a, bool only_given, BuildConfig& c) {
          if (only_given && !a.count("precision")) return;
-         c.precision = a["precision"].as<std::string>();
-         check_precision(c.precision, "--precision");
+         c.precision = parse_precision(a["precision"].as<std::string>(), "--precision");
        }},
       {.path = "batch", .in_scenario = kInMatrix, .matrix_nesting = 2, VALUE(batch, batch_size), .in_key = always,
        .curve_axis = true, .export_place = 2,
@@ -346,9 +350,10 @@ const std::vector<CaseField>& case_fields() {
        .from_flags = [](const cxxopts::ParseResult& a, bool only_given, BuildConfig& c) {
          if (!only_given || a.count("batch")) c.batch = a["batch"].as<int64_t>();
        }},
-      {.path = "fusion", .in_scenario = kInMatrix, .matrix_nesting = 3, VALUE(fusion, fusion), .in_key = always,
+      {.path = "fusion", .in_scenario = kInMatrix, .matrix_nesting = 3, NAMED_VALUE(fusion, fusion, fusion_level_name),
+       .in_key = always,
        .export_place = 3,
-       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.fusion = parse_fusion_level(s.fusion); },
+       .to_build = [](const CaseSpec& s, BuildConfig& c) { c.fusion = s.fusion; },
        .add_flags = [](cxxopts::Options& o, const std::string& default_fusion) {
          o.add_options()("fusion", "none, mark-all, standard, aggressive",
                          cxxopts::value<std::string>()->default_value(default_fusion));
@@ -642,6 +647,7 @@ const std::vector<CaseField>& case_fields() {
   return fields;
 }
 
+#undef NAMED_VALUE
 #undef VALUE
 #undef OPTIONAL_VALUE
 #undef INT8_VALUE

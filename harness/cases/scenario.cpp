@@ -20,7 +20,14 @@ namespace fs = std::filesystem;
 // ordered_json keeps the document's order, so the first mistake reported is the first in the file.
 using Json = nlohmann::ordered_json;
 
-const std::vector<std::string>& supported_precisions() { return known_precisions(); }
+const std::vector<std::string>& supported_precisions() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (Precision p : known_precisions()) out.push_back(precision_name(p));
+    return out;
+  }();
+  return names;
+}
 
 const std::vector<std::string>& supported_fusions() {
   static const std::vector<std::string> values{"none", "mark-all", "standard", "aggressive"};
@@ -284,8 +291,8 @@ void ScenarioReader::settings(const Json& doc, Scenario& s) const {
     if (!doc.contains(block)) continue;
     std::vector<std::string> known = keys;
     if (block == "accuracy")  // and a block per precision other than fp32
-      for (const std::string& p : known_precisions())
-        if (p != "fp32") known.push_back(p);
+      for (Precision p : known_precisions())
+        if (p != Precision::FP32) known.push_back(precision_name(p));
     check_known(object(doc[block], block), block, known);
   }
   for (const CaseField& f : case_fields()) {
@@ -306,7 +313,7 @@ void ScenarioReader::settings(const Json& doc, Scenario& s) const {
   if (doc.contains("accuracy")) precision_accuracy(doc["accuracy"], s);
   if (doc.contains("accuracy") && (doc["accuracy"].contains("atol") || doc["accuracy"].contains("rtol") ||
                                    doc["accuracy"].contains("min_cosine")))
-    s.precision_accuracy["fp32"] = s.settings.accuracy;  // named: held on every device
+    s.precision_accuracy[Precision::FP32] = s.settings.accuracy;  // named: held on every device
   // Calibration files, like the model, are named relative to the scenario's folder.
   Int8Calibration& cal = s.settings.calibration;
   for (size_t i = 0; i < cal.data.size(); ++i)
@@ -327,18 +334,19 @@ void ScenarioReader::precision_accuracy(const Json& a, Scenario& s) const {
   for (const CaseField& f : case_fields())
     if (f.in_scenario == InScenario::kAtPath && split_path(f.path).first == "accuracy")
       rows.push_back(&f), keys.push_back(split_path(f.path).second);
-  for (const std::string& p : known_precisions()) {
-    if (p == "fp32" || !a.contains(p)) continue;
+  for (Precision precision : known_precisions()) {
+    const std::string p = precision_name(precision);
+    if (precision == Precision::FP32 || !a.contains(p)) continue;
     const std::string field = "accuracy." + p;
     const Json& b = object(a[p], field);
     check_known(b, field, keys);
     CaseSpec c;
-    c.accuracy = default_accuracy(p);
+    c.accuracy = default_accuracy(precision);
     if (b.contains("atol") || b.contains("rtol")) c.accuracy = AccuracyConfig{.atol = 0, .rtol = 0, .elementwise = true,
                                                                               .min_cosine = c.accuracy.min_cosine};
     for (size_t i = 0; i < rows.size(); ++i)
       if (b.contains(keys[i])) rows[i]->read(b[keys[i]], field + "." + keys[i], reader_, c);
-    s.precision_accuracy[p] = c.accuracy;
+    s.precision_accuracy[precision] = c.accuracy;
   }
 }
 

@@ -42,12 +42,12 @@ struct Scenario {
   // "accuracy": {"bf16": {min_cosine, atol, rtol}, ...}: for the cases of that precision
   // (fp32's, when the scenario names one, is the top-level atol/rtol/min_cosine); a
   // precision without a block gets default_accuracy() for its device (harness/cases/accuracy.h).
-  std::map<std::string, AccuracyConfig> precision_accuracy;
+  std::map<Precision, AccuracyConfig> precision_accuracy;
 };
 
 // The values a scenario may name. The one place these lists live: add a precision or a
 // fusion level here when the engine learns it.
-const std::vector<std::string>& supported_precisions();  // the engine's known_precisions()
+const std::vector<std::string>& supported_precisions();  // the engine's known_precisions(), named
 const std::vector<std::string>& supported_fusions();     // "none", "mark-all", "standard", "aggressive"
 
 // Reads and validates a scenario file; throws fb::Error naming the file and field.

@@ -57,9 +57,9 @@ std::string print_tensor_errors(const LoadedModel& m, const BuildConfig& cfg, co
     for (const std::string& o : n.outputs) producer[o] = n.name;
   std::map<std::string, std::string> precision_of;  // source node -> what its layer ran in
   for (const LayerInfo& l : e.engine->layers())
-    for (const std::string& s : l.sources) precision_of[s] = l.precision;
+    for (const std::string& s : l.sources) precision_of[s] = precision_name(l.precision);
   std::string first_bad;
-  std::printf("per tensor (engine under mark-all, %s, against the fp32 reference):\n", cfg.precision.c_str());
+  std::printf("per tensor (engine under mark-all, %s, against the fp32 reference):\n", precision_name(cfg.precision));
   for (const auto& [name, t] : e.kept) {
     auto ref = reference.find(name);
     auto node = producer.find(name);
@@ -76,7 +76,7 @@ std::string print_tensor_errors(const LoadedModel& m, const BuildConfig& cfg, co
 
 // Whether a layer runs in a reduced precision of its own: views and the Converts the builder
 // inserts at precision boundaries carry their neighbours' precision, not one they were given.
-bool runs_reduced(const LayerInfo& l) { return l.precision != "fp32" && !l.sources.empty() && l.kernel != "view"; }
+bool runs_reduced(const LayerInfo& l) { return l.precision != Precision::FP32 && !l.sources.empty() && l.kernel != "view"; }
 
 // One build of the model and its outputs against the reference. A build that leaves no layer
 // in the reduced precision (the int8 build refuses it; a bf16 or fp16 one is then an fp32
@@ -98,7 +98,7 @@ Trial try_build(const LoadedModel& m, const BuildConfig& cfg, const std::vector<
   }
   std::vector<LayerInfo> layers = e.engine->layers();
   if (std::none_of(layers.begin(), layers.end(), runs_reduced))
-    return {std::nullopt, "every layer runs in fp32 (no layer can run in " + cfg.precision + ")", std::move(layers)};
+    return {std::nullopt, "every layer runs in fp32 (no layer can run in " + std::string(precision_name(cfg.precision)) + ")", std::move(layers)};
   return {compare_outputs(outputs_of(m, e), reference_outputs, m.graph.outputs, tol), "", std::move(layers)};
 }
 
@@ -124,7 +124,7 @@ std::vector<Alone> layers_alone(const LoadedModel& m, const BuildConfig& cfg, co
     c.precision_mode = PrecisionMode::Prefer;  // as the full build placed it; the rest falls back to fp32
     c.layer_precisions.clear();
     for (const std::string& s : l.sources) c.layer_precisions.push_back({s, l.precision});
-    c.layer_precisions.push_back({"*", "fp32"});  // first match wins
+    c.layer_precisions.push_back({"*", Precision::FP32});  // first match wins
     alone.push_back({l, try_build(m, c, inputs, reference_outputs, tol)});
   }
   // Best first; a layer that no longer runs in the precision alone goes last.
@@ -152,12 +152,12 @@ void print_layer_sensitivity(const std::vector<Alone>& alone, const AccuracyResu
     sum += 1 - a.cosine;
     ++ranked;
     std::printf("  1 - cosine %.2e, max abs err %.3g  %-5s %s  (%s, %zu node%s)\n", 1 - a.cosine, a.max_abs_err,
-                l.precision.c_str(), l.name.c_str(), l.kind.c_str(), n, n == 1 ? "" : "s");
+                precision_name(l.precision), l.name.c_str(), l.kind.c_str(), n, n == 1 ? "" : "s");
   }
   for (const Alone& a : alone)
     if (!a.trial.accuracy)
       std::printf("  not ranked: %s (%s) no longer runs in %s alone: %s\n", a.layer.name.c_str(), a.layer.kind.c_str(),
-                  a.layer.precision.c_str(), a.trial.none_left.c_str());
+                  precision_name(a.layer.precision), a.trial.none_left.c_str());
   std::printf("1 - cosine: the %zu layers alone add up to %.3g; all of them together %.3g\n\n", ranked, sum,
               1 - together.cosine);
 }
@@ -184,7 +184,7 @@ int cmd_debug(int argc, char** argv) {
   if (auto rc = parse_or_help(opts, help_only ? argc : argc - 1, help_only ? argv : argv + 1, &args)) return *rc;
   if (!args.count("model")) throw Error("a MODEL argument is required");
   BuildConfig cfg = build_config_from(args);
-  if (cfg.precision == "fp32") throw Error("--precision fp32: nothing to debug; give the reduced precision (bf16, fp16, int8)");
+  if (cfg.precision == Precision::FP32) throw Error("--precision fp32: nothing to debug; give the reduced precision (bf16, fp16, int8)");
   AccuracyConfig tol = default_accuracy(cfg.precision);
   if (args.count("min-cosine")) tol.min_cosine = args["min-cosine"].as<double>();
   if (args.count("atol") || args.count("rtol")) {
@@ -206,12 +206,12 @@ int cmd_debug(int argc, char** argv) {
     // The build as asked: one with no layer in the precision at all is the answer itself.
     const Trial full = try_build(m, cfg, inputs, reference_outputs, tol);
     if (!full.accuracy) {
-      std::printf("conclusion: %s cannot be used on this model: %s\n", cfg.precision.c_str(), full.none_left.c_str());
+      std::printf("conclusion: %s cannot be used on this model: %s\n", precision_name(cfg.precision), full.none_left.c_str());
       return kExitPrecisionCannotMeet;
     }
     const std::string first_bad = print_tensor_errors(m, cfg, inputs, reference, tol);
     std::printf("first tensor over the tolerance: %s\n\n", first_bad.empty() ? "none" : first_bad.c_str());
-    std::printf("outputs at %s, fusion %s: %s (%s)\n", cfg.precision.c_str(), fusion_level_name(cfg.fusion),
+    std::printf("outputs at %s, fusion %s: %s (%s)\n", precision_name(cfg.precision), fusion_level_name(cfg.fusion),
                 accuracy_text(*full.accuracy).c_str(), full.passed() ? "within the tolerance" : "over the tolerance");
     const bool sensitivity = args.count("sensitivity") > 0;
     std::vector<Alone> alone;
@@ -219,7 +219,7 @@ int cmd_debug(int argc, char** argv) {
     if (sensitivity) print_layer_sensitivity(alone, *full.accuracy);
     if (full.passed()) {
       std::printf("conclusion: the %s build meets the tolerance as it is: no node needs to stay in fp32\n",
-                  cfg.precision.c_str());
+                  precision_name(cfg.precision));
       return kExitOk;
     }
 
@@ -230,21 +230,21 @@ int cmd_debug(int argc, char** argv) {
     // If more fp32 never hurts, a build that meets the tolerance keeps some layer in the
     // precision and is met by that layer alone: when no layer alone meets it, nothing does.
     if (alone.empty() || !alone.front().trial.passed()) {
-      std::printf("conclusion: %s cannot meet this tolerance on this model: ", cfg.precision.c_str());
+      std::printf("conclusion: %s cannot meet this tolerance on this model: ", precision_name(cfg.precision));
       if (alone.empty() || !alone.front().trial.accuracy) {
-        std::printf("no layer runs in %s on its own\n", cfg.precision.c_str());
+        std::printf("no layer runs in %s on its own\n", precision_name(cfg.precision));
       } else {
         const Alone& best = alone.front();
         // 1 - cosine: the best layer alone is often closer than six digits of the cosine show.
         std::printf("the best build with any layer in %s keeps one, %s (%zu of %zu nodes in %s, the rest fp32), "
                     "and reaches 1 - cosine %.2e (max abs err %.3g); more fp32 is assumed never to hurt, so no build "
                     "that keeps a layer in %s does better\n",
-                    cfg.precision.c_str(), best.layer.name.c_str(), best.layer.sources.size(), nodes.size(),
-                    cfg.precision.c_str(), 1 - best.trial.accuracy->cosine, best.trial.accuracy->max_abs_err,
-                    cfg.precision.c_str());
+                    precision_name(cfg.precision), best.layer.name.c_str(), best.layer.sources.size(), nodes.size(),
+                    precision_name(cfg.precision), 1 - best.trial.accuracy->cosine, best.trial.accuracy->max_abs_err,
+                    precision_name(cfg.precision));
       }
       BuildConfig fp32 = cfg;
-      fp32.precision = "fp32";
+      fp32.precision = Precision::FP32;
       fp32.layer_precisions.clear();
       const AccuracyResult f =
           compare_outputs(outputs_of(m, build_and_run(m, fp32, inputs)), reference_outputs, m.graph.outputs, tol);
@@ -262,7 +262,7 @@ int cmd_debug(int argc, char** argv) {
     auto trial_with = [&](const std::vector<size_t>& fp32) {
       BuildConfig c = cfg;
       std::vector<LayerPrecision> overrides;
-      for (size_t i : fp32) overrides.push_back({candidates[i], "fp32"});
+      for (size_t i : fp32) overrides.push_back({candidates[i], Precision::FP32});
       c.layer_precisions.insert(c.layer_precisions.begin(), overrides.begin(), overrides.end());  // first match wins
       return try_build(m, c, inputs, reference_outputs, tol);
     };
@@ -272,7 +272,7 @@ int cmd_debug(int argc, char** argv) {
     if (!needed) {
       std::printf("conclusion: %s cannot meet this tolerance on this model: %s alone met it, but not with every other "
                   "named node constrained to fp32 (%d builds)\n",
-                  cfg.precision.c_str(), alone.front().layer.name.c_str(), checks);
+                  precision_name(cfg.precision), alone.front().layer.name.c_str(), checks);
       return kExitPrecisionCannotMeet;
     }
     const Trial after = trial_with(*needed);

@@ -100,7 +100,7 @@ int cmd_inspect(int argc, char** argv) {
     j["arena_bytes"] = engine->arena_bytes();
     j["layers"] = nlohmann::json::array();
     for (const LayerInfo& l : engine->layers())
-      j["layers"].push_back({{"name", l.name}, {"kind", l.kind}, {"kernel", l.kernel}, {"precision", l.precision},
+      j["layers"].push_back({{"name", l.name}, {"kind", l.kind}, {"kernel", l.kernel}, {"precision", precision_name(l.precision)},
                              {"precision_reason", l.precision_reason},
                              {"input_shapes", l.input_shapes}, {"output_shapes", l.output_shapes}, {"flops", l.flops}, {"bytes", l.bytes},
                              {"sources", l.sources}, {"eager", l.eager}});
@@ -117,7 +117,7 @@ int cmd_inspect(int argc, char** argv) {
             << ")\n\n";
   for (size_t i = 0; i < engine->layers().size(); ++i) {
     const LayerInfo& l = engine->layers()[i];
-    std::cout << "#" << i << "  " << l.kind << "  [" << l.kernel << ", " << l.precision << " (" << l.precision_reason << ")]  "
+    std::cout << "#" << i << "  " << l.kind << "  [" << l.kernel << ", " << precision_name(l.precision) << " (" << l.precision_reason << ")]  "
               << shapes_str(l.input_shapes)
               << " → " << (l.eager.empty() ? shapes_str(l.output_shapes) : "(shapes known at run time)");
     if (l.flops > 0 || l.bytes > 0) std::cout << "  " << l.flops / 1e6 << " MFLOP, " << l.bytes / 1e6 << " MB";

@@ -228,7 +228,7 @@ CaseResult CaseRunner::run_here(const CaseSpec& spec_in, const ProgressFn& progr
     for (const std::string& line : dynamic ? dynamic->build_log() : engine->build_log()) r.build_log += line + "\n";
     for (size_t i = 0; i < engine->layers().size(); ++i) {
       const LayerInfo& l = engine->layers()[i];
-      r.layers.push_back(LayerRecord{int(i), l.name, l.kind, l.sources, l.kernel, l.precision, l.input_shapes,
+      r.layers.push_back(LayerRecord{int(i), l.name, l.kind, l.sources, l.kernel, precision_name(l.precision), l.input_shapes,
                                      l.output_shapes, l.flops, l.bytes, l.precision_reason});
     }
     r.fusion_decisions = fusion_decisions_of(*engine);

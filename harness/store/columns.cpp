@@ -43,9 +43,9 @@ const std::vector<Column<CaseResult>>& case_columns() {
       COLUMN(scenario_file, spec.scenario_file),
       COLUMN(model, spec.model),
       COLUMN(model_hash, spec.model_hash),
-      COLUMN(precision, spec.precision),
+      named<R, precision_name, parse_precision>("precision", ":precision", [](auto& r) -> auto& { return r.spec.precision; }),
       COLUMN(batch, spec.batch),
-      COLUMN(fusion, spec.fusion),
+      named<R, fusion_level_name, parse_fusion_level>("fusion", ":fusion", [](auto& r) -> auto& { return r.spec.fusion; }),
       COLUMN(threads, spec.threads),
       COLUMN(engine_shapes, spec.engine_shapes),
       // Verdict and accuracy.

@@ -155,7 +155,7 @@ int main(int argc, char** argv) try {
                 (a.hostile && model == 0 ? std::string("&name=") + kHostile : "&seq=" + std::to_string(16 + model));
       s.model_hash = hex_of(uint64_t(model + 1000), 64);
       s.batch = batches[c % 4];
-      s.fusion = fusions[(c / 4) % 3];
+      s.fusion = fb::parse_fusion_level(fusions[(c / 4) % 3]);
       s.threads = 1;
       s.gate.min_speedup = 1.0;
       s.gate.max_regression = 0.05;
