@@ -347,6 +347,28 @@ TEST_F(ReportTest, CasesWithoutWinogradAreTheirOwnCurve) {
   EXPECT_NE(html.find("b=4 fp32 aggressive t=2 no-winograd"), std::string::npos);
 }
 
+// Cases that differ in a key setting the label does not show (a shape input's value) are
+// curves of their own too, numbered apart; they once shared one curve.
+TEST_F(ReportTest, CasesWithOtherShapeInputsAreTheirOwnCurve) {
+  ResultStore store(file("results.db"));
+  int64_t run = store.begin_run(run_info("2024-05-01T12:00:00Z"));
+  for (int k : {2, 3})
+    for (int64_t batch : {1, 4}) {
+      CaseResult c = make_case("topk", batch, "aggressive", 2.0 * double(batch), 5.0 * double(batch));
+      c.spec.shape_inputs["k"] = k;
+      store.write_case(run, c);
+    }
+  store.finish_run(run);
+  const fb::ReportModel m = fb::build_report_model(store, {});
+  ASSERT_EQ(m.batch_curves.size(), 2u);
+  EXPECT_EQ(m.batch_curves[0].name, "fp32 aggressive");
+  EXPECT_EQ(m.batch_curves[1].name, "fp32 aggressive (2)");
+  for (const fb::BatchCurve& c : m.batch_curves) {
+    ASSERT_EQ(c.cases.size(), 2u);
+    EXPECT_EQ(m.cases[c.cases[0]].stored.result.spec.shape_inputs, m.cases[c.cases[1]].stored.result.spec.shape_inputs);
+  }
+}
+
 TEST(JsonForScript, EscapesWhatCouldCloseTheElement) {
   EXPECT_EQ(fb::json_for_script(nlohmann::json("</script><!--&\xE2\x80\xA9")),
             "\"\\u003c/script\\u003e\\u003c!--\\u0026\\u2029\"");
