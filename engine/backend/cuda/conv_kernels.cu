@@ -1,8 +1,10 @@
 #include "engine/backend/cuda/conv_kernels.h"
 
 #include <algorithm>
+#include <string>
 
 #include "engine/backend/cuda/device_math.cuh"
+#include "engine/ir/error.h"
 
 namespace fb::cuda {
 
@@ -49,6 +51,23 @@ __global__ void depthwise_conv_kernel(DepthwiseConv p, I total) {
   }
 }
 
+// One thread per element of the patch matrix, in its order (the writes contiguous).
+template <typename T>
+__global__ void patch_gather_kernel(PatchGather p, int32_t total) {
+  const int32_t k = int32_t(p.channels * p.kernel_h * p.kernel_w), kk = int32_t(p.kernel_h * p.kernel_w);
+  const int32_t kw = int32_t(p.kernel_w), ow = int32_t(p.out_w), patches = int32_t(p.out_h * p.out_w);
+  const T* x = static_cast<const T*>(p.x);
+  T* rows = static_cast<T*>(p.rows);
+  for (int32_t idx = int32_t(blockIdx.x) * int32_t(blockDim.x) + int32_t(threadIdx.x); idx < total;
+       idx += int32_t(gridDim.x) * int32_t(blockDim.x)) {
+    const int32_t row = idx / k, col = idx % k;
+    const int32_t n = row / patches, patch = row % patches, ph = patch / ow, pw = patch % ow;
+    const int32_t c = col / kk, i = (col % kk) / kw, j = col % kw;
+    const int32_t h = ph * int32_t(p.kernel_h) + i, w = pw * kw + j;
+    rows[idx] = x[n * p.stride_n + c * p.stride_c + h * p.stride_h + w * p.stride_w];
+  }
+}
+
 }  // namespace
 
 void launch_depthwise_conv(const DepthwiseConv& p, cudaStream_t stream) {
@@ -61,6 +80,18 @@ void launch_depthwise_conv(const DepthwiseConv& p, cudaStream_t stream) {
     depthwise_conv_kernel<int32_t><<<unsigned(blocks), threads, 0, stream>>>(p, int32_t(total));
   else
     depthwise_conv_kernel<int64_t><<<unsigned(blocks), threads, 0, stream>>>(p, total);
+  FB_CUDA(cudaGetLastError());
+}
+
+void launch_patch_gather(const PatchGather& p, cudaStream_t stream) {
+  const int64_t total = p.batch * p.out_h * p.out_w * p.channels * p.kernel_h * p.kernel_w;
+  if (total == 0) return;
+  if (!fits_32_bits(total)) throw Error("patch gather: " + std::to_string(total) + " elements need 64-bit indices");
+  const int threads = 256;
+  const unsigned blocks = unsigned(std::min<int64_t>((total + threads - 1) / threads, 65535 * 4));
+  // Copies, not conversions: 16-bit elements as uint16_t.
+  if (p.elem_bytes == 2) patch_gather_kernel<uint16_t><<<blocks, threads, 0, stream>>>(p, int32_t(total));
+  else patch_gather_kernel<uint32_t><<<blocks, threads, 0, stream>>>(p, int32_t(total));
   FB_CUDA(cudaGetLastError());
 }
 

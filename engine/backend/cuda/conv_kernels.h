@@ -1,6 +1,8 @@
 // Convolutions of our own beside cuDNN's: the depthwise 2-D convolution (groups = input
 // channels = output channels), which PyTorch also runs on its own CUDA kernel in float32
-// (cuDNN's heuristic picks slow algorithms for it in NCHW).
+// (cuDNN's heuristic picks slow algorithms for it in NCHW); and the gather that makes a
+// convolution of non-overlapping patches (kernel = stride, no padding: ViT's patch
+// embedding) a matrix product.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -28,5 +30,17 @@ struct DepthwiseConv {
 // One thread per output element: the window's products, then bias, residual and the
 // activation before the one store.
 void launch_depthwise_conv(const DepthwiseConv& p, cudaStream_t stream);
+
+// The patches of x [n, c, h, w] (any layout, through its element strides) as the rows of
+// a [n·oh·ow, c·kh·kw] matrix: row (n, ph, pw), column (c, i, j) holds x(n, c, ph·kh + i,
+// pw·kw + j). Elements are copied as they are (elem_bytes 2 or 4), never converted.
+struct PatchGather {
+  int64_t batch = 1, channels = 1, out_h = 1, out_w = 1, kernel_h = 1, kernel_w = 1;
+  int64_t stride_n = 0, stride_c = 0, stride_h = 0, stride_w = 0;  // x's element strides
+  int elem_bytes = 2;
+  const void* x = nullptr;
+  void* rows = nullptr;
+};
+void launch_patch_gather(const PatchGather& p, cudaStream_t stream);
 
 }  // namespace fb::cuda

@@ -13,101 +13,14 @@
 
 #include "engine/backend/cuda/attention_kernels.h"
 #include "engine/backend/cuda/epilogue_kernels.h"
+#include "engine/backend/cuda/lt_matmul.h"
 #include "engine/ops/fused_activation.h"
 
 namespace fb::cuda {
 
 namespace {
 
-cudaDataType_t cuda_type(Elem e) { return e == Elem::F16 ? CUDA_R_16F : e == Elem::BF16 ? CUDA_R_16BF : CUDA_R_32F; }
-
-
 PrecisionSet float_precisions(const Node&) { return {Precision::FP32, Precision::TF32, Precision::FP16, Precision::BF16}; }
-
-// One (possibly batched) product D = alpha·op(A)·op(B) [+ beta·C] in row-major terms:
-// A [batch, M, K] ([K, M] with trans_a), B [batch, K, N] ([N, K] with trans_b), D
-// [batch, M, N]; a batch stride of 0 broadcasts an operand.
-struct Product {
-  int64_t m = 0, n = 0, k = 0, batch = 1;
-  bool trans_a = false, trans_b = false;
-  int64_t stride_a = 0, stride_b = 0;
-  Elem elem = Elem::F32;
-  float alpha = 1.f;
-  const void* bias = nullptr;  // cuBLASLt's epilogue: + bias over N, then ReLU if relu
-  Elem bias_elem = Elem::F32;
-  bool relu = false;
-};
-
-class LtMatmul {
- public:
-  LtMatmul(const Product& p, const CudaContext& ctx, const Node& node) : p_(p), ctx_(ctx) {
-    const cudaDataType_t t = cuda_type(p.elem);
-    // tf32: float32 operands, products on tensor cores with 10-bit mantissas (Precision::TF32).
-    const bool tf32 = p.elem == Elem::F32 && node.precision == Precision::TF32;
-    FB_CUDA(cublasLtMatmulDescCreate(&desc_, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    // Column-major: D' (N×M) = B' (N×K) · A' (K×M); a stored row-major X is X' read column-major.
-    const cublasOperation_t op_b = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, op_a = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-    set(CUBLASLT_MATMUL_DESC_TRANSA, op_b);
-    set(CUBLASLT_MATMUL_DESC_TRANSB, op_a);
-    set(CUBLASLT_MATMUL_DESC_EPILOGUE, p.bias ? (p.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
-                                              : (p.relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT));
-    if (p.bias) {
-      set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, p.bias);
-      set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type(p.bias_elem));
-    }
-    b_ = layout(t, p.trans_b ? p.k : p.n, p.trans_b ? p.n : p.k, p.stride_b);
-    a_ = layout(t, p.trans_a ? p.m : p.k, p.trans_a ? p.k : p.m, p.stride_a);
-    d_ = layout(t, p.n, p.m, p.m * p.n);
-    cublasLtMatmulPreference_t pref;
-    FB_CUDA(cublasLtMatmulPreferenceCreate(&pref));
-    FB_CUDA(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ctx.workspace_bytes,
-                                                 sizeof ctx.workspace_bytes));
-    int found = 0;
-    cublasLtMatmulHeuristicResult_t h{};
-    const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(ctx.blas_lt, desc_, b_, a_, d_, d_, pref, 1, &h, &found);
-    cublasLtMatmulPreferenceDestroy(pref);
-    if (s != CUBLAS_STATUS_SUCCESS || found == 0)
-      throw Error(node.describe() + ": cuBLASLt has no algorithm for this product (M " + std::to_string(p.m) + ", N " +
-                  std::to_string(p.n) + ", K " + std::to_string(p.k) + ", batch " + std::to_string(p.batch) + ")");
-    algo_ = h.algo;
-  }
-  ~LtMatmul() {
-    cublasLtMatrixLayoutDestroy(a_);
-    cublasLtMatrixLayoutDestroy(b_);
-    cublasLtMatrixLayoutDestroy(d_);
-    cublasLtMatmulDescDestroy(desc_);
-  }
-  LtMatmul(const LtMatmul&) = delete;
-  LtMatmul& operator=(const LtMatmul&) = delete;
-
-  // D = alpha·A·B (+ beta·C, C of D's shape, when c is given).
-  void run(const void* a, const void* b, void* d, const void* c = nullptr, float beta = 0.f) const {
-    FB_CUDA(cublasLtMatmul(ctx_.blas_lt, desc_, &p_.alpha, b, b_, a, a_, &beta, c ? c : d, d_, d, d_, &algo_,
-                           ctx_.workspace, ctx_.workspace_bytes, ctx_.stream));
-  }
-
- private:
-  template <typename T> void set(cublasLtMatmulDescAttributes_t attr, const T& value) {
-    FB_CUDA(cublasLtMatmulDescSetAttribute(desc_, attr, &value, sizeof value));
-  }
-  cublasLtMatrixLayout_t layout(cudaDataType_t t, int64_t rows, int64_t cols, int64_t batch_stride) const {
-    cublasLtMatrixLayout_t l;
-    FB_CUDA(cublasLtMatrixLayoutCreate(&l, t, uint64_t(rows), uint64_t(cols), rows));
-    if (p_.batch > 1) {
-      const int32_t count = int32_t(p_.batch);
-      FB_CUDA(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
-      FB_CUDA(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &batch_stride,
-                                               sizeof batch_stride));
-    }
-    return l;
-  }
-
-  Product p_;
-  const CudaContext& ctx_;
-  cublasLtMatmulDesc_t desc_ = nullptr;
-  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
-  cublasLtMatmulAlgo_t algo_{};
-};
 
 // The batch of a product: A's and B's leading dims broadcast to the output's. Each operand's
 // batch is either the output's whole batch (dense) or absent/all ones (stride 0); a product

@@ -28,6 +28,27 @@ __device__ inline void store(void* p, Elem e, int64_t i, float v) {
   }
 }
 
+// Two floats rounded to T as one 32-bit pair (the first in the lower half), through the
+// pair intrinsics. Not as an array of two T copied out with memcpy: CUDA 13.0's ptxas
+// lowered that copy to global memory as byte stores and the low byte's as
+// F2I.U8.F16.TRUNC (the element's value converted to an integer byte), so 9.0 was stored as
+// 8.07 (0x4809) and the outputs kept 2 of fp16's 10 mantissa bits (the SASS and a probe on
+// an H200; the first form of the fused attention kernel failed CudaFlashAttention so).
+template <typename T>
+struct Pair;
+template <>
+struct Pair<__half> {
+  using type = __half2;
+  static __device__ __forceinline__ type make(float x, float y) { return __floats2half2_rn(x, y); }
+  static __device__ __forceinline__ float2 back(type p) { return __half22float2(p); }
+};
+template <>
+struct Pair<__nv_bfloat16> {
+  using type = __nv_bfloat162;
+  static __device__ __forceinline__ type make(float x, float y) { return __floats2bfloat162_rn(x, y); }
+  static __device__ __forceinline__ float2 back(type p) { return __bfloat1622float2(p); }
+};
+
 // Index arithmetic in 32 bits when every index of a launch fits: a 64-bit division or
 // remainder is a long software sequence on the GPU (tens of instructions), which made the
 // per-element index math most of a light kernel's time (a fused MatMul's GELU epilogue on

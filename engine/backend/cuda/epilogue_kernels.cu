@@ -25,6 +25,67 @@ __global__ void epilogue_kernel(Elem ye, void* y, Epilogue e, I n) {
   }
 }
 
+// Eight 16-bit elements a thread, in 16-byte loads and stores: the common epilogue of a
+// matrix product (an activation, perhaps a bias, residual or multiplier, rows a multiple of
+// 8 long). The scalar kernel above reads and writes 2 bytes a thread: on an H200, BERT-base's
+// FFN up-projection with its GELU took 0.090 ms at batch 32 where the down-projection (the
+// same FLOPs, no epilogue) took 0.031 (`profile --device cuda`).
+template <typename T>
+__device__ __forceinline__ void unpack8(const uint4& raw, float (&f)[8]) {
+  const auto* p = reinterpret_cast<const typename Pair<T>::type*>(&raw);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const float2 v = Pair<T>::back(p[j]);
+    f[2 * j] = v.x, f[2 * j + 1] = v.y;
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ uint4 pack8(const float (&f)[8]) {
+  uint4 raw;
+  auto* p = reinterpret_cast<typename Pair<T>::type*>(&raw);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) p[j] = Pair<T>::make(f[2 * j], f[2 * j + 1]);
+  return raw;
+}
+
+template <typename T>
+__global__ void epilogue_vec8_kernel(uint4* y, Epilogue e, int32_t vectors) {
+  const int32_t channels = int32_t(e.channels);
+  for (int32_t v = int32_t(blockIdx.x) * int32_t(blockDim.x) + int32_t(threadIdx.x); v < vectors;
+       v += int32_t(gridDim.x) * int32_t(blockDim.x)) {
+    float f[8], g[8];
+    unpack8<T>(y[v], f);
+    if (e.bias) {
+      const int32_t ch = (v * 8) % channels;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) f[j] += load(e.bias, e.bias_elem, ch + j);
+    }
+    if (e.residual) {
+      unpack8<T>(static_cast<const uint4*>(e.residual)[v], g);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) f[j] += g[j];
+    }
+#pragma unroll
+    for (int j = 0; j < 8; ++j) f[j] = activate(e.act, f[j], e.lo, e.hi);
+    if (e.multiplier) {
+      unpack8<T>(static_cast<const uint4*>(e.multiplier)[v], g);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) f[j] *= g[j];
+    }
+    y[v] = pack8<T>(f);
+  }
+}
+
+// Whether the 8-wide kernel runs this epilogue: 16-bit y, rows of a multiple of 8 elements
+// (so a vector never crosses a row and its bias index stays in the row), no Gemm C, every
+// y-shaped operand 16-byte aligned, and 32-bit indices.
+bool vectorizes(Elem ye, const void* y, const Epilogue& e, int64_t n) {
+  const auto aligned = [](const void* p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  return (ye == Elem::F16 || ye == Elem::BF16) && e.inner == 1 && e.channels % 8 == 0 && e.c == nullptr &&
+         aligned(y) && aligned(e.residual) && aligned(e.multiplier) && fits_32_bits(n);
+}
+
 // One block per row: the row's max, then its sum, by block reductions in shared memory.
 __global__ void attention_softmax_kernel(const float* scores, const void* mask, Elem me, MaskStrides ms, int64_t heads,
                                          int64_t sq, int64_t sk, Elem pe, void* p) {
@@ -71,6 +132,14 @@ void launch_epilogue(Elem y_elem, void* y, const Epilogue& e, cudaStream_t strea
   const int64_t n = e.outer * e.channels * e.inner;
   if (n == 0) return;
   const int threads = 256;
+  if (vectorizes(y_elem, y, e, n)) {
+    const int32_t vectors = int32_t(n / 8);
+    const unsigned blocks = unsigned(std::min<int64_t>((vectors + threads - 1) / threads, 65535 * 4));
+    if (y_elem == Elem::F16) epilogue_vec8_kernel<__half><<<blocks, threads, 0, stream>>>(static_cast<uint4*>(y), e, vectors);
+    else epilogue_vec8_kernel<__nv_bfloat16><<<blocks, threads, 0, stream>>>(static_cast<uint4*>(y), e, vectors);
+    FB_CUDA(cudaGetLastError());
+    return;
+  }
   const int64_t blocks = std::min<int64_t>((n + threads - 1) / threads, 65535 * 4);
   if (fits_32_bits(n)) epilogue_kernel<int32_t><<<unsigned(blocks), threads, 0, stream>>>(y_elem, y, e, int32_t(n));
   else epilogue_kernel<int64_t><<<unsigned(blocks), threads, 0, stream>>>(y_elem, y, e, n);
