@@ -64,7 +64,7 @@ void find_changes(CaseTrend& h, const ChangePointOptions& o) {
 }
 
 // The profile a case's engine view reads: the newest profile of the same model content,
-// batch, fusion level, threads and fusion limits stored before `until` (the start of the
+// precision, device, CUDA graph, batch, fusion level, threads and fusion limits stored before `until` (the start of the
 // next run, so a profile taken right after a nightly run belongs to that run); "" = no limit.
 // A profile's config is the BuildConfig JSON (engine/plan/build_config_json.h); profiles
 // stored before it was name the op types "exclude_ops".
@@ -78,7 +78,11 @@ std::optional<int64_t> matching_profile(const std::vector<StoredProfile>& profil
     const auto list = [&](const char* k) {
       return c.contains(k) && c[k].is_array() ? c[k].get<std::vector<std::string>>() : std::vector<std::string>{};
     };
-    if (c.value("fusion", "") != fusion_level_name(s.fusion) || c.value("batch", int64_t(0)) != s.batch ||
+    // Precision, device and CUDA graph as build_config_to_json writes them (the last two
+    // left out for the CPU and for off), and "fp32" for profiles stored before precision was.
+    if (c.value("precision", "fp32") != precision_name(s.precision) || c.value("device", "cpu") != s.device ||
+        c.value("cuda_graph", false) != s.cuda_graph || c.value("fusion", "") != fusion_level_name(s.fusion) ||
+        c.value("batch", int64_t(0)) != s.batch ||
         c.value("threads", 0) != s.threads || list("exclude_nodes") != s.fusion_limits.exclude_nodes ||
         list(c.contains("exclude_op_types") ? "exclude_op_types" : "exclude_ops") != s.fusion_limits.exclude_ops ||
         list("partition_points") != s.fusion_limits.partition_points)

@@ -554,7 +554,8 @@ TEST_F(ReportTest, AGreenPageNeedsABaselineAndNoNoise) {
 TEST_F(ReportTest, EngineViewReadsTheMatchingStoredProfiles) {
   ResultStore store(file("results.db"));
   nightly(store, 2, 5, 0);
-  // Profiles are matched by model content, batch, fusion, threads, and time: a profile
+  // Profiles are matched by model content, precision, device, batch, fusion, threads and
+  // limits, and time: a profile
   // belongs to the last run begun before it. Both are stamped now, after both runs began,
   // so the newest one serves the latest run; the baseline (run 1) has none of its own.
   // The older profile's config is as `fusebench profile` wrote it before it wrote the
@@ -579,6 +580,12 @@ TEST_F(ReportTest, EngineViewReadsTheMatchingStoredProfiles) {
   const int64_t newest = profile(0.4, fb::build_config_to_json(built).dump());
   built.exclude_op_types = {"Softmax"};  // a limit the case does not have: not its profile
   profile(0.3, fb::build_config_to_json(built).dump());
+  built.exclude_op_types = {};
+  built.precision = fb::Precision::BF16;  // another precision (the case's is fp32): not its profile
+  profile(0.2, fb::build_config_to_json(built).dump());
+  built.precision = fb::Precision::FP32;
+  built.device = "cuda";  // another device: not its profile
+  profile(0.1, fb::build_config_to_json(built).dump());
   const fb::ReportModel m = fb::build_report_model(store, {});
   const fb::EngineView& v = m.cases[0].engine;
   ASSERT_TRUE(v.profile.has_value());
