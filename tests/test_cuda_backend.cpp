@@ -175,9 +175,13 @@ std::string built_and_checked(const Graph& g, std::shared_ptr<const OpRegistry> 
   std::vector<double> layer_ms;
   e->run(inputs, &layer_ms);
   for (size_t i = 0; i < layer_ms.size(); ++i)
-    if (e->layers()[i].kernel.rfind("copy.", 0) == 0) EXPECT_GT(layer_ms[i], 0.0) << e->layers()[i].name;
+    if (e->layers()[i].kernel.rfind("copy.", 0) == 0) {
+      EXPECT_GT(layer_ms[i], 0.0) << e->layers()[i].name;
+    }
   cfg.precision_mode = PrecisionMode::Obey;
-  if (kernels.find("cpu:") != std::string::npos) EXPECT_THROW(build_engine(g, cfg, {ops}), Error);
+  if (kernels.find("cpu:") != std::string::npos) {
+    EXPECT_THROW(build_engine(g, cfg, {ops}), Error);
+  }
   return kernels;
 }
 
