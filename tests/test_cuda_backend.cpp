@@ -209,7 +209,9 @@ TEST(CudaPlugin, TheCopyPluginRunsOnTheGpuItself) {
 }
 
 // A CUDA graph replays exactly what the layers run one by one: every zoo model's outputs,
-// over several replays with new inputs in between, are the eager engine's to the bit.
+// over several replays with new inputs in between, are the eager engine's to the bit. Both
+// keep cuDNN's heuristic algorithms: timed, a graph engine and an eager one may choose
+// differently (CudaConvAlgorithms checks those against the CPU).
 TEST_P(CudaZoo, ACudaGraphReplaysWhatTheLayersRun) {
   if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
   const LoadedModel m = load_model(std::string("zoo:") + GetParam());
@@ -217,6 +219,7 @@ TEST_P(CudaZoo, ACudaGraphReplaysWhatTheLayersRun) {
   cfg.device = "cuda";
   cfg.batch = 2;
   cfg.fusion = FusionLevel::Aggressive;
+  cfg.time_algorithms = false;
   std::unique_ptr<Engine> eager = build_engine(m.graph, cfg);
   cfg.cuda_graph = true;
   std::unique_ptr<Engine> graphed = build_engine(m.graph, cfg);
@@ -451,6 +454,46 @@ TEST(CudaChannelsLast, AResNetBlockRunsChannelsLastAndAgreesWithCpuAndNchw) {
     }
     EXPECT_GE(compared, 10) << layers;  // every layer's output but the Flatten view
   }
+}
+
+// The engine times cuDNN's algorithms for each convolution at build (TensorRT's tactics),
+// eager and in a CUDA graph, and its kernel names say so; the GPU reference keeps the heuristic's first (PyTorch with
+// cudnn.benchmark off), and so does an engine built with time_algorithms off. All three
+// agree with the CPU reference within the build precision's tolerance.
+TEST(CudaConvAlgorithms, TheEngineTimesThemAndTheReferenceDoesNot) {
+  if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
+  const Graph g = test::resnet_style_block();
+  const int64_t batch = 2;
+  ReferenceExecutor cpu(g, batch);
+  const std::vector<Tensor> inputs = make_inputs(g, cpu.input_shapes(), 5);
+  const std::vector<Tensor> expected = cpu.run(inputs);
+  for (const char* precision : {"fp32", "fp16"}) {
+    SCOPED_TRACE(precision);
+    BuildConfig cfg;
+    cfg.device = "cuda";
+    cfg.batch = batch;
+    cfg.precision = fb::parse_precision(precision);
+    const std::unique_ptr<Engine> timed = build_engine(g, cfg);  // by cuDNN's search, host cost included
+    cfg.cuda_graph = true;
+    const std::unique_ptr<Engine> timed_in_graph = build_engine(g, cfg);  // by each one's GPU time in a graph
+    cfg.cuda_graph = false;
+    cfg.time_algorithms = false;
+    const std::unique_ptr<Engine> heuristic = build_engine(g, cfg);
+    const int convs = layers_with(*heuristic, {"cudnn.conv["});
+    EXPECT_EQ(convs, 5) << layer_list(*heuristic);
+    EXPECT_EQ(layers_with(*timed, {"cudnn.conv[", ", timed]"}), convs) << layer_list(*timed);
+    EXPECT_EQ(layers_with(*timed_in_graph, {"cudnn.conv[", ", timed]"}), convs) << layer_list(*timed_in_graph);
+    EXPECT_EQ(layers_with(*heuristic, {", timed]"}), 0) << layer_list(*heuristic);
+    const AccuracyConfig tol = default_accuracy(cfg.precision);
+    for (Engine* e : {timed.get(), timed_in_graph.get(), heuristic.get()}) {
+      e->run(inputs);
+      const AccuracyResult r = compare_outputs(e->outputs(), expected, g.outputs, tol);
+      EXPECT_TRUE(r.passed) << r.detail << "\n" << layer_list(*e);
+    }
+  }
+  const std::unique_ptr<Engine> reference = build_device_reference(g, BuildConfig{.batch = batch, .device = "cuda"}, OpRegistry::builtin());
+  EXPECT_GT(layers_with(*reference, {"cudnn.conv["}), 0) << layer_list(*reference);
+  EXPECT_EQ(layers_with(*reference, {", timed]"}), 0) << layer_list(*reference);
 }
 
 // The ops between convolutions that the zoo's CNNs have (ShuffleNet's Split, Concat and

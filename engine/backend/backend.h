@@ -75,6 +75,8 @@ struct LayerRequest {
   // Pad's pads) while `inputs` points into device memory.
   std::vector<const Tensor*> host_constants;
   bool winograd = true;                // the build allows Winograd convolutions (BuildConfig::winograd)
+  bool time_algorithms = false;        // a device layer may time its library's algorithms (BuildConfig::time_algorithms)
+  bool cuda_graph = false;             // the engine replays its layers as one CUDA graph (BuildConfig::cuda_graph)
   // Input 1 (the weights) is constant: a kernel may repack it once.
   bool weights_constant() const { return constant_inputs.size() > 1 && constant_inputs[1]; }
 };

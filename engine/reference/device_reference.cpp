@@ -13,6 +13,7 @@ std::unique_ptr<Engine> build_device_reference(const Graph& graph, const BuildCo
   c.constant_inputs = case_config.constant_inputs;
   c.fusion = FusionLevel::None;
   c.in_place = false;
+  c.time_algorithms = false;  // cuDNN's heuristic, as PyTorch with cudnn.benchmark off
   return build_engine(graph, c, EngineKernels{std::move(ops)});
 }
 

@@ -252,7 +252,7 @@ Engine::Engine(Graph optimized, const BuildConfig& config, std::vector<std::stri
         const Backend& runs_on = n.on_host && host_backend_ ? *host_backend_ : backend;
         layers_.push_back(runs_on.make_layer(LayerRequest{n, op_for(n, *kernels_.ops), *kernels_.ops, ins, outs,
                                                           std::move(constant_inputs), std::move(host_constants),
-                                                          config_.winograd}));
+                                                          config_.winograd, config_.time_algorithms, config_.cuda_graph}));
       }
       // The CPU fallback of a device build says where it runs.
       info.kernel = (n.on_host && host_backend_ ? "cpu:" : "") + layers_.back()->kernel();

@@ -47,7 +47,8 @@ class OnChannelsLastViews final : public Layer {
       if (axis != 1 && axis != -3) throw Error(r.node.describe() + ": a channels-last layer concatenates or splits channels only");
       node_.attrs["axis"] = Attribute{int64_t(3)};
     }
-    LayerRequest inner{node_, r.def, r.ops, r.inputs, r.outputs, r.constant_inputs, r.host_constants, r.winograd};
+    LayerRequest inner{node_, r.def, r.ops, r.inputs, r.outputs, r.constant_inputs, r.host_constants, r.winograd,
+                       r.time_algorithms, r.cuda_graph};
     for (const Tensor*& t : inner.inputs)
       if (t && t->rank() == 4) t = view(*t);
     if (node_.domain.empty() && node_.op_type == "Resize")

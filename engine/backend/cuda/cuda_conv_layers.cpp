@@ -1,6 +1,7 @@
-// Convolutions on the GPU: Conv and fusebench.FusedConv on cuDNN's convolution (its
-// heuristic's first algorithm that fits the workspace, as PyTorch with cudnn.benchmark
-// off), then bias, residual and activation in one pass of our epilogue kernel; 2-D
+// Convolutions on the GPU: Conv and fusebench.FusedConv on cuDNN's convolution (the fastest
+// of its algorithms timed on the layer's buffers at build, as TensorRT's tactics; the
+// heuristic's first that fits the workspace in the reference, as PyTorch with
+// cudnn.benchmark off), then bias, residual and activation in one pass of our epilogue kernel; 2-D
 // depthwise ones on our own kernel with all of that in the same pass (conv_kernels.h);
 // 16-bit ones of non-overlapping patches as a matrix product (PatchConvLayer). float32
 // convolutions run in full fp32 (CUDNN_FMA_MATH: no TF32); tf32, fp16 and bf16 ones on
@@ -12,6 +13,9 @@
 // of the layer's own.
 // Not yet: cuDNN's fused conv+bias+activation (one pass less), asymmetric padding.
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <mutex>
 
 #include "engine/backend/cuda/conv_kernels.h"
 #include "engine/backend/cuda/data_movement_kernels.h"
@@ -47,6 +51,92 @@ std::vector<int> strides_of(const std::vector<int>& d, bool channels_last) {
   for (size_t i = d.size(); i-- > 2;) st[i] = step, step *= d[i];
   st[0] = step;
   return st;
+}
+
+// The GPU's time of one call, recorded four times in a CUDA graph and replayed: what an
+// engine replayed as a graph pays for it, with no host launch cost in it. Negative where
+// the call fails or cannot be recorded.
+double graph_replay_ms(cudaStream_t stream, const std::function<cudnnStatus_t()>& call) {
+  constexpr int kCallsPerGraph = 4, kReplays = 5;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  double ms = -1;
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+    bool ok = true;
+    for (int i = 0; i < kCallsPerGraph && ok; ++i) ok = call() == CUDNN_STATUS_SUCCESS;
+    ok = cudaStreamEndCapture(stream, &graph) == cudaSuccess && ok;
+    if (ok && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess && cudaGraphLaunch(exec, stream) == cudaSuccess) {
+      cudaEvent_t start = nullptr, stop = nullptr;
+      cudaEventCreate(&start);
+      cudaEventCreate(&stop);
+      cudaEventRecord(start, stream);
+      for (int i = 0; i < kReplays; ++i) cudaGraphLaunch(exec, stream);
+      cudaEventRecord(stop, stream);
+      float elapsed = 0;
+      if (cudaEventSynchronize(stop) == cudaSuccess && cudaEventElapsedTime(&elapsed, start, stop) == cudaSuccess)
+        ms = elapsed / (kCallsPerGraph * kReplays);
+      cudaEventDestroy(start);
+      cudaEventDestroy(stop);
+    }
+  }
+  if (exec) cudaGraphExecDestroy(exec);
+  if (graph) cudaGraphDestroy(graph);
+  cudaGetLastError();  // a refused recording leaves no error behind for the next call
+  return ms;
+}
+
+// TensorRT's tactic timing for one convolution, by what the engine will pay: in a CUDA
+// graph engine, each candidate's GPU time (graph_replay_ms); eager, cuDNN's own search
+// (cudnnFindConvolutionForwardAlgorithmEx), whose clock also counts the host's launch cost,
+// which an eager engine pays and which at batch 1 outweighs the kernels (on an H200,
+// ResNet-50's fp16 heuristic choices cost 7.9 ms eager against 0.46 ms in a graph). Only
+// algorithms that succeed within the workspace in the layer's math (no TF32 for full fp32)
+// qualify. The choice is remembered by `key` for the process, so an execution context or a
+// rebuilt engine of the same layer reuses it. False where none qualifies (the caller keeps
+// the heuristic's first).
+struct ConvCall {
+  const CudaContext& ctx;
+  cudnnTensorDescriptor_t xdesc;
+  const void* x;
+  cudnnFilterDescriptor_t wdesc;
+  const void* w;
+  cudnnConvolutionDescriptor_t conv;
+  cudnnTensorDescriptor_t ydesc;
+  void* y;
+};
+bool time_conv_algorithms(const ConvCall& c, const std::string& key, const std::vector<cudnnConvolutionFwdAlgo_t>& candidates,
+                          bool in_graph, bool fma_only, cudnnConvolutionFwdAlgo_t& algo) {
+  static std::mutex mutex;
+  static std::map<std::string, cudnnConvolutionFwdAlgo_t> chosen;
+  std::lock_guard<std::mutex> lock(mutex);
+  const std::string full_key = key + (in_graph ? " graph" : " eager");
+  if (auto it = chosen.find(full_key); it != chosen.end()) return algo = it->second, true;
+  if (in_graph) {
+    double best = -1;
+    for (cudnnConvolutionFwdAlgo_t a : candidates) {
+      const float one = 1.f, zero = 0.f;
+      const double ms = graph_replay_ms(c.ctx.stream, [&] {
+        return cudnnConvolutionForward(c.ctx.cudnn, &one, c.xdesc, c.x, c.wdesc, c.w, c.conv, a, c.ctx.workspace,
+                                       c.ctx.workspace_bytes, &zero, c.ydesc, c.y);
+      });
+      if (ms >= 0 && (best < 0 || ms < best)) best = ms, algo = a;
+    }
+    if (best < 0) return false;
+    chosen[full_key] = algo;
+    return true;
+  }
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int found = 0;
+  FB_CUDA(cudnnFindConvolutionForwardAlgorithmEx(c.ctx.cudnn, c.xdesc, c.x, c.wdesc, c.w, c.conv, c.ydesc, c.y,
+                                                 CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf, c.ctx.workspace,
+                                                 c.ctx.workspace_bytes));
+  for (int i = 0; i < found; ++i) {  // sorted fastest first
+    if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > c.ctx.workspace_bytes) continue;
+    if (fma_only && perf[i].mathType == CUDNN_TENSOR_OP_MATH) continue;
+    chosen[full_key] = algo = perf[i].algo;
+    return true;
+  }
+  return false;
 }
 
 // One copy of an [N, C, d...] tensor into the other layout, planned at build time.
@@ -174,6 +264,7 @@ class ConvLayer final : public CudaLayer {
     const bool fma_only = e == Elem::F32 && n.precision != Precision::TF32;
     FB_CUDA(cudnnSetConvolutionMathType(conv_, fma_only ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
     // The tensors in one layout, and the first algorithm the heuristic lists for them.
+    std::vector<cudnnConvolutionFwdAlgo_t> candidates;  // the heuristic's, in its order
     auto choose = [&](bool channels_last) {
       cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
       int found = 0;
@@ -188,14 +279,16 @@ class ConvLayer final : public CudaLayer {
         if (!channels_last) throw;
         return false;  // cuDNN refuses these channels-last descriptors
       }
+      candidates.clear();
       for (int i = 0; i < found; ++i) {
         // Heuristics may list a tensor-core (TF32) algorithm for a float32 layer: keep FMA math.
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > ctx.workspace_bytes) continue;
         if (fma_only && perf[i].mathType == CUDNN_TENSOR_OP_MATH) continue;
-        algo_ = perf[i].algo;
-        return true;
+        if (std::find(candidates.begin(), candidates.end(), perf[i].algo) == candidates.end()) candidates.push_back(perf[i].algo);
       }
-      return false;
+      if (candidates.empty()) return false;
+      algo_ = candidates.front();
+      return true;
     };
     bool nhwc = conv_runs_channels_last(n);
     bool chosen = choose(nhwc);
@@ -227,6 +320,16 @@ class ConvLayer final : public CudaLayer {
     }
     bridge_ = std::make_unique<LayoutBridge>(n, nhwc, xs, input_as(r, 0, t_y, x_keep_), residual, *y_);
     x_ = bridge_->x();
+    bool timed = false;
+    if (r.time_algorithms) {
+      std::string key = "device " + std::to_string(ctx.device) + " type " + std::to_string(int(t)) + (nhwc ? " nhwc" : " nchw") +
+                        (fma_only ? " fma" : " tensor-op") + " group " +
+                        std::to_string(n.attr_int("group", 1));
+      for (const std::vector<int>* v : std::initializer_list<const std::vector<int>*>{&xd, &wd, &yd, &pad, &stride, &dilation})
+        for (int d : *v) key += " " + std::to_string(d);
+      timed = time_conv_algorithms(ConvCall{ctx, xdesc_, x_, wdesc_, w_, conv_, ydesc_, bridge_->y()}, key, candidates,
+                                   r.cuda_graph, fma_only, algo_);
+    }
     ep.residual = bridge_->residual();
     // The residual may be y itself (the arena hands a dying residual's buffer to the
     // output): cuDNN then adds the convolution to it (beta 1), before the epilogue.
@@ -235,7 +338,7 @@ class ConvLayer final : public CudaLayer {
     int64_t k = 1;
     for (size_t i = 1; i < ws.size(); ++i) k *= ws[i];
     flops_ = 2.0 * double(y_->numel()) * double(k);
-    kernel_ = "cudnn.conv[algo " + std::to_string(int(algo_)) + "]" + (epilogue_needed_ ? "+epilogue" : "") +
+    kernel_ = "cudnn.conv[algo " + std::to_string(int(algo_)) + (timed ? ", timed]" : "]") + (epilogue_needed_ ? "+epilogue" : "") +
               bridge_->suffix() + (plain_inside ? " (nchw inside)" : "") + kernel_suffix(e, n.precision);
   }
   ~ConvLayer() override {
