@@ -491,7 +491,10 @@ TEST(CudaConvAlgorithms, TheEngineTimesThemAndTheReferenceDoesNot) {
       EXPECT_TRUE(r.passed) << r.detail << "\n" << layer_list(*e);
     }
   }
-  const std::unique_ptr<Engine> reference = build_device_reference(g, BuildConfig{.batch = batch, .device = "cuda"}, OpRegistry::builtin());
+  BuildConfig case_config;
+  case_config.device = "cuda";
+  case_config.batch = batch;
+  const std::unique_ptr<Engine> reference = build_device_reference(g, case_config, OpRegistry::builtin());
   EXPECT_GT(layers_with(*reference, {"cudnn.conv["}), 0) << layer_list(*reference);
   EXPECT_EQ(layers_with(*reference, {", timed]"}), 0) << layer_list(*reference);
 }
