@@ -210,8 +210,8 @@ TEST(CudaPlugin, TheCopyPluginRunsOnTheGpuItself) {
 
 // A CUDA graph replays exactly what the layers run one by one: every zoo model's outputs,
 // over several replays with new inputs in between, are the eager engine's to the bit. Both
-// keep cuDNN's heuristic algorithms: timed, a graph engine and an eager one may choose
-// differently (CudaConvAlgorithms checks those against the CPU).
+// keep the libraries' heuristic algorithms: timed, a graph engine and an eager one may choose
+// differently (CudaAlgorithms checks those against the CPU).
 TEST_P(CudaZoo, ACudaGraphReplaysWhatTheLayersRun) {
   if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
   const LoadedModel m = load_model(std::string("zoo:") + GetParam());
@@ -456,13 +456,23 @@ TEST(CudaChannelsLast, AResNetBlockRunsChannelsLastAndAgreesWithCpuAndNchw) {
   }
 }
 
-// The engine times cuDNN's algorithms for each convolution at build (TensorRT's tactics),
-// eager and in a CUDA graph, and its kernel names say so; the GPU reference keeps the heuristic's first (PyTorch with
-// cudnn.benchmark off), and so does an engine built with time_algorithms off. All three
+// The engine times its library's algorithms at build (TensorRT's tactics) for each
+// convolution (cuDNN) and matrix product (cuBLASLt), eager and in a CUDA graph, and its
+// kernel names say so; the GPU reference keeps the heuristic's first (PyTorch with
+// cudnn.benchmark off; for convolutions, the plan cuDNN's graph API lists first, as PyTorch's),
+// and so does an engine built with time_algorithms off. All three
 // agree with the CPU reference within the build precision's tolerance.
-TEST(CudaConvAlgorithms, TheEngineTimesThemAndTheReferenceDoesNot) {
+struct TimedLayers {
+  const char* model;   // "zoo:..." or "resnet_style_block" (five convolutions)
+  const char* kernel;  // the timed layers' kernel name starts so
+};
+class CudaAlgorithms : public ::testing::TestWithParam<TimedLayers> {};
+
+TEST_P(CudaAlgorithms, TheEngineTimesThemAndTheReferenceDoesNot) {
   if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
-  const Graph g = test::resnet_style_block();
+  const std::string model = GetParam().model;
+  const char* kernel = GetParam().kernel;
+  const Graph g = model == "resnet_style_block" ? test::resnet_style_block() : load_model(model).graph;
   const int64_t batch = 2;
   ReferenceExecutor cpu(g, batch);
   const std::vector<Tensor> inputs = make_inputs(g, cpu.input_shapes(), 5);
@@ -473,17 +483,23 @@ TEST(CudaConvAlgorithms, TheEngineTimesThemAndTheReferenceDoesNot) {
     cfg.device = "cuda";
     cfg.batch = batch;
     cfg.precision = fb::parse_precision(precision);
-    const std::unique_ptr<Engine> timed = build_engine(g, cfg);  // by cuDNN's search, host cost included
+    const std::unique_ptr<Engine> timed = build_engine(g, cfg);  // by what eager calls cost, host included
     cfg.cuda_graph = true;
     const std::unique_ptr<Engine> timed_in_graph = build_engine(g, cfg);  // by each one's GPU time in a graph
     cfg.cuda_graph = false;
     cfg.time_algorithms = false;
     const std::unique_ptr<Engine> heuristic = build_engine(g, cfg);
-    const int convs = layers_with(*heuristic, {"cudnn.conv["});
-    EXPECT_EQ(convs, 5) << layer_list(*heuristic);
-    EXPECT_EQ(layers_with(*timed, {"cudnn.conv[", ", timed]"}), convs) << layer_list(*timed);
-    EXPECT_EQ(layers_with(*timed_in_graph, {"cudnn.conv[", ", timed]"}), convs) << layer_list(*timed_in_graph);
+    const int layers = layers_with(*heuristic, {kernel});
+    if (model == "resnet_style_block") {
+      EXPECT_EQ(layers, 5) << layer_list(*heuristic);
+    }
+    EXPECT_GT(layers, 0) << layer_list(*heuristic);
+    EXPECT_EQ(layers_with(*timed, {kernel, ", timed]"}), layers) << layer_list(*timed);
+    EXPECT_EQ(layers_with(*timed_in_graph, {kernel, ", timed]"}), layers) << layer_list(*timed_in_graph);
     EXPECT_EQ(layers_with(*heuristic, {", timed]"}), 0) << layer_list(*heuristic);
+    if (model == "resnet_style_block") {
+      EXPECT_EQ(layers_with(*heuristic, {"cudnn.conv[engine "}), layers) << layer_list(*heuristic);
+    }
     const AccuracyConfig tol = default_accuracy(cfg.precision);
     for (Engine* e : {timed.get(), timed_in_graph.get(), heuristic.get()}) {
       e->run(inputs);
@@ -495,9 +511,20 @@ TEST(CudaConvAlgorithms, TheEngineTimesThemAndTheReferenceDoesNot) {
   case_config.device = "cuda";
   case_config.batch = batch;
   const std::unique_ptr<Engine> reference = build_device_reference(g, case_config, OpRegistry::builtin());
-  EXPECT_GT(layers_with(*reference, {"cudnn.conv["}), 0) << layer_list(*reference);
+  EXPECT_GT(layers_with(*reference, {kernel}), 0) << layer_list(*reference);
   EXPECT_EQ(layers_with(*reference, {", timed]"}), 0) << layer_list(*reference);
+  if (model == "resnet_style_block") {  // untimed, PyTorch's way: a plan of cuDNN's graph API
+    EXPECT_EQ(layers_with(*reference, {"cudnn.conv[engine "}), layers_with(*reference, {kernel})) << layer_list(*reference);
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(Libraries, CudaAlgorithms,
+                         ::testing::Values(TimedLayers{"resnet_style_block", "cudnn.conv["},
+                                           TimedLayers{"zoo:bert", "cublasLt.matmul"}),
+                         [](const ::testing::TestParamInfo<TimedLayers>& info) {
+                           return std::string(info.param.kernel).substr(0, 5) == "cudnn" ? "CudnnConvolutions"
+                                                                                          : "CublasLtProducts";
+                         });
 
 // The ops between convolutions that the zoo's CNNs have (ShuffleNet's Split, Concat and
 // channel shuffle; EfficientNet's squeeze-and-excitation gate and pools; YOLO's Split,

@@ -89,12 +89,12 @@ struct BuildConfig {
   // (engine/runtime/engine.h). Refused for a plan with layers on the host (a CPU fallback);
   // ignored on the CPU. The reference always stays eager, as PyTorch eager is.
   bool cuda_graph = false;
-  // A device engine times cuDNN's candidate algorithms for each convolution on the layer's
-  // own buffers at build and keeps the fastest by what the engine will pay (TensorRT's
-  // tactic timing): with cuda_graph, the GPU's time of each replayed alone in a graph;
-  // eager, the call's time as cuDNN's own search measures it, host launch cost included
-  // (PyTorch's cudnn.benchmark). Off: the heuristic's first algorithm, as PyTorch's default
-  // and the GPU reference. Ignored on the CPU.
+  // A device engine times the library's candidate algorithms for each convolution (cuDNN's
+  // graph API plans) and matrix product (cuBLASLt) on the layer's own buffers at build and
+  // keeps the fastest by what the engine will pay (TensorRT's tactic timing): with
+  // cuda_graph, the GPU's time of each replayed alone in a graph; eager, back-to-back calls,
+  // host launch cost included. Off: the heuristic's first, as PyTorch's default and the GPU
+  // reference. Ignored on the CPU.
   bool time_algorithms = true;
   // Shapes for graph inputs whose dims the model leaves symbolic beyond the batch (or to
   // override them); by input name.

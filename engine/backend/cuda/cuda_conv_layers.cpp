@@ -1,8 +1,10 @@
-// Convolutions on the GPU: Conv and fusebench.FusedConv on cuDNN's convolution (the fastest
-// of its algorithms timed on the layer's buffers at build, as TensorRT's tactics; the
-// heuristic's first that fits the workspace in the reference, as PyTorch with
-// cudnn.benchmark off), then bias, residual and activation in one pass of our epilogue kernel; 2-D
-// depthwise ones on our own kernel with all of that in the same pass (conv_kernels.h);
+// Convolutions on the GPU: Conv and fusebench.FusedConv on cuDNN's convolution, a plan of its
+// graph API (cudnn_graph_conv.h: in an engine the fastest of the heuristic's plans timed on
+// the layer's buffers at build, as TensorRT's tactics; untimed, as in the reference, the
+// heuristic's first, as PyTorch with cudnn.benchmark off; the legacy API's heuristic where
+// the graph API lists nothing usable), then bias, residual and activation in one pass of
+// our epilogue kernel; 2-D depthwise ones on our own kernel with all of that in the same
+// pass (conv_kernels.h);
 // 16-bit ones of non-overlapping patches as a matrix product (PatchConvLayer). float32
 // convolutions run in full fp32 (CUDNN_FMA_MATH: no TF32); tf32, fp16 and bf16 ones on
 // tensor cores.
@@ -13,11 +15,9 @@
 // of the layer's own.
 // Not yet: cuDNN's fused conv+bias+activation (one pass less), asymmetric padding.
 #include <algorithm>
-#include <functional>
-#include <map>
-#include <mutex>
 
 #include "engine/backend/cuda/conv_kernels.h"
+#include "engine/backend/cuda/cudnn_graph_conv.h"
 #include "engine/backend/cuda/data_movement_kernels.h"
 #include "engine/backend/cuda/epilogue_kernels.h"
 #include "engine/backend/cuda/lt_matmul.h"
@@ -51,92 +51,6 @@ std::vector<int> strides_of(const std::vector<int>& d, bool channels_last) {
   for (size_t i = d.size(); i-- > 2;) st[i] = step, step *= d[i];
   st[0] = step;
   return st;
-}
-
-// The GPU's time of one call, recorded four times in a CUDA graph and replayed: what an
-// engine replayed as a graph pays for it, with no host launch cost in it. Negative where
-// the call fails or cannot be recorded.
-double graph_replay_ms(cudaStream_t stream, const std::function<cudnnStatus_t()>& call) {
-  constexpr int kCallsPerGraph = 4, kReplays = 5;
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  double ms = -1;
-  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
-    bool ok = true;
-    for (int i = 0; i < kCallsPerGraph && ok; ++i) ok = call() == CUDNN_STATUS_SUCCESS;
-    ok = cudaStreamEndCapture(stream, &graph) == cudaSuccess && ok;
-    if (ok && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess && cudaGraphLaunch(exec, stream) == cudaSuccess) {
-      cudaEvent_t start = nullptr, stop = nullptr;
-      cudaEventCreate(&start);
-      cudaEventCreate(&stop);
-      cudaEventRecord(start, stream);
-      for (int i = 0; i < kReplays; ++i) cudaGraphLaunch(exec, stream);
-      cudaEventRecord(stop, stream);
-      float elapsed = 0;
-      if (cudaEventSynchronize(stop) == cudaSuccess && cudaEventElapsedTime(&elapsed, start, stop) == cudaSuccess)
-        ms = elapsed / (kCallsPerGraph * kReplays);
-      cudaEventDestroy(start);
-      cudaEventDestroy(stop);
-    }
-  }
-  if (exec) cudaGraphExecDestroy(exec);
-  if (graph) cudaGraphDestroy(graph);
-  cudaGetLastError();  // a refused recording leaves no error behind for the next call
-  return ms;
-}
-
-// TensorRT's tactic timing for one convolution, by what the engine will pay: in a CUDA
-// graph engine, each candidate's GPU time (graph_replay_ms); eager, cuDNN's own search
-// (cudnnFindConvolutionForwardAlgorithmEx), whose clock also counts the host's launch cost,
-// which an eager engine pays and which at batch 1 outweighs the kernels (on an H200,
-// ResNet-50's fp16 heuristic choices cost 7.9 ms eager against 0.46 ms in a graph). Only
-// algorithms that succeed within the workspace in the layer's math (no TF32 for full fp32)
-// qualify. The choice is remembered by `key` for the process, so an execution context or a
-// rebuilt engine of the same layer reuses it. False where none qualifies (the caller keeps
-// the heuristic's first).
-struct ConvCall {
-  const CudaContext& ctx;
-  cudnnTensorDescriptor_t xdesc;
-  const void* x;
-  cudnnFilterDescriptor_t wdesc;
-  const void* w;
-  cudnnConvolutionDescriptor_t conv;
-  cudnnTensorDescriptor_t ydesc;
-  void* y;
-};
-bool time_conv_algorithms(const ConvCall& c, const std::string& key, const std::vector<cudnnConvolutionFwdAlgo_t>& candidates,
-                          bool in_graph, bool fma_only, cudnnConvolutionFwdAlgo_t& algo) {
-  static std::mutex mutex;
-  static std::map<std::string, cudnnConvolutionFwdAlgo_t> chosen;
-  std::lock_guard<std::mutex> lock(mutex);
-  const std::string full_key = key + (in_graph ? " graph" : " eager");
-  if (auto it = chosen.find(full_key); it != chosen.end()) return algo = it->second, true;
-  if (in_graph) {
-    double best = -1;
-    for (cudnnConvolutionFwdAlgo_t a : candidates) {
-      const float one = 1.f, zero = 0.f;
-      const double ms = graph_replay_ms(c.ctx.stream, [&] {
-        return cudnnConvolutionForward(c.ctx.cudnn, &one, c.xdesc, c.x, c.wdesc, c.w, c.conv, a, c.ctx.workspace,
-                                       c.ctx.workspace_bytes, &zero, c.ydesc, c.y);
-      });
-      if (ms >= 0 && (best < 0 || ms < best)) best = ms, algo = a;
-    }
-    if (best < 0) return false;
-    chosen[full_key] = algo;
-    return true;
-  }
-  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  int found = 0;
-  FB_CUDA(cudnnFindConvolutionForwardAlgorithmEx(c.ctx.cudnn, c.xdesc, c.x, c.wdesc, c.w, c.conv, c.ydesc, c.y,
-                                                 CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf, c.ctx.workspace,
-                                                 c.ctx.workspace_bytes));
-  for (int i = 0; i < found; ++i) {  // sorted fastest first
-    if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > c.ctx.workspace_bytes) continue;
-    if (fma_only && perf[i].mathType == CUDNN_TENSOR_OP_MATH) continue;
-    chosen[full_key] = algo = perf[i].algo;
-    return true;
-  }
-  return false;
 }
 
 // One copy of an [N, C, d...] tensor into the other layout, planned at build time.
@@ -263,8 +177,7 @@ class ConvLayer final : public CudaLayer {
     // Full fp32 (FMA math) unless the layer is tf32 or 16-bit: tensor cores then.
     const bool fma_only = e == Elem::F32 && n.precision != Precision::TF32;
     FB_CUDA(cudnnSetConvolutionMathType(conv_, fma_only ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
-    // The tensors in one layout, and the first algorithm the heuristic lists for them.
-    std::vector<cudnnConvolutionFwdAlgo_t> candidates;  // the heuristic's, in its order
+    // The tensors in one layout, and the first algorithm the legacy heuristic lists for them.
     auto choose = [&](bool channels_last) {
       cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
       int found = 0;
@@ -279,16 +192,14 @@ class ConvLayer final : public CudaLayer {
         if (!channels_last) throw;
         return false;  // cuDNN refuses these channels-last descriptors
       }
-      candidates.clear();
       for (int i = 0; i < found; ++i) {
         // Heuristics may list a tensor-core (TF32) algorithm for a float32 layer: keep FMA math.
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > ctx.workspace_bytes) continue;
         if (fma_only && perf[i].mathType == CUDNN_TENSOR_OP_MATH) continue;
-        if (std::find(candidates.begin(), candidates.end(), perf[i].algo) == candidates.end()) candidates.push_back(perf[i].algo);
+        algo_ = perf[i].algo;
+        return true;
       }
-      if (candidates.empty()) return false;
-      algo_ = candidates.front();
-      return true;
+      return false;
     };
     bool nhwc = conv_runs_channels_last(n);
     bool chosen = choose(nhwc);
@@ -320,25 +231,35 @@ class ConvLayer final : public CudaLayer {
     }
     bridge_ = std::make_unique<LayoutBridge>(n, nhwc, xs, input_as(r, 0, t_y, x_keep_), residual, *y_);
     x_ = bridge_->x();
-    bool timed = false;
-    if (r.time_algorithms) {
-      std::string key = "device " + std::to_string(ctx.device) + " type " + std::to_string(int(t)) + (nhwc ? " nhwc" : " nchw") +
-                        (fma_only ? " fma" : " tensor-op") + " group " +
-                        std::to_string(n.attr_int("group", 1));
-      for (const std::vector<int>* v : std::initializer_list<const std::vector<int>*>{&xd, &wd, &yd, &pad, &stride, &dilation})
-        for (int d : *v) key += " " + std::to_string(d);
-      timed = time_conv_algorithms(ConvCall{ctx, xdesc_, x_, wdesc_, w_, conv_, ydesc_, bridge_->y()}, key, candidates,
-                                   r.cuda_graph, fma_only, algo_);
-    }
     ep.residual = bridge_->residual();
     // The residual may be y itself (the arena hands a dying residual's buffer to the
     // output): cuDNN then adds the convolution to it (beta 1), before the epilogue.
     if (ep.residual && ep.residual == bridge_->y()) ep.residual = nullptr, beta_ = 1.f;
     epilogue_needed_ = ep.bias || ep.residual || ep.act != ActivationKind::None;
+    // cuDNN's graph API, timed or as PyTorch picks; the legacy heuristic's first algorithm
+    // where it lists nothing usable.
+    std::string graph_refused;
+    {
+      auto longs = [](const std::vector<int>& v) { return std::vector<int64_t>(v.begin(), v.end()); };
+      GraphConvSpec spec;
+      spec.type = t;
+      spec.fma_only = fma_only;
+      spec.x_dims = longs(xd), spec.x_strides = longs(strides_of(xd, nhwc));
+      spec.w_dims = longs(wd), spec.w_strides = longs(strides_of(wd, nhwc));
+      spec.y_dims = longs(yd), spec.y_strides = longs(strides_of(yd, nhwc));
+      spec.pad = longs(pad), spec.stride = longs(stride), spec.dilation = longs(dilation);
+      spec.beta = beta_;
+      const PlanChoice choice = !r.time_algorithms ? PlanChoice::HeuristicFirst
+                                : r.cuda_graph       ? PlanChoice::TimedInGraph
+                                                     : PlanChoice::TimedEager;
+      graph_ = CudnnGraphConv::make(ctx, spec, x_, w_, bridge_->y(), choice, graph_refused);
+    }
     int64_t k = 1;
     for (size_t i = 1; i < ws.size(); ++i) k *= ws[i];
     flops_ = 2.0 * double(y_->numel()) * double(k);
-    kernel_ = "cudnn.conv[algo " + std::to_string(int(algo_)) + (timed ? ", timed]" : "]") + (epilogue_needed_ ? "+epilogue" : "") +
+    const std::string how = graph_ ? "engine " + std::to_string(graph_->engine()) + (graph_->timed() ? ", timed" : "")
+                                   : "algo " + std::to_string(int(algo_)) + "; " + graph_refused;
+    kernel_ = "cudnn.conv[" + how + "]" + (epilogue_needed_ ? "+epilogue" : "") +
               bridge_->suffix() + (plain_inside ? " (nchw inside)" : "") + kernel_suffix(e, n.precision);
   }
   ~ConvLayer() override {
@@ -351,8 +272,10 @@ class ConvLayer final : public CudaLayer {
     const float one = 1.f;
     w_in_.run(ctx_.stream);
     bridge_->before(ctx_.stream);
-    FB_CUDA(cudnnConvolutionForward(ctx_.cudnn, &one, xdesc_, x_, wdesc_, w_, conv_, algo_, ctx_.workspace,
-                                    ctx_.workspace_bytes, &beta_, ydesc_, bridge_->y()));
+    if (graph_) graph_->run();
+    else
+      FB_CUDA(cudnnConvolutionForward(ctx_.cudnn, &one, xdesc_, x_, wdesc_, w_, conv_, algo_, ctx_.workspace,
+                                      ctx_.workspace_bytes, &beta_, ydesc_, bridge_->y()));
     if (epilogue_needed_) launch_epilogue(elem_of(*y_), bridge_->y(), epilogue_, ctx_.stream);
     bridge_->after(ctx_.stream);
   }
@@ -371,6 +294,7 @@ class ConvLayer final : public CudaLayer {
   cudnnFilterDescriptor_t wdesc_ = nullptr;
   cudnnConvolutionDescriptor_t conv_ = nullptr;
   cudnnConvolutionFwdAlgo_t algo_{};
+  std::unique_ptr<CudnnGraphConv> graph_;  // the graph API's plan, untimed; null: the legacy call
   Epilogue epilogue_;
   bool epilogue_needed_ = false;
   double flops_ = 0;
@@ -499,8 +423,11 @@ class PatchConvLayer final : public CudaLayer {
       out_ = y_scratch_.data();
       y_out_ = reorder(y_->shape(), es, out_, y_->raw(), false);
     }
+    const bool timed = r.time_algorithms && lt_->time_algorithms(g.rows, w_, out_, r.cuda_graph);
     flops_ = 2.0 * double(y_->numel()) * double(p.k);
-    kernel_ = std::string("fusebench.patch_gather+cublasLt.matmul") + (p.bias ? "+bias" : "") + (p.relu ? "+relu" : "") +
+    kernel_ = std::string("fusebench.patch_gather+cublasLt.matmul") +
+              (timed ? "[algo " + std::to_string(lt_->algorithm_id()) + ", timed]" : "") + (p.bias ? "+bias" : "") +
+              (p.relu ? "+relu" : "") +
               (epilogue_.act != ActivationKind::None ? "+epilogue" : "") + " " + (l.x ? "nhwc" : "nchw") + "→" +
               (l.y ? "nhwc" : "nchw") + kernel_suffix(e, n.precision);
   }

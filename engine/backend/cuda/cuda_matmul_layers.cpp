@@ -108,8 +108,10 @@ class MatMulLayer final : public CudaLayer {
     }
     epilogue_needed_ = ep.bias || ep.act != ActivationKind::None || ep.multiplier || ep.c;
     lt_ = std::make_unique<LtMatmul>(p, ctx, n);
+    const bool timed = r.time_algorithms && lt_->time_algorithms(a_, b_, y_->raw(), r.cuda_graph);
     flops_ = 2.0 * double(p.batch) * double(p.m) * double(p.n) * double(p.k);
-    kernel_ = std::string("cublasLt.matmul") + (p.bias ? "+bias" : "") + (p.relu ? "+relu" : "") +
+    kernel_ = std::string("cublasLt.matmul") + (timed ? "[algo " + std::to_string(lt_->algorithm_id()) + ", timed]" : "") +
+              (p.bias ? "+bias" : "") + (p.relu ? "+relu" : "") +
               (epilogue_needed_ ? "+epilogue" : "") + kernel_suffix(e, n.precision);
   }
   void run() override {

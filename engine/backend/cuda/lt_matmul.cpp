@@ -1,7 +1,10 @@
 #include "engine/backend/cuda/lt_matmul.h"
 
+#include <map>
+#include <mutex>
 #include <string>
 
+#include "engine/backend/cuda/algorithm_timing.h"
 #include "engine/ir/error.h"
 
 namespace fb::cuda {
@@ -36,13 +39,48 @@ LtMatmul::LtMatmul(const Product& p, const CudaContext& ctx, const Node& node) :
   FB_CUDA(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ctx.workspace_bytes,
                                                sizeof ctx.workspace_bytes));
   int found = 0;
-  cublasLtMatmulHeuristicResult_t h{};
-  const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(ctx.blas_lt, desc_, b_, a_, d_, d_, pref, 1, &h, &found);
+  cublasLtMatmulHeuristicResult_t h[kCandidates]{};
+  const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(ctx.blas_lt, desc_, b_, a_, d_, d_, pref, kCandidates, h, &found);
   cublasLtMatmulPreferenceDestroy(pref);
-  if (s != CUBLAS_STATUS_SUCCESS || found == 0)
+  for (int i = 0; s == CUBLAS_STATUS_SUCCESS && i < found; ++i)
+    if (h[i].state == CUBLAS_STATUS_SUCCESS && h[i].workspaceSize <= ctx.workspace_bytes) candidates_.push_back(h[i].algo);
+  if (candidates_.empty())
     throw Error(node.describe() + ": cuBLASLt has no algorithm for this product (M " + std::to_string(p.m) + ", N " +
                 std::to_string(p.n) + ", K " + std::to_string(p.k) + ", batch " + std::to_string(p.batch) + ")");
-  algo_ = h.algo;
+  algo_ = candidates_.front();
+  for (int64_t v : {int64_t(ctx.device), int64_t(p.elem), int64_t(tf32), p.m, p.n, p.k, p.batch, int64_t(p.trans_a),
+                    int64_t(p.trans_b), p.stride_a, p.stride_b, int64_t(p.bias != nullptr), int64_t(p.bias_elem),
+                    int64_t(p.relu)})
+    key_ += std::to_string(v) + " ";
+}
+
+bool LtMatmul::time_algorithms(const void* a, const void* b, void* d, bool in_graph) {
+  static std::mutex mutex;
+  static std::map<std::string, cublasLtMatmulAlgo_t> chosen;
+  std::lock_guard<std::mutex> lock(mutex);
+  const std::string key = key_ + (in_graph ? "graph" : "eager");
+  if (auto it = chosen.find(key); it != chosen.end()) return algo_ = it->second, true;
+  if (candidates_.size() < 2) return false;
+  double best = -1;
+  for (const cublasLtMatmulAlgo_t& algo : candidates_) {
+    const float beta = 0.f;
+    auto call = [&] {
+      return cublasLtMatmul(ctx_.blas_lt, desc_, &p_.alpha, b, b_, a, a_, &beta, d, d_, d, d_, &algo, ctx_.workspace,
+                            ctx_.workspace_bytes, ctx_.stream) == CUBLAS_STATUS_SUCCESS;
+    };
+    const double ms = in_graph ? graph_replay_ms(ctx_.stream, call) : eager_ms(ctx_.stream, call);
+    if (ms >= 0 && (best < 0 || ms < best)) best = ms, algo_ = algo;
+  }
+  if (best < 0) return algo_ = candidates_.front(), false;
+  chosen[key] = algo_;
+  return true;
+}
+
+int LtMatmul::algorithm_id() const {
+  int id = -1;
+  size_t written = 0;
+  cublasLtMatmulAlgoConfigGetAttribute(&algo_, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &written);
+  return id;
 }
 
 LtMatmul::~LtMatmul() {

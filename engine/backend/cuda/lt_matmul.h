@@ -1,5 +1,6 @@
 // One (possibly batched) matrix product on cuBLASLt, planned once for its shapes and
-// types: the algorithm its heuristic lists first within the workspace, bias and ReLU as
+// types: the algorithm its heuristic lists first within the workspace, or in an engine the
+// fastest of the heuristic's first few timed at build (time_algorithms), bias and ReLU as
 // cuBLASLt's epilogues. Row-major ONNX tensors meet column-major BLAS by the usual
 // identity (C = A·B row-major is Cᵀ = Bᵀ·Aᵀ column-major), so run() passes B first.
 // Used by the matrix-product layers and by convolutions that are products (patches).
@@ -7,6 +8,8 @@
 #include <cublasLt.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "engine/backend/cuda/cuda_context.h"
 #include "engine/backend/cuda/cuda_layer_table.h"
@@ -40,6 +43,17 @@ class LtMatmul {
   // D = alpha·A·B (+ beta·C, C of D's shape, when c is given).
   void run(const void* a, const void* b, void* d, const void* c = nullptr, float beta = 0.f) const;
 
+  // TensorRT's tactic timing: the heuristic's first kCandidates algorithms that fit the
+  // workspace, each run on these buffers (d is overwritten) and clocked as the engine will
+  // pay, the GPU's time replayed in a CUDA graph (in_graph) or back-to-back launches
+  // (eager); the fastest is kept, and remembered per product for the process so that
+  // execution contexts and rebuilt engines do not time again. False where fewer than two
+  // candidates ran (the heuristic's first stays).
+  static constexpr int kCandidates = 8;
+  bool time_algorithms(const void* a, const void* b, void* d, bool in_graph);
+  // The chosen algorithm's cuBLASLt id, for kernel names.
+  int algorithm_id() const;
+
  private:
   template <typename T> void set(cublasLtMatmulDescAttributes_t attr, const T& value);
   cublasLtMatrixLayout_t layout(cudaDataType_t t, int64_t rows, int64_t cols, int64_t batch_stride) const;
@@ -49,6 +63,8 @@ class LtMatmul {
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};
+  std::vector<cublasLtMatmulAlgo_t> candidates_;  // the heuristic's, best first; algo_ is the first
+  std::string key_;  // the product's shapes, types and epilogue, for the process-wide choice
 };
 
 }  // namespace fb::cuda
