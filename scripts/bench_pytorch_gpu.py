@@ -166,7 +166,8 @@ def main():
            ["eng16", "eng16 graph", "graph16/eng16 graph"]
     print("\nmedians in ms; ref/torch: the GPU reference over PyTorch eager fp32; graph16/eng16 graph: torch.compile "
           "fp16 in a CUDA graph over the fp16 engine in one (above 1: the engine is faster)")
-    print(f"{'model':<14}{'batch':>6}" + "".join(f"{c:>12}" for c in cols))
+    widths = [max(12, len(c) + 2) for c in cols]  # a long name keeps a space before it
+    print(f"{'model':<14}{'batch':>6}" + "".join(f"{c:>{w}}" for c, w in zip(cols, widths)))
     for e in entries:
         for batch in e["batches"]:
             name = e["name"]
@@ -177,7 +178,7 @@ def main():
             e16g = fusebench_ms(name, "fp16", batch, True, 1)
             row += [fusebench_ms(name, "fp16", batch, False, 1), e16g,
                     med(torch_ms.get(("graph16", name, batch), [])) / e16g]
-            print(f"{name:<14}{batch:>6}" + "".join(f"{v:>12.3f}" for v in row))
+            print(f"{name:<14}{batch:>6}" + "".join(f"{v:>{w}.3f}" for v, w in zip(row, widths)))
 
 
 if __name__ == "__main__":

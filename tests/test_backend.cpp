@@ -179,7 +179,9 @@ TEST(Backend, PrecisionLoweringAsksTheBackendWhichOpsRunInInt8) {
   EXPECT_EQ(fp32_products, 1);  // the classifier; on the CPU backend it runs int8
   const Graph on_cpu = optimize_graph(m.graph, cfg, &log);
   for (const Node& n : on_cpu.nodes)
-    if (n.op_type == "FusedMatMul") EXPECT_EQ(n.precision, Precision::INT8);
+    if (n.op_type == "FusedMatMul") {
+      EXPECT_EQ(n.precision, Precision::INT8);
+    }
 }
 
 // The CPU backend as a GPU's would answer for tf32: matrix products only.

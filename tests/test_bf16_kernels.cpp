@@ -100,7 +100,9 @@ TEST(Bf16Kernels, BertProductsAndAttentionRunInBf16) {
 
     Built widened = build(kBert, fusion, "bf16", false);
     for (const LayerInfo& l : widened.engine->layers())
-      if (l.kind == "fusebench.FusedMatMul") EXPECT_EQ(l.kernel.rfind("bf16→f32 onednn.matmul", 0), 0u) << l.kernel;
+      if (l.kind == "fusebench.FusedMatMul") {
+        EXPECT_EQ(l.kernel.rfind("bf16→f32 onednn.matmul", 0), 0u) << l.kernel;
+      }
     EXPECT_TRUE(test::log_mentions(*widened.engine, "widen"));
     EXPECT_GE(cosine_between(native, widened), 0.9999);
   }

@@ -171,7 +171,9 @@ TEST(DevicePlacement, AnOpTheDeviceLacksRunsOnTheCpuBetweenCopies) {
   on_device.engine->run(on_device.inputs, &layer_ms);
   ASSERT_EQ(layer_ms.size(), on_device.engine->layers().size());
   for (size_t i = 0; i < layer_ms.size(); ++i)
-    if (on_device.engine->layers()[i].kernel.rfind("copy.", 0) == 0) EXPECT_GE(layer_ms[i], 0.0);
+    if (on_device.engine->layers()[i].kernel.rfind("copy.", 0) == 0) {
+      EXPECT_GE(layer_ms[i], 0.0);
+    }
 }
 
 // A CUDA graph records device work only: a plan with a layer on the CPU is refused naming

@@ -155,7 +155,9 @@ TEST_F(Explain, ExplainsWhatCompareCallsSlowerAndLeavesAnUnseenSlowdownUnexplain
   EXPECT_EQ(j["baseline"], 1);
   const bool moved = verdict == "slower" || verdict == "faster";
   ASSERT_EQ(j["explanations"].size(), moved ? 1u : 0u) << compare.output;
-  if (moved) EXPECT_EQ(j["explanations"][0]["compare"]["verdict"], verdict);
+  if (moved) {
+    EXPECT_EQ(j["explanations"][0]["compare"]["verdict"], verdict);
+  }
 
   // --case explains it whatever the verdict, with compare's verdict beside it.
   const fb::Outcome one = fb::sh(fb("explain --db " + db + judged + " --case " + key + " --json"));

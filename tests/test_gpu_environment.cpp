@@ -453,8 +453,9 @@ TEST(GpuMonitor, TheDefaultLibraryOnThisMachine) {
   const std::string why = monitor.not_read();
   // A device without a UUID is never read: where NVML loads (a GPU node) that is the
   // reason; without a driver (no libnvidia-ml.so.1) the message names the library.
-  if (why.find(kNvmlLibrary) == std::string::npos)
+  if (why.find(kNvmlLibrary) == std::string::npos) {
     EXPECT_EQ(why, "the backend gave no GPU UUID to find the device by");
+  }
 }
 
 // On a GPU node: device 0 read through NVML for real.

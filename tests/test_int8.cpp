@@ -628,7 +628,7 @@ TEST(Int8Build, AConstraintKeepsALayerInFp32) {
 struct QdqForm {
   bool is_unsigned = false, relu = false, conv = false;
   int zero_point = 0;
-  std::optional<int> dq_zero_point;
+  std::optional<int> dq_zero_point{};
 };
 Graph qdq_model(const QdqForm& f) {
   zoo::OnnxBuilder b("qdq", "qdq");

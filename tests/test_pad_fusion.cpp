@@ -74,7 +74,9 @@ TEST(PadFusion, ZeroSpatialPadsJoinTheWindowAndTheRestStay) {
     EXPECT_EQ(count_kind(*e, "Pad"), c.fuses ? 0 : 1);
     EXPECT_EQ(test::log_mentions(*e, "pad-fusion: Pad+"), c.fuses);
     // Fused, the window op reads and writes channels-last between the two convolutions.
-    if (c.fuses) EXPECT_EQ(count_kernel(*e, "nhwc→nhwc"), 1);
+    if (c.fuses) {
+      EXPECT_EQ(count_kernel(*e, "nhwc→nhwc"), 1);
+    }
     test::expect_agrees(g, cfg, 31);
     BuildConfig none = cfg;
     none.fusion = FusionLevel::None;

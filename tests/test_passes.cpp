@@ -49,7 +49,9 @@ TEST(Passes, ExcludedNodeGlobKeepsThatModuleUnfused) {
   for (const LayerInfo& l : e->layers()) {
     bool in_layer1 = false;
     for (const std::string& s : l.sources) in_layer1 = in_layer1 || glob_match("/encoder/layer.1/*", s);
-    if (in_layer1) EXPECT_EQ(l.sources.size(), 1u) << l.name;
+    if (in_layer1) {
+      EXPECT_EQ(l.sources.size(), 1u) << l.name;
+    }
   }
   EXPECT_EQ(count_kind(*e, "fusebench.LayerNorm"), 1);     // the embedding's
   EXPECT_EQ(count_kind(*e, "fusebench.AddLayerNorm"), 2);  // layer 0's two, with their residual Adds

@@ -102,7 +102,9 @@ TEST(Precision, ConstraintKeepsMatchedNodesFp32) {
       ++layernorm;
       EXPECT_EQ(l.precision, fb::Precision::FP32) << l.name;
     }
-    if (l.kind == "MatMul") EXPECT_EQ(l.precision, fb::Precision::BF16) << l.name;
+    if (l.kind == "MatMul") {
+      EXPECT_EQ(l.precision, fb::Precision::BF16) << l.name;
+    }
   }
   EXPECT_GT(softmax, 0);
   EXPECT_GT(layernorm, 0);
@@ -299,9 +301,9 @@ TEST(PrecisionAccuracy, ANonFiniteValueOnOneSideFailsEitherTolerance) {
     return t;
   };
   const Tensor ref = tensor({1, 2, 3, 4, 5, 6, 7, 8});
-  for (const std::string& precision : {"fp32", "bf16", "fp16", "int8"})
+  for (const char* precision : {"fp32", "bf16", "fp16", "int8"})
     for (float bad : {inf, -inf, nan}) {
-      SCOPED_TRACE(precision + " " + std::to_string(bad));
+      SCOPED_TRACE(std::string(precision) + " " + std::to_string(bad));
       const AccuracyResult a = compare_outputs({tensor({1, 2, 3, 4, 5, bad, 7, 8})}, {ref}, {"y"}, default_accuracy(fb::parse_precision(precision)));
       EXPECT_FALSE(a.passed);
       EXPECT_NE(a.detail.find("output 'y' element 5: engine"), std::string::npos) << a.detail;

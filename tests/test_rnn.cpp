@@ -25,10 +25,10 @@ struct Case {
   std::string op;  // LSTM, GRU, RNN
   std::string direction = "forward";
   int64_t T = 5, B = 3, I = 6, H = 7;
-  std::vector<int64_t> lens;  // empty: no sequence_lens
+  std::vector<int64_t> lens{};  // empty: no sequence_lens
   bool initial = false, peepholes = false, batch_first = false, lbr = false;
   float clip = 0.f;
-  std::string activation;  // RNN's, when not Tanh
+  std::string activation{};  // RNN's, when not Tanh
 };
 
 double act(const std::string& name, double x) {

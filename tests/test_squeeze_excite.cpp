@@ -29,8 +29,9 @@ TEST(SqueezeExcite, EfficientNetStaysChannelsLastThroughTheGate) {
     EXPECT_EQ(count_kernel(*e, "fusebench.channel_gate nhwc→nhwc"), 5);
     EXPECT_EQ(count_kernel(*e, "fusebench.global_avg_pool nhwc"), 6);  // and the head's pool
     for (const LayerInfo& l : e->layers())
-      if (l.kernel.find("_dw") != std::string::npos || l.kernel.find("dw:") != std::string::npos)
+      if (l.kernel.find("_dw") != std::string::npos || l.kernel.find("dw:") != std::string::npos) {
         EXPECT_NE(l.kernel.find("nhwc→nhwc"), std::string::npos) << l.name << ": " << l.kernel;
+      }
     test::expect_agrees(m.graph, cfg, 3);
   }
 }

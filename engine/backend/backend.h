@@ -73,7 +73,7 @@ struct LayerRequest {
   // Per input: the initializer's host copy where it is one (nullptr otherwise), for a
   // device backend's layer that needs a constant's values at build time (Clip's bounds,
   // Pad's pads) while `inputs` points into device memory.
-  std::vector<const Tensor*> host_constants;
+  std::vector<const Tensor*> host_constants{};
   bool winograd = true;                // the build allows Winograd convolutions (BuildConfig::winograd)
   bool time_algorithms = false;        // a device layer may time its library's algorithms (BuildConfig::time_algorithms)
   bool cuda_graph = false;             // the engine replays its layers as one CUDA graph (BuildConfig::cuda_graph)

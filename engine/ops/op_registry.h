@@ -101,7 +101,7 @@ struct OpDef {
   // build time: a graph input that feeds one is bound from a given value
   // (engine/builder/shape_inputs.h); one computed from data at run time puts the node in
   // the eager region. Shape inference reads them through ShapeContext::constant.
-  std::vector<int> shape_inputs;
+  std::vector<int> shape_inputs{};
 };
 
 // `def` with its shape inputs set, for registration rows:

@@ -2,11 +2,11 @@
 
 namespace fb {
 
-const Graph& subgraph_attr(const Node& n, const std::string& key) {
+const Graph& subgraph_attr(const Node& n, const char* key) {
   auto it = n.attrs.find(key);
-  if (it == n.attrs.end()) throw Error("attribute '" + key + "' is missing");
+  if (it == n.attrs.end()) throw Error("attribute '" + std::string(key) + "' is missing");
   const auto* g = std::get_if<std::shared_ptr<const Graph>>(&it->second.value);
-  if (!g || !*g) throw Error("attribute '" + key + "' is not a graph");
+  if (!g || !*g) throw Error("attribute '" + std::string(key) + "' is not a graph");
   return **g;
 }
 

@@ -13,7 +13,7 @@
 namespace fb {
 
 // The graph attribute `key` of `n`; Error when missing or not a graph.
-const Graph& subgraph_attr(const Node& n, const std::string& key);
+const Graph& subgraph_attr(const Node& n, const char* key);
 
 // The names in "fusebench.captures" (none without it): the subgraphs' names for the
 // node's last inputs; an Error when they cannot be (a malformed plan).

@@ -32,7 +32,7 @@ struct PassContext {
   std::vector<std::string>& log;         // the build log: passes append "pattern fired where" lines
   const OpRegistry& ops;                 // the engine's op table (plugins' ops included)
   std::vector<FusionEvent>* events = nullptr;  // where fusion events go (also logged), when kept
-  std::string pass;                      // the running pass's name (the builder sets it)
+  std::string pass{};                    // the running pass's name (the builder sets it)
   // The backend the layers will run on: which precisions it has kernels for (nullptr: the CPU's).
   const Backend* backend = nullptr;
 };
@@ -48,7 +48,7 @@ struct FusionMatch {
   std::vector<size_t> nodes;
   Node fused;
   std::string log;
-  std::map<std::string, Tensor> initializers;  // new constants `fused` reads, added when applied
+  std::map<std::string, Tensor> initializers{};  // new constants `fused` reads, added when applied
 };
 
 // "" when the match may become one layer, else why not:

@@ -30,7 +30,7 @@ struct LayerInfo {
   // Why the layer runs eagerly, allocating its outputs at run time ("" for a planned
   // layer): the eager region's reason (engine/builder/eager_region.h). Its output shapes
   // are then unknown until it runs (output_shapes empty).
-  std::string eager;
+  std::string eager{};
 };
 
 // What an engine's layers are made from: its op registry (sealed; a plugin's ops are

@@ -22,11 +22,11 @@ struct LayerProfile {
   double gflops() const { return median_ms > 0 ? flops / median_ms / 1e6 : 0; }
   double gbps() const { return median_ms > 0 ? bytes / median_ms / 1e6 : 0; }
   std::vector<std::string> sources;
-  std::string eager;  // why it runs eagerly (LayerInfo::eager), "" for a planned layer
+  std::string eager{};  // why it runs eagerly (LayerInfo::eager), "" for a planned layer
   // Each profiled run's time, in run order (run k of every layer is the same engine run),
   // so a caller can put intervals on a layer's median or on a sum of layers. Empty in
   // profiles stored by `profile --db`, which keep medians only.
-  std::vector<double> samples_ms;
+  std::vector<double> samples_ms{};
   bool operator==(const LayerProfile&) const = default;
 };
 

@@ -34,7 +34,7 @@ struct TimingConfig {
   // statistics) or "speedup-ci" (the speedup's bootstrap interval: stops as soon as the
   // ratio is known, even when each executor alone is noisier).
   std::string stop_rule = "median-ci";
-  std::vector<int> pin_cpus;     // pin every thread to these CPUs while timing; empty: no pinning
+  std::vector<int> pin_cpus{};   // pin every thread to these CPUs while timing; empty: no pinning
   // Test hooks, not benchmark settings: the engine busy-waits before every run, this long
   // (scripts/nightly_sim.sh), or this fraction of its own previous run's time (0.05: 5%
   // slower, whatever the machine's speed; what a regression of more work looks like, and
@@ -91,8 +91,8 @@ struct GateConfig {
   // Load cases (harness/load/load_settings.h): the share of the case's load runs that are valid
   // (a peak search: whether it found a valid rate), at least; and the percentile it claims
   // (early stopping's estimate, ms), at most: too few queries to claim one fails.
-  std::optional<double> min_valid_rate;
-  std::optional<double> max_claimed_ms;
+  std::optional<double> min_valid_rate{};
+  std::optional<double> max_claimed_ms{};
 
   bool operator==(const GateConfig&) const = default;
 };
@@ -114,7 +114,7 @@ struct AccuracyConfig {
   double atol = 1e-4;
   double rtol = 1e-3;
   bool elementwise = true;            // false: atol/rtol are not checked
-  std::optional<double> min_cosine;   // unset: cosine is not checked
+  std::optional<double> min_cosine{};   // unset: cosine is not checked
 
   bool operator==(const AccuracyConfig&) const = default;
 };
@@ -142,7 +142,7 @@ struct CaseSpec {
   // "static": an engine built for this batch; "dynamic": one built for the range
   // dynamic_batch (engine/builder/dynamic_engine.h), timed at this batch.
   std::string engine_shapes = "static";
-  BatchRange dynamic_batch;  // set for dynamic cases only
+  BatchRange dynamic_batch{};  // set for dynamic cases only
   bool dynamic() const { return engine_shapes == "dynamic"; }
   // Whether the engine may run float32 3x3 convolutions on Winograd kernels
   // (BuildConfig::winograd); false keeps every convolution direct.
@@ -154,13 +154,13 @@ struct CaseSpec {
   GateConfig gate;
   FusionLimits fusion_limits;
   PrecisionConstraints precision_constraints;
-  Int8Calibration calibration;  // how an int8 case finds its thresholds (engine/config/build_config.h)
+  Int8Calibration calibration{};  // how an int8 case finds its thresholds (engine/config/build_config.h)
   uint64_t seed = 1234;  // for the generated inputs
   // Shape inputs (TensorRT's shape tensors): graph inputs that feed shapes (Reshape's
   // shape, TopK's K...), each bound at build time to the value given, as written in the
   // scenario (a number or a list of numbers: integers make int64, any fraction float32).
   // Both executors run on that value.
-  std::map<std::string, nlohmann::json> shape_inputs;
+  std::map<std::string, nlohmann::json> shape_inputs{};
   PluginSettings plugins;  // plugin libraries and placements (harness/cases/plugin_settings.h)
   // Profiled runs of the engine after timing (scenario "profile": {"iterations": N}): the
   // per-layer profile `fusebench profile` takes, stored with the case so `explain` can say
@@ -168,7 +168,7 @@ struct CaseSpec {
   int profile_iterations = 0;
   // LoadGen's scenarios (harness/load/load_settings.h): single-stream, the default, is the
   // side-by-side timing above; the others serve the engine from a pool of instances.
-  LoadSettings load;
+  LoadSettings load{};
 
   // The configuration as JSON (stored with the case; every field above). The settings'
   // keys and checks are the case table's (harness/cases/case_fields.h).
@@ -268,12 +268,12 @@ struct LayerRecord {
   std::string name;
   std::string kind;                  // op type of the engine layer, e.g. "fusebench.FusedMatMul"
   std::vector<std::string> sources;  // source ONNX node names
-  std::string kernel;                // what runs it ("onednn.matmul+bias+gelu", "view")
-  std::string precision;              // what it ran in: fp32, bf16, fp16
-  std::vector<std::vector<int64_t>> input_shapes, output_shapes;
+  std::string kernel{};              // what runs it ("onednn.matmul+bias+gelu", "view")
+  std::string precision{};            // what it ran in: fp32, bf16, fp16
+  std::vector<std::vector<int64_t>> input_shapes{}, output_shapes{};
   double flops = 0;  // per run (0: not counted; NaN: not stored, in databases before version 4)
   double bytes = 0;  // read and written per run
-  std::string precision_reason;  // why: default, constraint 'PATTERN', fallback from ...: why, view of its input
+  std::string precision_reason{};  // why: default, constraint 'PATTERN', fallback from ...: why, view of its input
 
   bool operator==(const LayerRecord&) const = default;
 };

@@ -34,14 +34,14 @@ struct GpuProcess {
 // What the GPU is and how it is set up: the same before and after a case, and what two
 // runs of a case must share for their times to be compared as the code's.
 struct GpuSetup {
-  std::string name;         // "NVIDIA H200"
-  std::string uuid;         // "GPU-8c6f...": this board, whatever its index
-  std::string driver;       // "580.159.04"
-  std::string cuda_driver;  // the CUDA version the driver supports: "13.0"
-  std::string cuda_runtime, cublas, cudnn;  // the libraries the backend loaded
+  std::string name{};         // "NVIDIA H200"
+  std::string uuid{};         // "GPU-8c6f...": this board, whatever its index
+  std::string driver{};       // "580.159.04"
+  std::string cuda_driver{};  // the CUDA version the driver supports: "13.0"
+  std::string cuda_runtime{}, cublas{}, cudnn{};  // the libraries the backend loaded
   double power_limit_w = std::numeric_limits<double>::quiet_NaN();  // the enforced limit
   double max_sm_mhz = std::numeric_limits<double>::quiet_NaN();
-  std::optional<bool> ecc, persistence, mig;  // the current modes; unset: not reported
+  std::optional<bool> ecc{}, persistence{}, mig{};  // the current modes; unset: not reported
 };
 
 // The GPU's state at one moment.

@@ -14,8 +14,8 @@
 namespace fb {
 
 struct PluginSettings {
-  std::vector<std::string> libraries;       // absolute paths of plugin libraries
-  std::vector<PluginPlacement> placements;  // applied in order to the model
+  std::vector<std::string> libraries{};     // absolute paths of plugin libraries
+  std::vector<PluginPlacement> placements{};  // applied in order to the model
   // With placements: also build and time the model without them, and split the
   // difference (harness/measure/plugin_cost.h).
   bool cost = true;

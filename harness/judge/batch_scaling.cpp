@@ -84,8 +84,12 @@ std::string format_batch_scaling(const BatchScaling& s, int top) {
   std::string out;
   char line[512];
   auto add = [&](const char* fmt, auto... args) {
-    std::snprintf(line, sizeof line, fmt, args...);
-    out += line;
+    if constexpr (sizeof...(args) == 0) {
+      out += fmt;  // a plain line: not a format
+    } else {
+      std::snprintf(line, sizeof line, fmt, args...);
+      out += line;
+    }
   };
   add("batch scaling: where each batch's time goes (shares of the engine's time; limits against the peaks above)\n");
   add("  %6s %10s %11s %9s %8s %8s %8s %8s\n", "batch", "engine ms", "unfused ms", "unfused/", "launch", "kernel", "memory",

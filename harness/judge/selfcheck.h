@@ -53,7 +53,7 @@ struct SelfCheckReport {
 struct SelfCheckRun {
   bool slowed = false;
   std::vector<StoredCase> cases;
-  std::vector<StoredCase> paired_baseline;
+  std::vector<StoredCase> paired_baseline{};
 };
 
 // `runs` in the order they ran. A slowed run before any A/A run is compared with nothing.

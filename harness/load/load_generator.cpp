@@ -59,7 +59,7 @@ struct Shared {
   int64_t t0 = 0;
   int64_t bound_ns = 0, max_ns = 0, min_duration_ns = 0;
   int64_t over_limit = -1;
-  std::vector<LoadSample> samples;
+  std::vector<LoadSample> samples{};
   std::atomic<int64_t> next{0};       // the next sample to take
   std::atomic<int64_t> published{0};  // samples [0, published) have their issue times
   std::atomic<int64_t> signal{0};     // bumped (and waited on) at each publication and at the stop
@@ -68,7 +68,7 @@ struct Shared {
   std::atomic<bool> stop{false};
   std::atomic<int> ready{0};
   std::atomic<bool> go{false};
-  std::string stopped;  // written by the thread that stops the run, read after the join
+  std::string stopped{};  // written by the thread that stops the run, read after the join
   std::atomic_flag stop_said = ATOMIC_FLAG_INIT;
 
   void halt(const std::string& why) {

@@ -30,7 +30,8 @@ template <class Record, class Access>
 constexpr Column<Record> scalar(const char* name, const char* param, Access) {
   return {name, param, [](Statement& s, const char* p, const Record& r) { s.bind(p, Access{}(r)); },
           [](const Statement& s, const char* n, Record& r) {
-            auto& field = Access{}(r);
+            Access access;  // named: g++ 13 takes a field reference from a temporary for dangling
+            auto& field = access(r);
             field = s.get<std::remove_cvref_t<decltype(field)>>(n);
           }};
 }
@@ -51,7 +52,8 @@ constexpr Column<Record> as_json(const char* name, const char* param, Access) {
             s.bind(p, nlohmann::json(Access{}(r)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
           },
           [](const Statement& s, const char* n, Record& r) {
-            auto& field = Access{}(r);
+            Access access;  // named: g++ 13 takes a field reference from a temporary for dangling
+            auto& field = access(r);
             try {
               nlohmann::json::parse(s.text(n)).get_to(field);
             } catch (const nlohmann::json::exception& e) {
@@ -66,12 +68,14 @@ template <class Record, class Access>
 constexpr Column<Record> optional_as_json(const char* name, const char* param, Access) {
   return {name, param,
           [](Statement& s, const char* p, const Record& r) {
-            const auto& field = Access{}(r);
+            Access access;  // named: g++ 13 takes a field reference from a temporary for dangling
+            const auto& field = access(r);
             s.bind(p, field ? nlohmann::json(*field).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
                             : std::string());
           },
           [](const Statement& s, const char* n, Record& r) {
-            auto& field = Access{}(r);
+            Access access;  // named: g++ 13 takes a field reference from a temporary for dangling
+            auto& field = access(r);
             const std::string text = s.text(n);
             field.reset();
             if (text.empty()) return;

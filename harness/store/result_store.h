@@ -33,7 +33,7 @@ struct StoredProfile {
   Profile profile;
   MachinePeaks peaks;
   int64_t id = 0;                      // set when read back
-  std::string created_at, git_commit;  // set when read back (written from the clock and the build)
+  std::string created_at{}, git_commit{};  // set when read back (written from the clock and the build)
 };
 
 struct StoredCase {

@@ -47,11 +47,11 @@ json number_or_null(double v) {
   return v;
 }
 
-const json& object_at(const json& j, const char* key, const std::string& field) {
+const json& object_at(const json& j, const char* key, std::string_view field) {
   static const json empty = json::object();
   auto it = j.find(key);
   if (it == j.end()) return empty;
-  if (!it->is_object()) bad_field(field, "an object", *it);
+  if (!it->is_object()) bad_field(std::string(field), "an object", *it);
   return *it;
 }
 

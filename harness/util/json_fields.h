@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -49,7 +50,7 @@ void read_int(const json& j, const char* key, const std::string& prefix, Int& ou
 }
 
 // The object at `key` (an empty one when absent); field names it in errors.
-const json& object_at(const json& j, const char* key, const std::string& field);
+const json& object_at(const json& j, const char* key, std::string_view field);
 
 // A list of numbers (null elements read as NaN) or of integers, at `key`; absent leaves `out`.
 void read_numbers(const json& j, const char* key, const std::string& prefix, std::vector<double>& out);

@@ -41,7 +41,7 @@ std::string day(int n) {  // 2026-01-01 + n days, 02:00 UTC
     d -= len[m - 1] + (m == 2 && y % 4 == 0);
     if (++m > 12) m = 1, ++y;
   }
-  char buf[32];
+  char buf[48];  // room for any int, so that g++ sees no truncation
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT02:00:00Z", y, m, d);
   return buf;
 }
