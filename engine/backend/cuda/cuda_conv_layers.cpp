@@ -294,7 +294,7 @@ class ConvLayer final : public CudaLayer {
   cudnnFilterDescriptor_t wdesc_ = nullptr;
   cudnnConvolutionDescriptor_t conv_ = nullptr;
   cudnnConvolutionFwdAlgo_t algo_{};
-  std::unique_ptr<CudnnGraphConv> graph_;  // the graph API's plan, untimed; null: the legacy call
+  std::unique_ptr<CudnnGraphConv> graph_;  // the graph API's plan (timed or not); null: the legacy call
   Epilogue epilogue_;
   bool epilogue_needed_ = false;
   double flops_ = 0;

@@ -132,7 +132,7 @@ std::unique_ptr<CudnnGraphConv> CudnnGraphConv::make(const CudaContext& ctx, con
                                         &s.stride, &s.dilation})
     for (int64_t d : *v) key += " " + std::to_string(d);
   key += " " + std::to_string(int(s.type)) + " " + std::to_string(int(s.fma_only)) + " " + std::to_string(s.beta) + " " +
-         std::to_string(alignment_of(x)) + std::to_string(alignment_of(w)) + std::to_string(alignment_of(y));
+         std::to_string(alignment_of(x)) + " " + std::to_string(alignment_of(w)) + " " + std::to_string(alignment_of(y));
   const auto remembered = timing ? chosen.find(key) : chosen.end();
   struct Usable {
     cudnnBackendDescriptor_t plan;
